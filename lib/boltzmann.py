@@ -1,0 +1,428 @@
+r"""The Boltzmann operator and the quantities of Kajitsuka & Sato's Lemma 1 (Chapter 1).
+
+For :math:`a \in \mathbb{R}^n` and an inverse temperature :math:`\beta`,
+
+.. math:: \operatorname{boltz}_\beta(a) = \sum_i a_i\, \sigma_S[\beta a]_i
+          = \frac{\sum_i a_i e^{\beta a_i}}{\sum_j e^{\beta a_j}},
+
+the softmax-weighted average of the entries of :math:`a` (Asadi & Littman 2017; K&S, ICLR 2024,
+Section 3). K&S apply it with :math:`\beta = 1` to the attention scores themselves,
+``boltz(a) = a^T softmax(a)``; :func:`boltz` covers both.
+
+Every function takes numpy arrays or torch tensors and validates its input: NaN or infinity,
+empty dimensions and non-finite temperatures raise :class:`ValueError`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ._validate import as_float_array, finite_real, positive_int, short_repr
+
+__all__ = [
+    "boltz",
+    "boltz_bounds",
+    "dboltz_dbeta",
+    "linf_lipschitz",
+    "soft_max_lse",
+    "mellowmax",
+    "lemma1_gap",
+    "lemma1_bound",
+    "lemma1_digits",
+    "one_winner_deficit",
+    "lattice_vectors",
+    "Lemma1Check",
+    "lemma1_check",
+]
+
+
+def _as_tensor(name: str, a):
+    """Return ``(tensor, was_numpy)``; ints and bools become float64, complex is refused."""
+    if isinstance(a, torch.Tensor):
+        if a.is_complex():
+            raise ValueError(f"{name} must be real, got a complex tensor")
+        if not a.is_floating_point():
+            a = a.to(torch.float64)
+        if a.ndim == 0:
+            raise ValueError(f"{name} must have at least 1 dimension, got a 0-d tensor")
+        if a.numel() and not torch.isfinite(a).all():
+            raise ValueError(f"{name} must be finite, got {short_repr(a)}")
+        return a, False
+    return torch.from_numpy(as_float_array(name, a)), True
+
+
+def _check_dim(a: torch.Tensor, dim) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise ValueError(f"dim must be an int, got {short_repr(dim)}")
+    if not -a.ndim <= dim < a.ndim:
+        raise ValueError(f"dim must lie in [{-a.ndim}, {a.ndim - 1}] for shape {tuple(a.shape)}, got {dim}")
+    if a.shape[dim] == 0:
+        raise ValueError(f"a must have at least one entry along dim={dim}, got shape {tuple(a.shape)}")
+    return dim
+
+
+def _back(out: torch.Tensor, was_numpy: bool):
+    if not was_numpy:
+        return out
+    arr = out.numpy()
+    return arr[()] if arr.ndim == 0 else arr
+
+
+def boltz(a, beta: float = 1.0, dim: int = -1):
+    r"""Boltzmann operator :math:`\sum_i a_i \operatorname{softmax}(\beta a)_i` along ``dim``.
+
+    Args:
+        a: real array of shape ``(..., n, ...)``; numpy array (or nested list) or torch tensor.
+            Integer input is promoted to float64; torch floating dtypes are kept (float64 stays
+            float64), and gradients flow through torch input.
+        beta: inverse temperature, a finite real number. ``beta = 0`` gives the mean,
+            ``beta -> +inf`` the maximum and ``beta -> -inf`` the minimum.
+        dim: the dimension that holds the ``n`` entries.
+
+    Returns:
+        The operator with ``dim`` reduced: a torch tensor for torch input, else a numpy array
+        (a numpy float64 scalar for 1-D input). Units are those of ``a``.
+
+    Raises:
+        ValueError: if ``a`` holds NaN or infinity, is complex or empty along ``dim``; if
+            ``beta`` is not finite; if ``beta * a`` overflows the dtype.
+
+    Numerically stable (torch's max-shifted softmax): finite for ``|beta * a|`` up to 1e6 and
+    beyond, as long as ``beta * a`` itself is representable.
+
+    Source: Kajitsuka & Sato (ICLR 2024), Section 3, the Boltzmann operator; Asadi & Littman
+    (ICML 2017). Used in Chapter 1 and, through the attention layer, in Chapter 2.
+    """
+    beta = finite_real("beta", beta)
+    t, was_numpy = _as_tensor("a", a)
+    dim = _check_dim(t, dim)
+    z = t * beta
+    if not torch.isfinite(z).all():
+        raise ValueError(f"beta * a overflows {t.dtype} (beta={beta!r}, max |a|={t.abs().max().item():.3g})")
+    out = (t * torch.softmax(z, dim=dim)).sum(dim=dim)
+    return _back(out, was_numpy)
+
+
+def dboltz_dbeta(a, beta: float = 1.0, dim: int = -1):
+    r"""Temperature derivative :math:`\frac{d}{d\beta}\operatorname{boltz}_\beta(a) = \operatorname{Var}_{\sigma_S[\beta a]}(a)`.
+
+    The variance of the entries under the softmax weights :math:`p = \sigma_S[\beta a]`,
+    computed as :math:`\sum_i p_i (a_i - \operatorname{boltz}_\beta(a))^2` (non-negative by
+    construction, which is the monotonicity of :func:`boltz` in ``beta``).
+
+    Args, returns and errors as :func:`boltz`.
+
+    Source: differentiation of the softmax (PAPERS.md §5, check C2). Used in Chapter 1.
+    """
+    beta = finite_real("beta", beta)
+    t, was_numpy = _as_tensor("a", a)
+    dim = _check_dim(t, dim)
+    z = t * beta
+    if not torch.isfinite(z).all():
+        raise ValueError(f"beta * a overflows {t.dtype} (beta={beta!r})")
+    p = torch.softmax(z, dim=dim)
+    mean = (t * p).sum(dim=dim, keepdim=True)
+    return _back((p * (t - mean) ** 2).sum(dim=dim), was_numpy)
+
+
+def linf_lipschitz(op, a: torch.Tensor) -> float:
+    r"""Largest :math:`\ell_1` norm of the gradient of ``op`` over the rows of ``a``.
+
+    For a smooth map :math:`f: \mathbb{R}^n \to \mathbb{R}` this is a lower estimate of its
+    Lipschitz constant with respect to :math:`\|\cdot\|_\infty` (exact when the supremum of
+    :math:`\|\nabla f\|_1` is attained among the rows); a value above 1 shows that ``f`` is not
+    a non-expansion. Gradients come from torch autograd.
+
+    Args:
+        op: a function mapping a float tensor ``(m, n)`` to ``(m,)``, row by row (e.g.
+            :func:`boltz`).
+        a: float tensor of shape ``(m, n)``, the points at which to evaluate the gradient.
+
+    Returns:
+        ``max_i ||grad op(a_i)||_1`` as a Python float.
+
+    Raises:
+        ValueError: if ``a`` is not a 2-D floating tensor with finite entries, or ``op`` does not
+            return one value per row.
+
+    Source: Asadi & Littman (ICML 2017), non-expansion of the Boltzmann operator vs mellowmax.
+    Used in Chapter 1.
+    """
+    if not isinstance(a, torch.Tensor) or a.ndim != 2 or not a.is_floating_point():
+        raise ValueError(f"a must be a 2-D floating torch tensor, got {short_repr(a)}")
+    if not torch.isfinite(a).all():
+        raise ValueError("a must be finite")
+    x = a.detach().clone().requires_grad_(True)
+    out = op(x)
+    if not isinstance(out, torch.Tensor) or out.shape != (a.shape[0],):
+        raise ValueError(f"op must return shape ({a.shape[0]},), got {short_repr(getattr(out, 'shape', out))}")
+    (grad,) = torch.autograd.grad(out.sum(), x)
+    return grad.abs().sum(dim=-1).max().item()
+
+
+def boltz_bounds(a, dim: int = -1):
+    r"""The bounds :math:`\max(a) - \log n \le \operatorname{boltz}(a) \le \max(a)`.
+
+    They follow from the identity :math:`\operatorname{boltz}(a) = \operatorname{LSE}(a) -
+    H(\operatorname{softmax}(a))` with :math:`\max a \le \operatorname{LSE}(a)` and
+    :math:`0 \le H \le \log n` (natural log). They hold for ``beta = 1``; for another
+    temperature apply them to ``beta * a``.
+
+    Args:
+        a: real array ``(..., n, ...)``, numpy or torch (as in :func:`boltz`).
+        dim: the dimension holding the ``n`` entries.
+
+    Returns:
+        ``(lower, upper)``, each with ``dim`` reduced, of the same kind as :func:`boltz` returns.
+
+    Raises:
+        ValueError: as :func:`boltz` for bad ``a`` or ``dim``.
+
+    Source: K&S (ICLR 2024), the log n terms of Lemma 1 (identity reconstructed, PAPERS.md §1.3
+    [I]). Used in Chapter 1 (check C1).
+    """
+    t, was_numpy = _as_tensor("a", a)
+    dim = _check_dim(t, dim)
+    upper = t.amax(dim=dim)
+    lower = upper - math.log(t.shape[dim])
+    return _back(lower, was_numpy), _back(upper, was_numpy)
+
+
+def soft_max_lse(a, beta: float = 1.0, dim: int = -1):
+    r"""Log-sum-exp soft maximum :math:`\frac{1}{\beta}\log\sum_i e^{\beta a_i}` (``torch.logsumexp``).
+
+    Args, returns and errors as :func:`boltz`, except that ``beta`` must be positive.
+
+    Source: the standard smooth maximum compared with the Boltzmann operator by Asadi & Littman
+    (ICML 2017). Used in Chapter 1, "Relatives of the Boltzmann operator".
+    """
+    beta = finite_real("beta", beta, minimum=0.0, strict=True)
+    t, was_numpy = _as_tensor("a", a)
+    dim = _check_dim(t, dim)
+    z = t * beta
+    if not torch.isfinite(z).all():
+        raise ValueError(f"beta * a overflows {t.dtype} (beta={beta!r})")
+    return _back(torch.logsumexp(z, dim=dim) / beta, was_numpy)
+
+
+def mellowmax(a, omega: float = 1.0, dim: int = -1):
+    r"""Mellowmax :math:`\operatorname{mm}_\omega(a) = \frac{1}{\omega}\log\big(\frac1n\sum_i e^{\omega a_i}\big)`.
+
+    Asadi & Littman's replacement for the Boltzmann operator: a non-expansion in the
+    :math:`\ell_\infty` norm, between the mean (``omega -> 0``) and the maximum
+    (``omega -> inf``). Equal to :func:`soft_max_lse` minus :math:`\log(n)/\omega`.
+
+    Args, returns and errors as :func:`soft_max_lse` with ``omega`` in place of ``beta``.
+
+    Source: Asadi & Littman (ICML 2017), Definition of mellowmax. Used in Chapter 1.
+    """
+    omega = finite_real("omega", omega, minimum=0.0, strict=True)
+    t, was_numpy = _as_tensor("a", a)
+    dim = _check_dim(t, dim)
+    z = t * omega
+    if not torch.isfinite(z).all():
+        raise ValueError(f"omega * a overflows {t.dtype} (omega={omega!r})")
+    out = (torch.logsumexp(z, dim=dim) - math.log(t.shape[dim])) / omega
+    return _back(out, was_numpy)
+
+
+def lemma1_gap(n: int) -> float:
+    r"""The separation K&S Lemma 1 asks of the entries: :math:`2\log n + 3` (natural log).
+
+    Args:
+        n: the length of the vectors, an integer ``>= 2``.
+
+    Returns:
+        The threshold as a Python float; Lemma 1 needs entries separated by *more* than it.
+
+    Raises:
+        ValueError: if ``n`` is not an integer ``>= 2`` (the lemma's hypothesis).
+
+    Source: K&S (ICLR 2024), Lemma 1 (constant recalled and checked numerically, PAPERS.md §1.4
+    [R]). Used in Chapters 1 and 2.
+    """
+    n = positive_int("n", n, minimum=2)
+    return 2.0 * math.log(n) + 3.0
+
+
+def lemma1_bound(n: int, r: float, *, log10: bool = False) -> float:
+    r"""The separation K&S Lemma 1 guarantees: :math:`\delta' = (\log n)^2 e^{-2r}`.
+
+    Args:
+        n: vector length, an integer ``>= 2``.
+        r: the bound on the entries, :math:`|a_k| \le r`; finite and ``>= 0``.
+        log10: return :math:`\log_{10}\delta'` instead, which stays finite when
+            :math:`\delta'` underflows float64 (``r`` beyond about 370).
+
+    Returns:
+        :math:`\delta'` (or its base-10 logarithm) as a Python float.
+
+    Raises:
+        ValueError: if ``n < 2`` or ``r`` is negative or not finite.
+
+    Source: K&S (ICLR 2024), Lemma 1 (PAPERS.md §1.4 [R], checked as C3). Used in Chapters 1-2.
+    """
+    n = positive_int("n", n, minimum=2)
+    r = finite_real("r", r, minimum=0.0)
+    log_bound = 2.0 * math.log(math.log(n)) - 2.0 * r
+    return log_bound / math.log(10.0) if log10 else math.exp(log_bound)
+
+
+def lemma1_digits(r: float) -> int:
+    r"""Decimal digits that resolve gaps of the size K&S Lemma 1 promises, with 30 to spare.
+
+    The promised gap :math:`(\log n)^2 e^{-2r}` has about :math:`2r/\ln 10` leading zeros;
+    this returns ``30 + ceil(2 r / ln 10)``.
+
+    Raises:
+        ValueError: if ``r`` is negative or not finite.
+
+    Source: PAPERS.md §5 (precision warning). Used in Chapter 1 through :func:`lemma1_check`.
+    """
+    r = finite_real("r", r, minimum=0.0)
+    return 30 + math.ceil(2.0 * r / math.log(10.0))
+
+
+def one_winner_deficit(n: int) -> float:
+    r"""How far below the maximum one winner and ``n - 1`` equal losers pull the operator.
+
+    Over the family :math:`a = (0, -x, \dots, -x)`, :math:`x > 0`, the smallest value of
+    :math:`\operatorname{boltz}(a) - \max a` is :math:`-W\big(\frac{n-1}{e}\big)`, with
+    :math:`W` the Lambert W function: setting the derivative of
+    :math:`f(x) = -x u/(1+u)`, :math:`u = (n-1)e^{-x}`, to zero gives :math:`x = 1 + u`, so
+    :math:`(x-1)e^{x-1} = (n-1)/e` and :math:`f = -(x-1)`. Since
+    :math:`W(z) \sim \log z - \log\log z`, the deficit approaches the bound :math:`\log n`
+    of :func:`boltz_bounds` only slowly.
+
+    Args:
+        n: vector length, an integer ``>= 2``.
+
+    Returns:
+        :math:`W((n-1)/e) > 0` as a Python float (the deficit, a positive number).
+
+    Raises:
+        ValueError: if ``n < 2``.
+
+    Source: derived in this book (Chapter 1, section 1.3) to measure the tightness of the
+    :math:`\log n` in K&S Lemma 1; not a statement of either paper.
+    """
+    import mpmath
+
+    n = positive_int("n", n, minimum=2)
+    return float(mpmath.lambertw(mpmath.mpf(n - 1) / mpmath.e).real)
+
+
+def lattice_vectors(n: int, K: int, spacing: float) -> np.ndarray:
+    r"""All ``n``-subsets of the centred lattice :math:`\{(k - \frac{K-1}{2})\,\text{spacing}\}_{k<K}`.
+
+    Every entry differs from every other entry (of the same or another vector) by a multiple
+    of ``spacing``, and no two rows are permutations of each other: the family on which
+    Chapter 1 checks Lemma 1 (C3).
+
+    Args:
+        n: entries per vector, ``>= 1``.
+        K: lattice points, ``>= n``.
+        spacing: distance between neighbouring lattice points, finite and ``> 0``.
+
+    Returns:
+        float64 array of shape ``(binom(K, n), n)``, rows in lexicographic order, entries
+        increasing along each row.
+
+    Raises:
+        ValueError: if ``K < n``, a count is not a positive integer or ``spacing <= 0``.
+
+    Source: PAPERS.md §5, check C3. Used in Chapter 1.
+    """
+    n = positive_int("n", n)
+    K = positive_int("K", K, minimum=n)
+    spacing = finite_real("spacing", spacing, minimum=0.0, strict=True)
+    points = (np.arange(K) - (K - 1) / 2.0) * spacing
+    return np.array(list(itertools.combinations(points, n)), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Lemma1Check:
+    """Outcome of :func:`lemma1_check` (all fields are Python scalars).
+
+    Attributes:
+        m: number of vectors.
+        n: entries per vector.
+        r: largest absolute entry.
+        delta: smallest distance between two different entries (within or across vectors).
+        threshold: ``lemma1_gap(n) = 2 log n + 3``.
+        hypothesis: ``delta > threshold``: Lemma 1 applies.
+        bound: ``lemma1_bound(n, r)``, the promised separation.
+        min_gap: smallest ``|boltz(a_i) - boltz(a_j)|`` over pairs, evaluated at ``dps`` digits.
+        conclusion: ``min_gap > bound``.
+        dps: decimal digits used.
+        min_gap_float64: the same minimum computed in float64 (:func:`boltz`), to show where
+            float64 stops resolving the gap (it reports 0 for a false collision).
+    """
+
+    m: int
+    n: int
+    r: float
+    delta: float
+    threshold: float
+    hypothesis: bool
+    bound: float
+    min_gap: float
+    conclusion: bool
+    dps: int
+    min_gap_float64: float
+
+
+def lemma1_check(vectors, *, dps: int | None = None) -> Lemma1Check:
+    r"""Measure K&S Lemma 1 on a family of vectors: hypotheses, promised and measured gap.
+
+    The Boltzmann values are computed in ``dps``-digit arithmetic (:func:`lib.exact.boltz_mp`) so
+    that the measured gap is not a float64 artefact; ``min_gap`` is the exact minimum over all
+    pairs (adjacent differences of the sorted values), zero included. The float64 minimum is
+    returned beside it.
+
+    Args:
+        vectors: real array of shape ``(m, n)`` with ``m >= 2`` and ``n >= 2``; each row must
+            have pairwise distinct entries, and no row may be a permutation of another.
+        dps: decimal digits for the exact evaluation, ``>= 15``; by default
+            :func:`lemma1_digits` of the largest entry, enough to resolve the promised gap.
+
+    Returns:
+        A :class:`Lemma1Check`.
+
+    Raises:
+        ValueError: for a wrong shape, NaN/inf, a row with a repeated entry, two rows that are
+            permutations of each other, or ``dps < 15``.
+
+    Source: K&S (ICLR 2024), Lemma 1 (PAPERS.md §1.4, check C3). Used in Chapter 1.
+    """
+    from . import exact
+
+    arr = as_float_array("vectors", vectors, min_ndim=2)
+    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 2:
+        raise ValueError(f"vectors must have shape (m, n) with m >= 2 and n >= 2, got {arr.shape}")
+    r = float(np.abs(arr).max())
+    dps = lemma1_digits(r) if dps is None else positive_int("dps", dps, minimum=15)
+    rows = np.sort(arr, axis=1)
+    if (np.diff(rows, axis=1) == 0).any():
+        bad = int(np.nonzero((np.diff(rows, axis=1) == 0).any(axis=1))[0][0])
+        raise ValueError(f"vectors[{bad}] repeats an entry: {short_repr(arr[bad])}")
+    if len(np.unique(rows, axis=0)) != len(rows):
+        raise ValueError("vectors holds two rows that are permutations of each other")
+    entries = np.unique(arr)
+    delta = float(np.diff(entries).min()) if entries.size > 1 else math.inf
+    m, n = arr.shape
+    values = [exact.boltz_mp(row, dps=dps) for row in arr]
+    min_gap = float(exact.min_gap(values, dps=dps, distinct=False))
+    min_gap_float64 = float(np.diff(np.sort(boltz(arr))).min())
+    threshold = lemma1_gap(n)
+    bound = lemma1_bound(n, r)
+    return Lemma1Check(
+        m=m, n=n, r=r, delta=delta, threshold=threshold, hypothesis=delta > threshold,
+        bound=bound, min_gap=min_gap, conclusion=min_gap > bound, dps=dps,
+        min_gap_float64=min_gap_float64,
+    )

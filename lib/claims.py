@@ -1,0 +1,192 @@
+"""Glue numbers into the prose and record each numerical check for the claims page.
+
+* :func:`glue` is ``myst_nb.glue`` with the value coerced to a Python ``int``/``float``/``str``
+  (numpy 2 and torch scalars break ``{glue:text}`` format specs) and never displayed.
+* :func:`record` turns one check (C1-C19 of PAPERS.md, or a check the book adds) into a glued
+  record ``claim-<id>``; the ``claims-table`` directive of :mod:`lib.sphinxext` collects every
+  record of every chapter into the table of ``chapters/claims.md``, so nothing is retyped.
+* :func:`checks_table` shows the checks recorded so far in this kernel, for a chapter's summary.
+
+Used by every chapter.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import re
+
+import mpmath
+import numpy as np
+import pandas as pd
+import torch
+
+from ._validate import positive_int, short_repr
+
+__all__ = ["fmt", "glue", "glue_many", "pretty", "record", "checks_table", "CLAIM_PREFIX"]
+
+CLAIM_PREFIX = "claim-"
+_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_RECORDED: dict[str, dict] = {}
+
+
+def _scalar(name: str, value):
+    """Python int/float/str for glue; refuses arrays, NaN-free checks are the caller's job."""
+    if isinstance(value, torch.Tensor | np.ndarray | np.generic):
+        if np.ndim(value) != 0:
+            raise ValueError(f"{name} must be a scalar, got shape {tuple(np.shape(value))}")
+        value = value.item()
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, mpmath.mpf):  # float() would silently flush 1e-488 to 0.0
+        raise ValueError(f"{name} is an mpmath number; format it with lib.claims.fmt first")
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise ValueError(f"{name} must be a Python/numpy/torch real scalar or a string, got {short_repr(value)}")
+
+
+def fmt(x, digits: int = 3) -> str:
+    """Format a real number (float, int, numpy/torch scalar or mpmath mpf) for prose and tables.
+
+    Numbers between 1e-3 and 1e4 in absolute value get ``digits`` significant digits in fixed
+    notation; others use scientific notation ``1.23e-35`` (also below float64's range, for mpf).
+
+    Raises:
+        ValueError: if ``x`` is not a real scalar or ``digits < 1``.
+    """
+    digits = positive_int("digits", digits)
+    if isinstance(x, mpmath.mpf):
+        if not mpmath.isfinite(x):
+            return str(x)
+        if x == 0:
+            return "0"
+        if 1e-3 <= abs(x) < 1e4:
+            return f"{float(x):.{digits}g}"
+        return mpmath.nstr(x, digits, min_fixed=1, max_fixed=0).replace("e-0", "e-").replace("e+", "e")
+    x = _scalar("x", x)
+    if isinstance(x, str | bool):
+        raise ValueError(f"x must be a number, got {short_repr(x)}")
+    if isinstance(x, int) and abs(x) < 10**6:
+        return str(x)
+    x = float(x)
+    if not math.isfinite(x) or x == 0:
+        return str(x) if x != 0 else "0"
+    if 1e-3 <= abs(x) < 1e4:
+        return f"{x:.{digits}g}"
+    return f"{x:.{digits - 1}e}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e")
+
+
+def glue(key: str, value) -> None:
+    """Glue ``value`` under ``key`` for ``{glue:text}`` roles, without displaying it.
+
+    Args:
+        key: letters, digits, ``_``, ``.``, ``-``; no ``:`` (myst-nb splits on it).
+        value: a Python/numpy/torch real scalar (stored as ``int`` or ``float``) or a string.
+
+    Raises:
+        ValueError: for a bad key, a non-scalar value, NaN or infinity.
+    """
+    from myst_nb import glue as _glue
+
+    if not isinstance(key, str) or not _KEY.match(key):
+        raise ValueError(f"key must match {_KEY.pattern}, got {short_repr(key)}")
+    value = _scalar(f"value for {key!r}", value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"value for {key!r} must be finite, got {value!r}")
+    _glue(key, value, display=False)
+
+
+def glue_many(**values) -> None:
+    """:func:`glue` each keyword argument under its name: ``glue_many(c1_err=err, n=7)``."""
+    for key, value in values.items():
+        glue(key, value)
+
+
+def pretty(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+    """A copy of ``table`` with every float column formatted by :func:`fmt`, for display.
+
+    Integer, bool and text columns are left as they are.
+
+    Raises:
+        ValueError: if ``table`` is not a DataFrame.
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise ValueError(f"table must be a pandas DataFrame, got {type(table).__name__}")
+    out = table.copy()
+    for col in out.columns:
+        if pd.api.types.is_float_dtype(out[col]):
+            out[col] = out[col].map(lambda v: fmt(v, digits))
+    return out
+
+
+def _as_text(name: str, value) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, mpmath.mpf):
+        return fmt(value)
+    value = _scalar(name, value)
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number or a string, got {value!r}")
+    return fmt(value)
+
+
+def record(check_id: str, claim: str, measured, expected, passed, *, source: str) -> dict:
+    """Record one numerical check for the claims page and glue it as ``claim-<check_id>``.
+
+    Args:
+        check_id: e.g. ``"C3"`` (PAPERS.md §5) or ``"B1.2"`` for a check the book adds.
+        claim: the statement checked, one sentence, in the book's words.
+        measured: what the chapter computed: a number (formatted with :func:`fmt`) or a string.
+        expected: what the paper (or PAPERS.md) predicts, as a number or a string such as
+            ``"<= 1e-12"``.
+        passed: whether the measurement meets the expectation, computed by the chapter.
+        source: paper and statement, e.g. ``"K&S Lemma 1"``.
+
+    Returns:
+        The record as a dict (``id, source, claim, measured, expected, passed``).
+
+    Raises:
+        ValueError: for an empty or malformed ``check_id``, empty ``claim``/``source``, or a
+            ``passed`` that is not a bool.
+    """
+    if not isinstance(check_id, str) or not _KEY.match(check_id):
+        raise ValueError(f"check_id must match {_KEY.pattern}, got {short_repr(check_id)}")
+    for name, text in (("claim", claim), ("source", source)):
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{name} must be a non-empty string, got {short_repr(text)}")
+    if not isinstance(passed, bool | np.bool_):
+        raise ValueError(f"passed must be a bool, got {short_repr(passed)}")
+    entry = {
+        "id": check_id,
+        "source": source.strip(),
+        "claim": claim.strip(),
+        "measured": _as_text("measured", measured),
+        "expected": _as_text("expected", expected),
+        "passed": bool(passed),
+    }
+    _RECORDED[check_id] = entry
+    glue(CLAIM_PREFIX + check_id, json.dumps(entry, ensure_ascii=False))
+    return entry
+
+
+def checks_table() -> pd.DataFrame:
+    """The checks :func:`record`-ed in this kernel so far, one row each, in recording order."""
+    rows = [
+        {
+            "check": e["id"],
+            "source": e["source"],
+            "claim": e["claim"],
+            "measured": e["measured"],
+            "expected": e["expected"],
+            "status": "pass" if e["passed"] else "FAIL",
+        }
+        for e in _RECORDED.values()
+    ]
+    return pd.DataFrame(rows, columns=["check", "source", "claim", "measured", "expected", "status"]).set_index(
+        "check"
+    )

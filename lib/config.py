@@ -1,0 +1,113 @@
+"""Run-time configuration shared by every chapter: mode, seeds, threads, progress bars.
+
+The book runs in one of two modes, read once from the ``BOOK_MODE`` environment variable:
+
+* ``fast`` (default): every chapter executes on a 2-core CPU within its budget;
+* ``full``: the papers' experiments at paper scale (results cached through ``lib.artifacts``).
+
+Used by every chapter's set-up cell (DESIGN.md, "Chapters").
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from collections.abc import Iterable
+
+import numpy as np
+import torch
+
+from ._validate import positive_int
+
+__all__ = ["MODE", "MODES", "THREADS", "IN_BUILD", "read_mode", "pick", "seed_everything", "progress"]
+
+MODES = ("fast", "full")
+
+
+def read_mode(environ: dict | None = None) -> str:
+    """Return the book mode named by ``BOOK_MODE`` in ``environ`` (default ``os.environ``).
+
+    Returns:
+        ``"fast"`` when the variable is unset or empty, else its value.
+
+    Raises:
+        ValueError: if ``BOOK_MODE`` is set to anything other than ``fast`` or ``full``.
+    """
+    environ = os.environ if environ is None else environ
+    value = environ.get("BOOK_MODE", "").strip() or "fast"
+    if value not in MODES:
+        raise ValueError(f"BOOK_MODE must be one of {MODES}, got {value!r}")
+    return value
+
+
+def _read_threads(environ: dict | None = None) -> int:
+    environ = os.environ if environ is None else environ
+    raw = environ.get("BOOK_THREADS", "").strip() or "2"
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"BOOK_THREADS must be a positive integer, got {raw!r}") from None
+    return positive_int("BOOK_THREADS", value)
+
+
+#: ``"fast"`` or ``"full"``, from ``BOOK_MODE``.
+MODE: str = read_mode()
+
+#: torch intra-op threads, fixed so that timings and float reductions repeat (``BOOK_THREADS``,
+#: default 2, the core count of the book's reference machine).
+THREADS: int = _read_threads()
+torch.set_num_threads(THREADS)
+
+#: True while a chapter executes inside a book build (set by ``lib.sphinxext``). Progress bars
+#: are then silent, so that nothing reaches the page or stderr.
+IN_BUILD: bool = os.environ.get("BOOK_BUILD", "") == "1"
+
+
+def pick(*, fast, full, mode: str | None = None):
+    """Return ``fast`` or ``full`` according to the book mode.
+
+    Args:
+        fast: the value used in fast mode (small, CPU-friendly sizes).
+        full: the value used in full mode (paper scale).
+        mode: override of :data:`MODE`, for tests.
+
+    Raises:
+        ValueError: if ``mode`` is given and is not ``"fast"`` or ``"full"``.
+    """
+    mode = MODE if mode is None else mode
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    return fast if mode == "fast" else full
+
+
+def seed_everything(seed: int) -> np.random.Generator:
+    """Seed Python's ``random``, numpy's global state and torch, and return a numpy Generator.
+
+    Args:
+        seed: a non-negative integer.
+
+    Returns:
+        ``numpy.random.default_rng(seed)``, the generator chapters should draw from.
+
+    Raises:
+        ValueError: if ``seed`` is not a non-negative integer.
+    """
+    seed = positive_int("seed", seed, minimum=0)
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    return np.random.default_rng(seed)
+
+
+def progress(iterable: Iterable, *, desc: str | None = None, total: int | None = None):
+    """Wrap ``iterable`` in a tqdm progress bar, silent during book builds.
+
+    The bar is shown when a chapter is run interactively (a notebook or a terminal) and disabled
+    when :data:`IN_BUILD` is true or stderr is not attached to anything interactive, so that no
+    progress output reaches the built HTML.
+    """
+    from tqdm import tqdm
+
+    interactive = "ipykernel" in sys.modules or sys.stderr.isatty()
+    return tqdm(iterable, desc=desc, total=total, disable=IN_BUILD or not interactive)

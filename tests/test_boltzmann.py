@@ -1,0 +1,246 @@
+"""Unit tests of lib.boltzmann against closed forms, identities and independent computations."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+
+from lib import boltzmann, exact
+
+
+def independent_boltz(a, beta=1.0):
+    """Direct formula with Python floats and math.exp, no softmax library."""
+    m = max(beta * x for x in a)
+    w = [math.exp(beta * x - m) for x in a]
+    return sum(x * wi for x, wi in zip(a, w)) / sum(w)
+
+
+def test_two_point_closed_form():
+    assert boltzmann.boltz([0.0, 1.0]) == pytest.approx(math.e / (1 + math.e), abs=1e-15)
+    # boltz(0, x) = x * sigmoid(x)
+    for x in (-3.0, -0.5, 0.7, 4.0):
+        assert boltzmann.boltz([0.0, x]) == pytest.approx(x / (1 + math.exp(-x)), rel=1e-14)
+
+
+def test_matches_independent_formula_float64():
+    rng = np.random.default_rng(1)
+    a = rng.normal(0, 3, size=(300, 7))
+    for beta in (-2.0, 0.3, 1.0, 5.0):
+        got = boltzmann.boltz(a, beta=beta)
+        want = np.array([independent_boltz(row, beta) for row in a])
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def test_matches_mpmath():
+    rng = np.random.default_rng(2)
+    for row in rng.normal(0, 5, size=(20, 5)):
+        mp = exact.boltz_mp(row, beta=0.7, dps=40)
+        assert boltzmann.boltz(row, beta=0.7) == pytest.approx(float(mp), rel=1e-13, abs=1e-14)
+
+
+def test_limits():
+    a = np.array([-1.5, 0.25, 2.0, 3.5])
+    assert boltzmann.boltz(a, beta=0.0) == pytest.approx(a.mean(), abs=1e-15)
+    assert boltzmann.boltz(a, beta=200.0) == pytest.approx(a.max(), abs=1e-12)
+    assert boltzmann.boltz(a, beta=-200.0) == pytest.approx(a.min(), abs=1e-12)
+
+
+def test_identity_lse_minus_entropy():
+    rng = np.random.default_rng(3)
+    a = torch.as_tensor(rng.normal(0, 3, size=(500, 6)))
+    p = torch.softmax(a, -1)
+    entropy = -(p * torch.log(p)).sum(-1)
+    err = (boltzmann.boltz(a) - (torch.logsumexp(a, -1) - entropy)).abs().max()
+    assert err < 1e-12
+
+
+def test_bounds_hold_and_are_max_minus_log_n():
+    rng = np.random.default_rng(4)
+    a = rng.normal(0, 4, size=(1000, 9))
+    lo, hi = boltzmann.boltz_bounds(a)
+    np.testing.assert_allclose(hi, a.max(1))
+    np.testing.assert_allclose(lo, a.max(1) - math.log(9))
+    b = boltzmann.boltz(a)
+    assert np.all(b >= lo) and np.all(b <= hi)
+
+
+def test_stable_at_extreme_products():
+    assert boltzmann.boltz([1e6, -1e6]) == 1e6
+    assert boltzmann.boltz(np.array([0.0, 1.0]), beta=1e6) == 1.0
+    t = torch.tensor([1e6, 3.0, -1e6], dtype=torch.float32)
+    out = boltzmann.boltz(t)
+    assert torch.isfinite(out) and out.item() == pytest.approx(1e6)
+    assert math.isfinite(boltzmann.boltz(np.array([-1e6, -1e6 + 1.0])))
+
+
+def test_numpy_and_torch_kinds_and_dtypes():
+    a = np.array([[0.0, 1.0], [2.0, -1.0]])
+    out_np = boltzmann.boltz(a)
+    assert isinstance(out_np, np.ndarray) and out_np.dtype == np.float64 and out_np.shape == (2,)
+    assert isinstance(boltzmann.boltz(a[0]), np.floating)
+    t64 = torch.tensor(a)
+    out_t = boltzmann.boltz(t64)
+    assert isinstance(out_t, torch.Tensor) and out_t.dtype == torch.float64
+    t32 = t64.float()
+    assert boltzmann.boltz(t32).dtype == torch.float32
+    np.testing.assert_allclose(out_t.numpy(), out_np)
+    assert boltzmann.boltz(torch.tensor([0, 1])).dtype == torch.float64  # ints promoted
+    assert boltzmann.boltz([[0, 1]]).shape == (1,)
+
+
+def test_dim_argument():
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_allclose(boltzmann.boltz(a, dim=0), boltzmann.boltz(a.T))
+
+
+def test_gradient_flows():
+    a = torch.tensor([0.0, 1.0], dtype=torch.float64, requires_grad=True)
+    boltzmann.boltz(a).backward()
+    s = 1 / (1 + math.exp(-1.0))
+    # d/da_j boltz = p_j (1 + a_j - boltz)
+    b = s
+    want = [(1 - s) * (1 + 0 - b), s * (1 + 1 - b)]
+    np.testing.assert_allclose(a.grad.numpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"a": [0.0, float("nan")]}, "a must be finite"),
+        ({"a": [0.0, float("inf")]}, "a must be finite"),
+        ({"a": torch.tensor([1.0, float("nan")])}, "a must be finite"),
+        ({"a": [0.0, 1.0], "beta": float("inf")}, "beta must be finite"),
+        ({"a": [0.0, 1.0], "beta": float("nan")}, "beta must be finite"),
+        ({"a": [0.0, 1.0], "beta": "hot"}, "beta must be a real number"),
+        ({"a": []}, "must not be empty"),
+        ({"a": 3.0}, "at least 1 dimension"),
+        ({"a": np.zeros((2, 0))}, "must not be empty"),
+        ({"a": [1 + 1j, 2]}, "real"),
+        ({"a": [0.0, 1.0], "dim": 2}, "dim must lie in"),
+        ({"a": [0.0, 1.0], "dim": 1.5}, "dim must be an int"),
+        ({"a": [1e300, 1.0], "beta": 1e10}, "overflows"),
+        ({"a": [[0.0, 1.0], [2.0]]}, "real array"),
+    ],
+)
+def test_bad_input_raises_value_error(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        boltzmann.boltz(**kwargs)
+
+
+def test_dboltz_dbeta_is_finite_difference_and_nonnegative():
+    rng = np.random.default_rng(5)
+    a = torch.as_tensor(rng.normal(0, 2, size=(100, 5)))
+    for beta in (-1.0, 0.0, 0.5, 3.0):
+        h = 1e-6
+        fd = (boltzmann.boltz(a, beta=beta + h) - boltzmann.boltz(a, beta=beta - h)) / (2 * h)
+        d = boltzmann.dboltz_dbeta(a, beta=beta)
+        assert (fd - d).abs().max() < 1e-7
+        assert (d >= 0).all()
+    # beta = 0: the plain variance
+    assert boltzmann.dboltz_dbeta([1.0, 3.0], beta=0.0) == pytest.approx(1.0)
+
+
+def test_lemma1_constants():
+    assert boltzmann.lemma1_gap(2) == pytest.approx(2 * math.log(2) + 3)
+    assert boltzmann.lemma1_bound(3, 1.5) == pytest.approx(math.log(3) ** 2 * math.exp(-3.0))
+    assert boltzmann.lemma1_bound(3, 1000.0, log10=True) == pytest.approx(
+        (2 * math.log(math.log(3)) - 2000.0) / math.log(10))
+    for bad in (1, 0, 2.0, True):
+        with pytest.raises(ValueError, match="n must"):
+            boltzmann.lemma1_gap(bad)
+    with pytest.raises(ValueError, match="r must be >= 0"):
+        boltzmann.lemma1_bound(3, -1.0)
+    with pytest.raises(ValueError, match="r must be finite"):
+        boltzmann.lemma1_bound(3, float("inf"))
+
+
+def test_lattice_vectors():
+    V = boltzmann.lattice_vectors(2, 4, 2.0)
+    assert V.shape == (6, 2)
+    np.testing.assert_allclose(V[0], [-3.0, -1.0])
+    np.testing.assert_allclose(V[-1], [1.0, 3.0])
+    with pytest.raises(ValueError, match="K must be >= 3"):
+        boltzmann.lattice_vectors(3, 2, 1.0)
+    with pytest.raises(ValueError, match="spacing must be > 0"):
+        boltzmann.lattice_vectors(2, 3, 0.0)
+
+
+def test_lemma1_check_reproduces_papers_table():
+    # PAPERS.md §5 C3: n = 3, K = 5 -> min gap 2.53e-6 > bound 1.09e-9
+    V = boltzmann.lattice_vectors(3, 5, boltzmann.lemma1_gap(3) + 0.01)
+    c = boltzmann.lemma1_check(V)
+    assert c.hypothesis and c.conclusion
+    assert c.min_gap == pytest.approx(2.53e-6, rel=5e-3)
+    assert c.bound == pytest.approx(math.log(3) ** 2 * math.exp(-2 * c.r))
+    assert c.m == 10 and c.n == 3 and c.dps == boltzmann.lemma1_digits(c.r)
+
+
+def test_lemma1_check_on_n_not_in_chapter():
+    # n = 7, K = 9 is not used in Chapter 1; the lemma must hold there too.
+    V = boltzmann.lattice_vectors(7, 9, boltzmann.lemma1_gap(7) + 0.01)
+    c = boltzmann.lemma1_check(V)
+    assert c.hypothesis and c.conclusion and c.min_gap > c.bound > 0
+
+
+def test_lemma1_check_detects_collision():
+    # (0, 1) and (0.2, y*) collide (C4); the check must report a gap of ~0, not skip it.
+    with mpmath.workdps(40):
+        t = exact.boltz_mp([0, 1], dps=40)
+        y = mpmath.findroot(lambda y: exact.boltz_mp(["0.2", y], dps=40) - t, 0.9)
+    c = boltzmann.lemma1_check(np.array([[0.0, 1.0], [0.2, float(y)]]), dps=40)
+    assert c.min_gap < 1e-15 and not c.hypothesis
+
+
+@pytest.mark.parametrize(
+    "vectors, match",
+    [
+        (np.array([[0.0, 0.0], [1.0, 2.0]]), "repeats an entry"),
+        (np.array([[0.0, 1.0], [1.0, 0.0]]), "permutations"),
+        (np.array([[0.0, 1.0]]), "shape"),
+        (np.array([0.0, 1.0]), "at least 2 dimension"),
+        (np.array([[0.0, np.nan], [1.0, 2.0]]), "finite"),
+    ],
+)
+def test_lemma1_check_bad_input(vectors, match):
+    with pytest.raises(ValueError, match=match):
+        boltzmann.lemma1_check(vectors)
+
+
+def test_one_winner_deficit_closed_form():
+    xs = np.linspace(1e-6, 40, 400_001)
+    for n in (2, 3, 7, 50):
+        grid = np.stack([np.zeros_like(xs)] + [-xs] * (n - 1), axis=-1)
+        assert boltzmann.one_winner_deficit(n) == pytest.approx(-boltzmann.boltz(grid).min(), rel=1e-8)
+    assert boltzmann.one_winner_deficit(2) == pytest.approx(float(mpmath.lambertw(1 / mpmath.e)))
+    assert boltzmann.one_winner_deficit(10**6) < math.log(10**6)
+
+
+def test_soft_maxima_relations():
+    rng = np.random.default_rng(6)
+    a = rng.normal(0, 2, size=(200, 5))
+    lse = boltzmann.soft_max_lse(a, beta=2.0)
+    np.testing.assert_allclose(lse, np.log(np.exp(2 * a).sum(1)) / 2, rtol=1e-13)
+    np.testing.assert_allclose(boltzmann.mellowmax(a, omega=2.0), lse - math.log(5) / 2, rtol=1e-12, atol=1e-12)
+    assert np.all(boltzmann.mellowmax(a) <= a.max(1) + 1e-12)
+    assert np.all(boltzmann.mellowmax(a) >= a.mean(1) - 1e-12)
+    with pytest.raises(ValueError, match="beta must be > 0"):
+        boltzmann.soft_max_lse(a, beta=0.0)
+    with pytest.raises(ValueError, match="omega must be > 0"):
+        boltzmann.mellowmax(a, omega=-1.0)
+
+
+def test_linf_lipschitz():
+    x = torch.linspace(-10, 10, 20001, dtype=torch.float64)
+    pairs = torch.stack([torch.zeros_like(x), x], -1)
+    # closed form on (0, x): |d/da1| + |d/da2| with p = sigmoid(x), b = x p
+    p = torch.sigmoid(x)
+    b = x * p
+    closed = ((1 - p) * (1 + 0 - b)).abs() + (p * (1 + x - b)).abs()
+    assert boltzmann.linf_lipschitz(boltzmann.boltz, pairs) == pytest.approx(closed.max().item(), rel=1e-12)
+    assert boltzmann.linf_lipschitz(boltzmann.mellowmax, pairs) == pytest.approx(1.0, abs=1e-12)
+    with pytest.raises(ValueError, match="2-D floating"):
+        boltzmann.linf_lipschitz(boltzmann.boltz, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="op must return"):
+        boltzmann.linf_lipschitz(lambda t: t.sum(), pairs)

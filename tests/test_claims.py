@@ -1,0 +1,105 @@
+"""lib.claims: glue coercion, number formatting and check records."""
+
+import json
+
+import mpmath
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from lib import claims
+
+
+@pytest.fixture
+def glued(monkeypatch):
+    store = {}
+    import myst_nb
+
+    monkeypatch.setattr(myst_nb, "glue", lambda key, value, display=True: store.__setitem__(key, (value, display)))
+    claims._RECORDED.clear()
+    yield store
+    claims._RECORDED.clear()
+
+
+def test_glue_coerces_to_python_scalars(glued):
+    claims.glue("a", np.float64(1.5))
+    claims.glue("b", np.int64(3))
+    claims.glue("c", torch.tensor(2.5))
+    claims.glue("d", "text")
+    claims.glue_many(e=np.float32(0.25), f=7)
+    assert glued["a"] == (1.5, False) and type(glued["a"][0]) is float
+    assert type(glued["b"][0]) is int and glued["b"][0] == 3
+    assert type(glued["c"][0]) is float
+    assert glued["d"][0] == "text"
+    assert glued["e"][0] == 0.25 and glued["f"][0] == 7
+
+
+@pytest.mark.parametrize(
+    "key, value, match",
+    [
+        ("bad:key", 1.0, "key must match"),
+        ("", 1.0, "key must match"),
+        ("x", np.array([1.0, 2.0]), "scalar"),
+        ("x", float("nan"), "finite"),
+        ("x", mpmath.mpf(1), "format it with lib.claims.fmt"),
+        ("x", [1, 2], "real scalar"),
+    ],
+)
+def test_glue_rejects(glued, key, value, match):
+    with pytest.raises(ValueError, match=match):
+        claims.glue(key, value)
+
+
+def test_fmt():
+    assert claims.fmt(0.052180722) == "0.0522"
+    assert claims.fmt(2.0674987e-9) == "2.07e-9"
+    assert claims.fmt(1.5e12) == "1.50e12"
+    assert claims.fmt(12) == "12"
+    assert claims.fmt(0.0) == "0"
+    assert claims.fmt(np.float64(3.14159), digits=2) == "3.1"
+    with mpmath.workdps(600):
+        tiny = mpmath.mpf("3.38e-488")
+    assert claims.fmt(tiny) == "3.38e-488"
+    with pytest.raises(ValueError):
+        claims.fmt("1.0")
+    with pytest.raises(ValueError, match="digits must be >= 1"):
+        claims.fmt(1.0, digits=0)
+
+
+def test_record_glues_json_and_table(glued):
+    entry = claims.record("C9", "a claim", 0.5, "<= 1", np.bool_(True), source="K&S Thm 2")
+    value, display = glued["claim-C9"]
+    assert display is False and json.loads(value) == entry
+    assert entry == {"id": "C9", "source": "K&S Thm 2", "claim": "a claim", "measured": "0.5",
+                     "expected": "<= 1", "passed": True}
+    claims.record("B1.1", "other", "text", 2, False, source="book")
+    table = claims.checks_table()
+    assert list(table.index) == ["C9", "B1.1"]
+    assert list(table.status) == ["pass", "FAIL"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"check_id": "C 1"}, "check_id must match"),
+        ({"claim": "  "}, "claim must be"),
+        ({"source": ""}, "source must be"),
+        ({"passed": 1}, "passed must be a bool"),
+        ({"measured": [1, 2]}, "measured must be"),
+    ],
+)
+def test_record_rejects(glued, kwargs, match):
+    args = {"check_id": "C1", "claim": "c", "measured": 1.0, "expected": 1.0, "passed": True, "source": "s"}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        claims.record(**args)
+
+
+def test_pretty_formats_float_columns_only():
+    t = pd.DataFrame({"n": [2, 3], "gap": [0.0522, 2.07e-9], "ok": [True, False], "s": ["a", "b"]})
+    out = claims.pretty(t)
+    assert list(out.gap) == ["0.0522", "2.07e-9"]
+    assert list(out.n) == [2, 3] and list(out.ok) == [True, False]
+    with pytest.raises(ValueError, match="DataFrame"):
+        claims.pretty([1, 2])

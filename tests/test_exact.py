@@ -1,0 +1,78 @@
+"""lib.exact: mpmath evaluation of the Boltzmann operator and minimum gaps."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+
+from lib import exact
+
+
+def test_boltz_mp_closed_form_at_high_precision():
+    with mpmath.workdps(60):
+        want = mpmath.e / (1 + mpmath.e)
+        got = exact.boltz_mp([0, 1], dps=60)
+        assert abs(got - want) < mpmath.mpf("1e-58")
+
+
+def test_boltz_mp_reads_decimal_strings_exactly():
+    # "0.1" as a string is the decimal 0.1; as a float it is 0.1000000000000000055...
+    with mpmath.workdps(50):
+        s = exact.boltz_mp(["0.1"], dps=50)
+        f = exact.boltz_mp([0.1], dps=50)
+        assert s == mpmath.mpf("0.1")
+        assert f == mpmath.mpf(0.1) and f != s
+
+
+def test_boltz_mp_beta_and_inputs():
+    a = np.array([-1.0, 0.5, 2.0])
+    for beta in (0, "0.5", 3):
+        want = sum(x * math.exp(float(beta) * x) for x in a) / sum(math.exp(float(beta) * x) for x in a)
+        assert float(exact.boltz_mp(a, beta=beta)) == pytest.approx(want, rel=1e-14)
+    assert float(exact.boltz_mp(torch.tensor([0.0, 1.0]))) == pytest.approx(math.e / (1 + math.e))
+    # huge beta * a: no overflow in mpmath
+    assert float(exact.boltz_mp([0, 1], beta=1e8)) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (([],), "at least one entry"),
+        (("01",), "1-D sequence"),
+        ((5.0,), "1-D sequence"),
+        ((np.zeros((2, 2)),), "1-D"),
+        (([0.0, float("nan")],), r"a\[1\] must be finite"),
+        (([0.0, "x"],), r"a\[1\] must be a real number"),
+        (([0.0, 1.0], float("inf")), "beta must be finite"),
+        (([0.0, 1.0], 1, 10), "dps must be >= 15"),
+    ],
+)
+def test_boltz_mp_bad_input(args, match):
+    with pytest.raises(ValueError, match=match):
+        exact.boltz_mp(*args)
+
+
+def test_min_gap_distinct_and_collisions():
+    assert exact.min_gap([3.0, 1.0, 1.5, 10.0]) == mpmath.mpf("0.5")
+    assert exact.min_gap([1.0, 1.0, 4.0]) == 3  # equal entries skipped
+    assert exact.min_gap([1.0, 1.0, 4.0], distinct=False) == 0
+    assert exact.min_gap([2.0, 2.0]) == mpmath.inf
+    assert exact.min_gap(np.array([0.0, 0.25, 1.0])) == mpmath.mpf("0.25")
+
+
+def test_min_gap_keeps_digits_below_float64():
+    with mpmath.workdps(80):
+        a = mpmath.mpf(1)
+        b = a + mpmath.mpf("1e-60")
+    gap = exact.min_gap([a, b, mpmath.mpf(3)], dps=80)
+    with mpmath.workdps(80):
+        assert abs(gap - mpmath.mpf("1e-60")) < mpmath.mpf("1e-75")
+
+
+@pytest.mark.parametrize("values, match", [([1.0], "at least two"), ([1.0, float("inf")], "finite"),
+                                           ([1.0, None], "real number")])
+def test_min_gap_bad_input(values, match):
+    with pytest.raises(ValueError, match=match):
+        exact.min_gap(values)

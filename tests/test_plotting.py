@@ -1,0 +1,44 @@
+"""lib.plotting: style, palette, figures; figures render as PNG in IPython whatever the backend."""
+
+import matplotlib as mpl
+import pytest
+from matplotlib.colors import to_rgb
+from matplotlib.figure import Figure
+
+from lib import plotting
+
+
+def test_style_and_palette():
+    plotting.use_style()
+    assert mpl.rcParams["figure.facecolor"] == "white"
+    assert mpl.rcParams["savefig.facecolor"] == "white"
+    cycle = [to_rgb(c) for c in mpl.rcParams["axes.prop_cycle"].by_key()["color"]]
+    assert cycle[0] == to_rgb(plotting.PALETTE["blue"])
+    assert len(set(plotting.PALETTE.values())) == len(plotting.PALETTE)
+
+
+def test_figure_sizes_and_errors():
+    fig, ax = plotting.figure("half", 0.5)
+    assert isinstance(fig, Figure)
+    assert tuple(fig.get_size_inches()) == pytest.approx((plotting.WIDTHS["half"], plotting.WIDTHS["half"] * 0.5))
+    fig, axes = plotting.figure("full", ncols=2)
+    assert len(axes) == 2
+    with pytest.raises(ValueError, match="width must be one of"):
+        plotting.figure("huge")
+    with pytest.raises(ValueError, match="aspect must be > 0"):
+        plotting.figure("full", 0)
+    with pytest.raises(ValueError, match="ncols must be >= 1"):
+        plotting.figure("full", ncols=0)
+
+
+def test_png_formatter_registered_under_agg(monkeypatch):
+    """Under MPLBACKEND=Agg, IPython must still render a Figure as PNG after use_style()."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    mpl.use("Agg")
+    shell = InteractiveShell.instance()
+    plotting.use_style()
+    fig, ax = plotting.figure("third")
+    ax.plot([0, 1], [0, 1])
+    data, _ = shell.display_formatter.format(fig)
+    assert data["image/png"][:8] == b"\x89PNG\r\n\x1a\n" or data["image/png"].startswith("iVBOR")
