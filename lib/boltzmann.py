@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,6 +51,8 @@ def _as_tensor(name: str, a):
             a = a.to(torch.float64)
         if a.ndim == 0:
             raise ValueError(f"{name} must have at least 1 dimension, got a 0-d tensor")
+        if a.numel() == 0:
+            raise ValueError(f"{name} must not be empty, got shape {tuple(a.shape)}")
         if a.numel() and not torch.isfinite(a).all():
             raise ValueError(f"{name} must be finite, got {short_repr(a)}")
         return a, False
@@ -57,13 +60,21 @@ def _as_tensor(name: str, a):
 
 
 def _check_dim(a: torch.Tensor, dim) -> int:
-    if isinstance(dim, bool) or not isinstance(dim, int):
+    if isinstance(dim, bool | np.bool_) or not isinstance(dim, numbers.Integral):
         raise ValueError(f"dim must be an int, got {short_repr(dim)}")
+    dim = int(dim)
     if not -a.ndim <= dim < a.ndim:
         raise ValueError(f"dim must lie in [{-a.ndim}, {a.ndim - 1}] for shape {tuple(a.shape)}, got {dim}")
     if a.shape[dim] == 0:
         raise ValueError(f"a must have at least one entry along dim={dim}, got shape {tuple(a.shape)}")
     return dim
+
+
+def _finite(name: str, out: torch.Tensor) -> torch.Tensor:
+    """Refuse a result that overflowed (or is NaN) instead of returning it silently."""
+    if not torch.isfinite(out).all():
+        raise ValueError(f"{name} overflows {out.dtype} for these arguments; rescale the input")
+    return out
 
 
 def _back(out: torch.Tensor, was_numpy: bool):
@@ -127,7 +138,7 @@ def dboltz_dbeta(a, beta: float = 1.0, dim: int = -1):
         raise ValueError(f"beta * a overflows {t.dtype} (beta={beta!r})")
     p = torch.softmax(z, dim=dim)
     mean = (t * p).sum(dim=dim, keepdim=True)
-    return _back((p * (t - mean) ** 2).sum(dim=dim), was_numpy)
+    return _back(_finite("the variance", (p * (t - mean) ** 2).sum(dim=dim)), was_numpy)
 
 
 def linf_lipschitz(op, a: torch.Tensor) -> float:
@@ -153,16 +164,25 @@ def linf_lipschitz(op, a: torch.Tensor) -> float:
     Source: Asadi & Littman (ICML 2017), non-expansion of the Boltzmann operator vs mellowmax.
     Used in Chapter 1.
     """
+    if not callable(op):
+        raise ValueError(f"op must be callable, got {short_repr(op)}")
     if not isinstance(a, torch.Tensor) or a.ndim != 2 or not a.is_floating_point():
         raise ValueError(f"a must be a 2-D floating torch tensor, got {short_repr(a)}")
+    if a.numel() == 0:
+        raise ValueError(f"a must not be empty, got shape {tuple(a.shape)}")
     if not torch.isfinite(a).all():
         raise ValueError("a must be finite")
     x = a.detach().clone().requires_grad_(True)
     out = op(x)
     if not isinstance(out, torch.Tensor) or out.shape != (a.shape[0],):
         raise ValueError(f"op must return shape ({a.shape[0]},), got {short_repr(getattr(out, 'shape', out))}")
-    (grad,) = torch.autograd.grad(out.sum(), x)
-    return grad.abs().sum(dim=-1).max().item()
+    if not out.requires_grad:
+        raise ValueError("op's output does not depend differentiably on its input")
+    (grad,) = torch.autograd.grad(out.sum(), x, allow_unused=False)
+    value = grad.abs().sum(dim=-1).max().item()
+    if not math.isfinite(value):
+        raise ValueError(f"the gradient of op is not finite at some row of a (got {value})")
+    return value
 
 
 def boltz_bounds(a, dim: int = -1):
@@ -207,7 +227,7 @@ def soft_max_lse(a, beta: float = 1.0, dim: int = -1):
     z = t * beta
     if not torch.isfinite(z).all():
         raise ValueError(f"beta * a overflows {t.dtype} (beta={beta!r})")
-    return _back(torch.logsumexp(z, dim=dim) / beta, was_numpy)
+    return _back(_finite("log-sum-exp / beta", torch.logsumexp(z, dim=dim) / beta), was_numpy)
 
 
 def mellowmax(a, omega: float = 1.0, dim: int = -1):
@@ -215,7 +235,9 @@ def mellowmax(a, omega: float = 1.0, dim: int = -1):
 
     Asadi & Littman's replacement for the Boltzmann operator: a non-expansion in the
     :math:`\ell_\infty` norm, between the mean (``omega -> 0``) and the maximum
-    (``omega -> inf``). Equal to :func:`soft_max_lse` minus :math:`\log(n)/\omega`.
+    (``omega -> inf``). Equal to :func:`soft_max_lse` minus :math:`\log(n)/\omega`, but
+    evaluated as :math:`\max a + \operatorname{log1p}(\operatorname{mean}(\operatorname{expm1}(\omega(a - \max a))))/\omega`
+    so that small ``omega`` does not cancel catastrophically.
 
     Args, returns and errors as :func:`soft_max_lse` with ``omega`` in place of ``beta``.
 
@@ -224,11 +246,15 @@ def mellowmax(a, omega: float = 1.0, dim: int = -1):
     omega = finite_real("omega", omega, minimum=0.0, strict=True)
     t, was_numpy = _as_tensor("a", a)
     dim = _check_dim(t, dim)
-    z = t * omega
+    top = t.amax(dim=dim, keepdim=True)
+    z = (t - top) * omega
     if not torch.isfinite(z).all():
         raise ValueError(f"omega * a overflows {t.dtype} (omega={omega!r})")
-    out = (torch.logsumexp(z, dim=dim) - math.log(t.shape[dim])) / omega
-    return _back(out, was_numpy)
+    tiny = torch.finfo(t.dtype).tiny  # below it, omega * (a - max a) loses its digits
+    if bool(((z.abs() < tiny) & (t != top)).any()):
+        raise ValueError(f"omega={omega!r} is too small for {t.dtype}: omega * (a - max a) underflows")
+    out = top.squeeze(dim) + torch.log1p(torch.expm1(z).mean(dim=dim)) / omega
+    return _back(_finite("mellowmax", out), was_numpy)
 
 
 def lemma1_gap(n: int) -> float:
@@ -269,8 +295,10 @@ def lemma1_bound(n: int, r: float, *, log10: bool = False) -> float:
     """
     n = positive_int("n", n, minimum=2)
     r = finite_real("r", r, minimum=0.0)
-    log_bound = 2.0 * math.log(math.log(n)) - 2.0 * r
-    return log_bound / math.log(10.0) if log10 else math.exp(log_bound)
+    ln10 = math.log(10.0)
+    if log10:  # r * (2 / ln 10) stays finite where 2 r would overflow
+        return 2.0 * math.log(math.log(n)) / ln10 - r * (2.0 / ln10)
+    return math.exp(2.0 * math.log(math.log(n)) - 2.0 * r)
 
 
 def lemma1_digits(r: float) -> int:
@@ -280,12 +308,18 @@ def lemma1_digits(r: float) -> int:
     this returns ``30 + ceil(2 r / ln 10)``.
 
     Raises:
-        ValueError: if ``r`` is negative or not finite.
+        ValueError: if ``r`` is negative or not finite, or needs more than
+            :data:`lib.exact.MAX_DPS` digits.
 
     Source: PAPERS.md §5 (precision warning). Used in Chapter 1 through :func:`lemma1_check`.
     """
+    from .exact import MAX_DPS
+
     r = finite_real("r", r, minimum=0.0)
-    return 30 + math.ceil(2.0 * r / math.log(10.0))
+    digits = 30 + math.ceil(r * (2.0 / math.log(10.0)))
+    if digits > MAX_DPS:
+        raise ValueError(f"r={r!r} needs {digits} digits, more than lib.exact.MAX_DPS={MAX_DPS}")
+    return digits
 
 
 def one_winner_deficit(n: int) -> float:
@@ -341,7 +375,10 @@ def lattice_vectors(n: int, K: int, spacing: float) -> np.ndarray:
     n = positive_int("n", n)
     K = positive_int("K", K, minimum=n)
     spacing = finite_real("spacing", spacing, minimum=0.0, strict=True)
-    points = (np.arange(K) - (K - 1) / 2.0) * spacing
+    with np.errstate(over="ignore"):  # overflow is reported below as a ValueError
+        points = (np.arange(K) - (K - 1) / 2.0) * spacing
+    if not np.isfinite(points).all() or (K > 1 and not (np.diff(points) > 0).all()):
+        raise ValueError(f"spacing={spacing!r} with K={K} does not give {K} distinct finite points")
     return np.array(list(itertools.combinations(points, n)), dtype=np.float64)
 
 
@@ -357,11 +394,15 @@ class Lemma1Check:
         threshold: ``lemma1_gap(n) = 2 log n + 3``.
         hypothesis: ``delta > threshold``: Lemma 1 applies.
         bound: ``lemma1_bound(n, r)``, the promised separation.
-        min_gap: smallest ``|boltz(a_i) - boltz(a_j)|`` over pairs, evaluated at ``dps`` digits.
-        conclusion: ``min_gap > bound``.
+        min_gap: smallest ``|boltz(a_i) - boltz(a_j)|`` over pairs, evaluated at ``dps`` digits
+            (a Python float: 0.0 if it is below float64's range; see ``log10_min_gap``).
+        conclusion: ``min_gap > bound``, decided in ``dps``-digit arithmetic, so it stays right
+            when both numbers are below float64's range.
         dps: decimal digits used.
         min_gap_float64: the same minimum computed in float64 (:func:`boltz`), to show where
             float64 stops resolving the gap (it reports 0 for a false collision).
+        log10_min_gap: base-10 logarithm of ``min_gap`` (``-inf`` for an exact collision).
+        log10_bound: base-10 logarithm of ``bound``.
     """
 
     m: int
@@ -375,6 +416,8 @@ class Lemma1Check:
     conclusion: bool
     dps: int
     min_gap_float64: float
+    log10_min_gap: float
+    log10_bound: float
 
 
 def lemma1_check(vectors, *, dps: int | None = None) -> Lemma1Check:
@@ -416,13 +459,20 @@ def lemma1_check(vectors, *, dps: int | None = None) -> Lemma1Check:
     entries = np.unique(arr)
     delta = float(np.diff(entries).min()) if entries.size > 1 else math.inf
     m, n = arr.shape
+    import mpmath
+
     values = [exact.boltz_mp(row, dps=dps) for row in arr]
-    min_gap = float(exact.min_gap(values, dps=dps, distinct=False))
+    gap = exact.min_gap(values, dps=dps, distinct=False)
+    min_gap = float(gap)
     min_gap_float64 = float(np.diff(np.sort(boltz(arr))).min())
     threshold = lemma1_gap(n)
     bound = lemma1_bound(n, r)
+    log10_bound = lemma1_bound(n, r, log10=True)
+    with mpmath.workdps(30):
+        log10_gap = float(mpmath.log10(gap)) if gap > 0 else -math.inf
+    conclusion = log10_gap > log10_bound
     return Lemma1Check(
         m=m, n=n, r=r, delta=delta, threshold=threshold, hypothesis=delta > threshold,
-        bound=bound, min_gap=min_gap, conclusion=min_gap > bound, dps=dps,
-        min_gap_float64=min_gap_float64,
+        bound=bound, min_gap=min_gap, conclusion=conclusion, dps=dps,
+        min_gap_float64=min_gap_float64, log10_min_gap=log10_gap, log10_bound=log10_bound,
     )

@@ -27,7 +27,7 @@ from ._validate import positive_int, short_repr
 __all__ = ["fmt", "glue", "glue_many", "pretty", "record", "checks_table", "CLAIM_PREFIX"]
 
 CLAIM_PREFIX = "claim-"
-_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _RECORDED: dict[str, dict] = {}
 
 
@@ -57,27 +57,38 @@ def fmt(x, digits: int = 3) -> str:
     notation; others use scientific notation ``1.23e-35`` (also below float64's range, for mpf).
 
     Raises:
-        ValueError: if ``x`` is not a real scalar or ``digits < 1``.
+        ValueError: if ``x`` is not a finite real scalar or ``digits < 1``.
     """
-    digits = positive_int("digits", digits)
+    digits = positive_int("digits", digits, maximum=50)
     if isinstance(x, mpmath.mpf):
         if not mpmath.isfinite(x):
-            return str(x)
+            raise ValueError(f"x must be finite, got {x}")
         if x == 0:
             return "0"
-        if 1e-3 <= abs(x) < 1e4:
-            return f"{float(x):.{digits}g}"
-        return mpmath.nstr(x, digits, min_fixed=1, max_fixed=0).replace("e-0", "e-").replace("e+", "e")
+        with mpmath.workdps(digits + 5):
+            exponent = int(mpmath.floor(mpmath.log10(abs(x))))
+            mantissa = x / mpmath.mpf(10) ** exponent
+            if abs(float(mantissa)) >= 10 - 0.5 * 10 ** (1 - digits):  # rounds up to 10.0
+                mantissa, exponent = mantissa / 10, exponent + 1
+        if -3 <= exponent < 4:
+            return fmt(float(x), digits)
+        return f"{float(mantissa):.{digits - 1}f}e{exponent}"
     x = _scalar("x", x)
     if isinstance(x, str | bool):
         raise ValueError(f"x must be a number, got {short_repr(x)}")
     if isinstance(x, int) and abs(x) < 10**6:
         return str(x)
-    x = float(x)
-    if not math.isfinite(x) or x == 0:
-        return str(x) if x != 0 else "0"
-    if 1e-3 <= abs(x) < 1e4:
-        return f"{x:.{digits}g}"
+    try:
+        x = float(x)
+    except OverflowError:
+        raise ValueError(f"x is too large for a float, got {short_repr(x)}") from None
+    if not math.isfinite(x):
+        raise ValueError(f"x must be finite, got {x!r}")
+    if x == 0:
+        return "0"
+    fixed = f"{x:.{digits}g}"
+    if 1e-3 <= abs(x) < 1e4 and "e" not in fixed:
+        return fixed
     return f"{x:.{digits - 1}e}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e")
 
 
@@ -93,7 +104,7 @@ def glue(key: str, value) -> None:
     """
     from myst_nb import glue as _glue
 
-    if not isinstance(key, str) or not _KEY.match(key):
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
         raise ValueError(f"key must match {_KEY.pattern}, got {short_repr(key)}")
     value = _scalar(f"value for {key!r}", value)
     if isinstance(value, float) and not math.isfinite(value):
@@ -154,7 +165,7 @@ def record(check_id: str, claim: str, measured, expected, passed, *, source: str
         ValueError: for an empty or malformed ``check_id``, empty ``claim``/``source``, or a
             ``passed`` that is not a bool.
     """
-    if not isinstance(check_id, str) or not _KEY.match(check_id):
+    if not isinstance(check_id, str) or not _KEY.fullmatch(check_id):
         raise ValueError(f"check_id must match {_KEY.pattern}, got {short_repr(check_id)}")
     for name, text in (("claim", claim), ("source", source)):
         if not isinstance(text, str) or not text.strip():

@@ -35,7 +35,12 @@ def read_mode(environ: dict | None = None) -> str:
         ValueError: if ``BOOK_MODE`` is set to anything other than ``fast`` or ``full``.
     """
     environ = os.environ if environ is None else environ
-    value = environ.get("BOOK_MODE", "").strip() or "fast"
+    if not hasattr(environ, "get"):
+        raise ValueError(f"environ must be a mapping, got {environ!r}")
+    raw = environ.get("BOOK_MODE", "")
+    if not isinstance(raw, str):
+        raise ValueError(f"BOOK_MODE must be one of {MODES}, got {raw!r}")
+    value = raw.strip() or "fast"
     if value not in MODES:
         raise ValueError(f"BOOK_MODE must be one of {MODES}, got {value!r}")
     return value
@@ -85,7 +90,7 @@ def seed_everything(seed: int) -> np.random.Generator:
     """Seed Python's ``random``, numpy's global state and torch, and return a numpy Generator.
 
     Args:
-        seed: a non-negative integer.
+        seed: an integer in ``[0, 2**63 - 1]`` (torch's range).
 
     Returns:
         ``numpy.random.default_rng(seed)``, the generator chapters should draw from.
@@ -93,7 +98,7 @@ def seed_everything(seed: int) -> np.random.Generator:
     Raises:
         ValueError: if ``seed`` is not a non-negative integer.
     """
-    seed = positive_int("seed", seed, minimum=0)
+    seed = positive_int("seed", seed, minimum=0, maximum=2**63 - 1)
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)

@@ -19,7 +19,11 @@ import torch
 
 from ._validate import positive_int, short_repr
 
-__all__ = ["to_mpf", "boltz_mp", "min_gap"]
+__all__ = ["MAX_DPS", "to_mpf", "boltz_mp", "min_gap"]
+
+#: Largest working precision (decimal digits) the book's functions accept; beyond it a single
+#: evaluation would take minutes to hours.
+MAX_DPS = 100_000
 
 
 def to_mpf(name: str, value) -> mpmath.mpf:
@@ -34,6 +38,8 @@ def to_mpf(name: str, value) -> mpmath.mpf:
         value = value.item()
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, numbers.Rational) and not isinstance(value, numbers.Integral):
+        return mpmath.mpf(value.numerator) / value.denominator
     if isinstance(value, bool) or not isinstance(value, numbers.Real | str | mpmath.mpf):
         raise ValueError(f"{name} must be a real number, got {short_repr(value)}")
     try:
@@ -65,13 +71,13 @@ def boltz_mp(a, beta=1, dps: int = 50) -> mpmath.mpf:
     Source: K&S (ICLR 2024), Section 3; the float64 version is :func:`lib.boltzmann.boltz`.
     Used in Chapter 1 (checks C3, C4).
     """
-    dps = positive_int("dps", dps, minimum=15)
+    dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
     if isinstance(a, torch.Tensor):
-        a = a.detach().cpu().numpy()
+        a = a.detach().to("cpu", torch.float64).numpy() if a.is_floating_point() else a.detach().cpu().numpy()
     if isinstance(a, np.ndarray) and a.ndim != 1:
         raise ValueError(f"a must be 1-D, got shape {a.shape}")
-    if isinstance(a, str | bytes) or not hasattr(a, "__len__"):
-        raise ValueError(f"a must be a 1-D sequence of reals, got {short_repr(a)}")
+    if not isinstance(a, list | tuple | np.ndarray):
+        raise ValueError(f"a must be a 1-D sequence of reals (list, tuple or array), got {short_repr(a)}")
     if len(a) == 0:
         raise ValueError("a must have at least one entry, got an empty sequence")
     with mpmath.workdps(dps):
@@ -104,9 +110,11 @@ def min_gap(values, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
 
     Source: the "minimum gap" of K&S Lemma 1 and Theorem 2 (PAPERS.md §5). Used in Chapters 1-2.
     """
-    dps = positive_int("dps", dps, minimum=15)
+    dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
     if isinstance(values, torch.Tensor | np.ndarray):
         values = list(np.asarray(values.tolist() if isinstance(values, torch.Tensor) else values).ravel())
+    if not isinstance(values, list | tuple):
+        raise ValueError(f"values must be a list, tuple or array of reals, got {short_repr(values)}")
     values = list(values)
     if len(values) < 2:
         raise ValueError(f"values must hold at least two entries, got {len(values)}")

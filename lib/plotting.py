@@ -67,21 +67,22 @@ def figure(width: str = "full", aspect: float = 0.45, *, nrows: int = 1, ncols: 
 
     Args:
         width: a key of :data:`WIDTHS` (``"full"``, ``"half"``, ``"third"``).
-        aspect: height / width, a positive number.
-        nrows, ncols: the grid of axes.
+        aspect: height / width, between 0.05 and 5.
+        nrows, ncols: the grid of axes, at most 12 each.
         **subplot_kw: passed to ``Figure.subplots`` (e.g. ``sharey=True``).
 
     Returns:
         ``(fig, axes)`` as ``Figure.subplots`` returns them (a single Axes for a 1x1 grid).
 
     Raises:
-        ValueError: for an unknown ``width``, a non-positive ``aspect`` or grid size.
+        ValueError: for an unknown ``width``, an ``aspect`` outside [0.05, 5] or a grid size
+            outside [1, 12].
     """
-    if width not in WIDTHS:
+    if not isinstance(width, str) or width not in WIDTHS:
         raise ValueError(f"width must be one of {sorted(WIDTHS)}, got {short_repr(width)}")
-    aspect = finite_real("aspect", aspect, minimum=0.0, strict=True)
-    nrows = positive_int("nrows", nrows)
-    ncols = positive_int("ncols", ncols)
+    aspect = finite_real("aspect", aspect, minimum=0.05, maximum=5.0)
+    nrows = positive_int("nrows", nrows, maximum=12)
+    ncols = positive_int("ncols", ncols, maximum=12)
     w = WIDTHS[width]
     fig = Figure(figsize=(w, w * aspect), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=True, **subplot_kw)

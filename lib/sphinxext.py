@@ -55,7 +55,12 @@ def inputs_hash(root: str | Path) -> str:
 
     Returns:
         The hex digest. Any edit to a hashed file, or a file added or removed, changes it.
+
+    Raises:
+        ValueError: if ``root`` is not an existing folder.
     """
+    if not isinstance(root, str | Path) or not str(root) or not Path(root).is_dir():
+        raise ValueError(f"root must be an existing folder, got {root!r}")
     root = Path(root)
     digest = hashlib.sha256()
     for path in _hashed_files(root):
@@ -208,6 +213,24 @@ class AggregateTablesTransform(SphinxPostTransform):
                 rows, ["budget-table"]))
 
 
+def _notebook_download(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """Offer the executed notebook of each MyST notebook page as a ``.ipynb`` download.
+
+    sphinx-book-theme copies it only when a launch service (Binder, Colab, ...) is configured;
+    the book has none (it is built offline), so this does the copy and sets ``ipynb_source``.
+    Runs before the theme's header buttons (priority 400 < 501).
+    """
+    if doctree is None or not context.get("sourcename", "").endswith(".md"):
+        return
+    executed = Path(app.env.mystnb_config.output_folder, *pagename.split("/")).with_suffix(".ipynb")
+    if not executed.is_file():
+        return
+    target = Path(app.outdir, "_sources", *pagename.split("/")).with_suffix(".ipynb")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(executed, target)
+    context["ipynb_source"] = pagename + ".ipynb"
+
+
 def _reread_aggregates(app: Sphinx, env, added, changed, removed):
     pages = [p for p in app.config.book_aggregate_pages if p in env.found_docs]
     others = (set(added) | set(changed) | set(removed)) - set(pages)
@@ -220,6 +243,7 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("book_aggregate_pages", ["chapters/claims", "chapters/reproducibility"], "env")
     app.connect("config-inited", _guard_cache, priority=100)
     app.connect("env-get-outdated", _reread_aggregates)
+    app.connect("html-page-context", _notebook_download, priority=400)
     for name, node in (("claims-table", claims_table_node), ("budget-table", budget_table_node)):
         app.add_node(node)
         app.add_directive(name, _placeholder_directive(node))

@@ -244,3 +244,52 @@ def test_linf_lipschitz():
         boltzmann.linf_lipschitz(boltzmann.boltz, np.zeros((2, 2)))
     with pytest.raises(ValueError, match="op must return"):
         boltzmann.linf_lipschitz(lambda t: t.sum(), pairs)
+
+
+def test_lemma1_check_below_float64_range():
+    """Gap 2.9e-345 vs bound 1.3e-704: both underflow float64, the verdict must not."""
+    c = boltzmann.lemma1_check(np.array([[0.0, -800.0], [0.0, -810.0]]))
+    assert c.hypothesis and c.conclusion
+    assert c.min_gap == 0.0 and c.bound == 0.0  # as floats
+    assert c.log10_min_gap == pytest.approx(math.log10(2.9) - 345, abs=0.05)
+    assert c.log10_bound == pytest.approx(boltzmann.lemma1_bound(2, 810.0, log10=True))
+
+
+def test_mellowmax_small_omega_tends_to_mean():
+    for omega in (1e-6, 1e-12, 1e-15, 1e-17):
+        assert boltzmann.mellowmax([0.0, 1.0], omega=omega) == pytest.approx(0.5, abs=1e-6)
+    assert boltzmann.mellowmax(torch.tensor([0.0, 1.0]), omega=1e-6).item() == pytest.approx(0.5, abs=1e-4)
+    with pytest.raises(ValueError, match="too small"):
+        boltzmann.mellowmax([0.0, 1.0], omega=1e-320)  # omega * (0 - 1) is subnormal
+    with pytest.raises(ValueError, match="too small"):
+        boltzmann.mellowmax(torch.tensor([0.0, 1.0]), omega=1e-46)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: boltzmann.soft_max_lse([0.0, 1.0], beta=1e-320), "overflows"),
+        (lambda: boltzmann.dboltz_dbeta([1e200, -1e200], beta=0.0), "overflows"),
+        (lambda: boltzmann.boltz([0.0, 1.0], beta=10**400), "beta must be finite"),
+        (lambda: boltzmann.boltz(torch.zeros(0, 3)), "must not be empty"),
+        (lambda: boltzmann.lattice_vectors(2, 2, 5e-324), "distinct finite points"),
+        (lambda: boltzmann.lattice_vectors(1, 5, 1e308), "distinct finite points"),
+        (lambda: boltzmann.lemma1_digits(1e308), "MAX_DPS"),
+        (lambda: boltzmann.linf_lipschitz(None, torch.zeros(2, 2)), "op must be callable"),
+        (lambda: boltzmann.linf_lipschitz(boltzmann.boltz, torch.zeros(0, 3)), "must not be empty"),
+        (lambda: boltzmann.linf_lipschitz(lambda x: torch.zeros(x.shape[0]), torch.zeros(2, 2)), "differentiabl"),
+        (lambda: boltzmann.linf_lipschitz(lambda x: x.sqrt().sum(-1), -torch.ones(2, 2)), "not finite"),
+    ],
+)
+def test_overflow_and_degenerate_input_raise(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_low_precision_and_numpy_int_dim():
+    a = torch.tensor([0.0, 1.0], dtype=torch.bfloat16)
+    assert boltzmann.boltz(a).dtype == torch.bfloat16
+    c = boltzmann.lemma1_check(torch.tensor([[0.0, 8.0], [16.0, 24.0]], dtype=torch.bfloat16))
+    assert c.conclusion
+    assert boltzmann.boltz(np.ones((2, 3)), dim=np.int64(0)).shape == (3,)
+    assert boltzmann.lemma1_bound(3, 1e308, log10=True) > -math.inf

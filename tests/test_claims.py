@@ -103,3 +103,22 @@ def test_pretty_formats_float_columns_only():
     assert list(out.n) == [2, 3] and list(out.ok) == [True, False]
     with pytest.raises(ValueError, match="DataFrame"):
         claims.pretty([1, 2])
+
+
+def test_fmt_rounding_edges_and_non_finite():
+    assert claims.fmt(9999.9) == "1.00e4"
+    assert claims.fmt(-9999.96) == "-1.00e4"
+    assert claims.fmt(mpmath.mpf("9999.9")) == "1.00e4"
+    assert claims.fmt(mpmath.mpf(1e10)) == "1.00e10"
+    for bad in (float("nan"), float("inf"), 10**400):
+        with pytest.raises(ValueError):
+            claims.fmt(bad)
+
+
+def test_keys_with_trailing_newline_refused(glued):
+    with pytest.raises(ValueError, match="key must match"):
+        claims.glue("k\n", 1)
+    with pytest.raises(ValueError, match="check_id must match"):
+        claims.record("X3\n", "c", 1.0, 1.0, True, source="s")
+    with pytest.raises(ValueError, match="finite"):
+        claims.record("X4", "c", float("nan"), 1.0, True, source="s")

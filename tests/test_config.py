@@ -64,3 +64,27 @@ def test_threads_fixed():
 def test_progress_is_silent_when_not_interactive(capsys):
     assert list(config.progress(range(3), desc="x")) == [0, 1, 2]
     assert capsys.readouterr().err == ""  # pytest's stderr is not a tty
+
+
+def test_bad_environ_and_seed_range():
+    with pytest.raises(ValueError, match="BOOK_MODE"):
+        config.read_mode({"BOOK_MODE": None})
+    with pytest.raises(ValueError, match="environ must be a mapping"):
+        config.read_mode([])
+    with pytest.raises(ValueError, match="seed must be <="):
+        config.seed_everything(2**64)
+
+
+def test_inputs_hash_needs_a_folder(tmp_path):
+    from lib.sphinxext import inputs_hash
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "a.py").write_text("x = 1\n")
+    h1 = inputs_hash(tmp_path)
+    (tmp_path / "lib" / "a.py").write_text("x = 2\n")
+    assert inputs_hash(tmp_path) != h1
+    (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
+    assert inputs_hash(tmp_path) not in (h1,)
+    for bad in (None, 123, "", tmp_path / "missing"):
+        with pytest.raises(ValueError, match="root must be an existing folder"):
+            inputs_hash(bad)

@@ -76,3 +76,26 @@ def test_min_gap_keeps_digits_below_float64():
 def test_min_gap_bad_input(values, match):
     with pytest.raises(ValueError, match=match):
         exact.min_gap(values)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: exact.min_gap("12"), "list, tuple or array"),
+        (lambda: exact.min_gap(None), "list, tuple or array"),
+        (lambda: exact.min_gap({1: 0, 3: 0}), "list, tuple or array"),
+        (lambda: exact.boltz_mp({1.0: 0, 5.0: 0}), "list, tuple or array"),
+        (lambda: exact.boltz_mp([0.0, 1.0], dps=10**20), "dps must be <="),
+    ],
+)
+def test_container_and_precision_limits(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_bfloat16_and_fractions():
+    from fractions import Fraction
+
+    assert float(exact.boltz_mp(torch.tensor([0.0, 1.0], dtype=torch.bfloat16))) == pytest.approx(math.e / (1 + math.e))
+    with mpmath.workdps(30):
+        assert exact.to_mpf("x", Fraction(1, 3)) == mpmath.mpf(1) / 3

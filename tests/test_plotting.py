@@ -25,7 +25,7 @@ def test_figure_sizes_and_errors():
     assert len(axes) == 2
     with pytest.raises(ValueError, match="width must be one of"):
         plotting.figure("huge")
-    with pytest.raises(ValueError, match="aspect must be > 0"):
+    with pytest.raises(ValueError, match="aspect must be >= 0.05"):
         plotting.figure("full", 0)
     with pytest.raises(ValueError, match="ncols must be >= 1"):
         plotting.figure("full", ncols=0)

@@ -1,0 +1,78 @@
+"""Shared fixtures: paths, a strict build of the real book, and small temporary books."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+JUPYTER_BOOK = str(BIN / "jupyter-book")
+STRICT = ["build", ".", "-W", "-n", "--keep-going"]
+FRONT_MATTER = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+{extra}---
+"""
+
+
+def run_build(root: Path, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Run the strict build in ``root``; return the completed process (stdout+stderr merged)."""
+    full_env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})}
+    return subprocess.run([JUPYTER_BOOK, *STRICT], cwd=root, env=full_env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def site() -> Path:
+    """The real book, built strictly (incrementally when the cache is valid); its HTML folder."""
+    result = run_build(ROOT)
+    assert result.returncode == 0, result.stdout[-6000:]
+    return ROOT / "_build" / "html"
+
+
+class TempBook:
+    """A one-chapter book in a temporary folder that uses the project's own ``_config.yml``."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        shutil.copy(ROOT / "_config.yml", root / "_config.yml")
+        shutil.copy(ROOT / "references.bib", root / "references.bib")
+        (root / "intro.md").write_text("# Temporary book\n\nA test book.\n")
+        (root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: chapters/probe\n")
+        (root / "chapters").mkdir()
+        (root / "lib").mkdir()
+        self.write_lib("VALUE = 1\n")
+
+    def write_lib(self, text: str) -> None:
+        (self.root / "lib" / "probe.py").write_text(text)
+
+    def write_chapter(self, cells: list[str], front: str = "") -> None:
+        body = "\n".join(textwrap.dedent(c).strip("\n") + "\n" for c in cells)
+        (self.root / "chapters" / "probe.md").write_text(FRONT_MATTER.format(extra=front) + "\n# Probe\n\n" + body)
+
+    def build(self, **env) -> subprocess.CompletedProcess:
+        # the chapter imports the temporary lib/probe.py as `probe`
+        return run_build(self.root, env={"PYTHONPATH": str(self.root / "lib"), **env}, timeout=600)
+
+    def html(self) -> str:
+        return (self.root / "_build" / "html" / "chapters" / "probe.html").read_text()
+
+
+@pytest.fixture
+def temp_book(tmp_path) -> TempBook:
+    return TempBook(tmp_path)

@@ -1,0 +1,63 @@
+"""Static checks of the chapter sources: budgets, figure metadata, short cells, no path hacks."""
+
+from __future__ import annotations
+
+import re
+import statistics
+
+import jupytext
+import pytest
+
+from conftest import ROOT
+
+CHAPTERS = sorted(p for p in (ROOT / "chapters").glob("[0-9][0-9]_*.md"))
+
+
+def code_cells(path):
+    return [c for c in jupytext.read(path).cells if c.cell_type == "code"]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_budget_sets_timeout(path):
+    meta = jupytext.read(path).metadata
+    budget = meta.get("budget_seconds")
+    assert isinstance(budget, int) and 0 < budget <= 90, "DESIGN.md: a chapter executes in <= 90 s"
+    assert meta["mystnb"]["execution_timeout"] == budget
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_figures_have_caption_name_and_alt(path):
+    figures = 0
+    for c in code_cells(path):
+        fig = c.metadata.get("mystnb", {}).get("figure")
+        if "\nfig" in "\n" + c.source.splitlines()[-1] and fig is None:
+            pytest.fail(f"figure cell without caption: {c.source[:60]!r}")
+        if fig is None:
+            continue
+        figures += 1
+        assert fig.get("caption", "").strip() and re.fullmatch(r"fig-[a-z0-9]+-[a-z0-9-]+", fig.get("name", ""))
+        assert c.metadata["mystnb"].get("image", {}).get("alt", "").strip(), fig["name"]
+        assert "set_title" not in c.source, "the caption is the title"
+    assert figures >= 3
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_cells_short_and_no_path_hacks(path):
+    cells = code_cells(path)
+    assert statistics.median(len(c.source.splitlines()) for c in cells) <= 8
+    first = cells[0]
+    assert "remove-cell" in first.metadata.get("tags", [])
+    assert "use_style()" in first.source and "seed_everything(" in first.source
+    for c in cells:
+        assert "sys.path" not in c.source
+        assert not re.search(r"\bopen\(|read_(csv|json|text)\(|np\.load\(", c.source), c.source[:80]
+        assert "plt.show" not in c.source and "import matplotlib.pyplot" not in c.source
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_prose_numbers_are_glued(path):
+    """Prose cites computed results through {glue:text}; flag scientific notation typed by hand."""
+    text = "\n".join(c.source for c in jupytext.read(path).cells if c.cell_type == "markdown")
+    text = re.sub(r"\$[^$]*\$|`[^`]*`", "", text)  # maths and code are not results
+    assert not re.findall(r"\b\d\.\d+e-?\d+\b", text)
+    assert "glue:text" in text

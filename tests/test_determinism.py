@@ -1,0 +1,33 @@
+"""Executing a chapter twice in fresh kernels gives identical glued values."""
+
+from __future__ import annotations
+
+import jupytext
+import pytest
+from nbclient import NotebookClient
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.build
+CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
+
+
+def glued_values(path) -> dict:
+    nb = jupytext.read(path)
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    out = {}
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            key = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            if key:
+                out[key] = output["data"]["text/plain"]
+    return out
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_two_runs_identical(path, monkeypatch):
+    monkeypatch.setenv("BOOK_BUILD", "1")  # as in a build: no progress bars
+    first, second = glued_values(path), glued_values(path)
+    assert len(first) >= 20
+    assert first == second

@@ -1,0 +1,127 @@
+"""Checks of the built HTML of the real book (the session fixture builds it strictly)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+
+from conftest import ROOT
+
+pytestmark = pytest.mark.build
+
+
+def toc_pages() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = [toc["root"]]
+    for part in toc.get("parts", [{"chapters": toc.get("chapters", [])}]):
+        pages += [c["file"] for c in part["chapters"]]
+    return pages
+
+
+def notebook_chapters() -> list[str]:
+    return [p for p in toc_pages() if (ROOT / f"{p}.md").read_text().count("{code-cell}")
+            and p.split("/")[-1][:2].isdigit()]
+
+
+def soup(site: Path, page: str) -> BeautifulSoup:
+    return BeautifulSoup((site / f"{page}.html").read_text(encoding="utf8"), "html.parser")
+
+
+def test_every_toc_page_is_built(site):
+    for page in toc_pages():
+        assert (site / f"{page}.html").is_file(), page
+    assert (site / "index.html").is_file()
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_no_error_or_stderr_output(site, page):
+    html = soup(site, page)
+    article = html.select_one("article") or html
+    assert not article.select(".output.error, .output.traceback, .output.stderr, .stderr")
+    text = article.get_text(" ")
+    assert "Traceback (most recent call last)" not in text or page.endswith("api")
+    assert not article.select(".problematic, .system-message"), page
+
+
+@pytest.mark.parametrize("page", notebook_chapters())
+def test_chapter_figures_present_with_captions_and_alt(site, page):
+    html = soup(site, page)
+    figures = html.select("figure")
+    assert len(figures) >= 3, f"{page}: only {len(figures)} figures"
+    for fig in figures:
+        img = fig.find("img")
+        assert img is not None and img.get("alt", "").strip(), fig.get("id")
+        assert fig.find("figcaption") and fig.find("figcaption").get_text(strip=True)
+        assert (site / page).parent.joinpath(img["src"]).resolve().is_file(), img["src"]
+        assert fig.get("id", "").startswith("fig-"), fig.get("id")
+
+
+@pytest.mark.parametrize("page", notebook_chapters())
+def test_glued_numbers_and_references_resolved(site, page):
+    html = soup(site, page)
+    pasted = html.select("span.pasted-text")
+    assert len(pasted) >= 20, f"{page}: {len(pasted)} glued values"
+    assert all(p.get_text(strip=True) for p in pasted)
+    refs = html.select("a.reference.internal")
+    assert refs and all(a.get("href") for a in refs)
+    text = html.get_text(" ")
+    assert "??" not in text
+    # figure and equation references render as numbers, theorem references as names
+    assert re.search(r"Figure \d+", text) and re.search(r"\(\d+\)", text)
+
+
+def test_claims_page_lists_chapter_checks_all_passing(site):
+    html = soup(site, "chapters/claims")
+    rows = html.select("table.claims-table tbody tr")
+    ids = [r.find_all("td")[0].get_text(strip=True) for r in rows]
+    for check in ("C1", "C2", "C3", "C4"):
+        assert check in ids, ids
+    statuses = [r.find_all("td")[-1].get_text(strip=True) for r in rows]
+    failing = [i for i, s in zip(ids, statuses) if s != "pass"]
+    assert not failing, f"checks failing: {failing}"
+    assert len(ids) == len(set(ids))
+
+
+def test_every_recorded_check_reaches_the_claims_page(site):
+    glue_files = (ROOT / "_build" / "jupyter_execute").rglob("*.glue.json")
+    recorded = {k[len("claim-"):] for f in glue_files for k in json.loads(f.read_text()) if k.startswith("claim-")}
+    shown = {r.find("td").get_text(strip=True) for r in soup(site, "chapters/claims").select("table.claims-table tbody tr")}
+    assert recorded and recorded == shown
+
+
+def test_chapters_within_budget_on_reproducibility_page(site):
+    rows = soup(site, "chapters/reproducibility").select("table.budget-table tbody tr")
+    assert len(rows) == len(notebook_chapters())
+    for row in rows:
+        assert row.find_all("td")[-1].get_text(strip=True) == "within budget", row.get_text(" ")
+
+
+@pytest.mark.parametrize("page", notebook_chapters())
+def test_download_button_serves_a_notebook(site, page):
+    html = (site / f"{page}.html").read_text(encoding="utf8")
+    links = re.findall(r'href="([^"]+\.ipynb)"', html)
+    assert links, "no .ipynb download link"
+    target = (site / page).parent.joinpath(links[0]).resolve()
+    nb = nbformat.read(target, as_version=4)
+    nbformat.validate(nb)
+    assert any(c.cell_type == "code" for c in nb.cells)
+    assert not re.findall(r'href="[^"]+\.ipynb\.txt"', html)
+
+
+def test_math_is_served_offline(site):
+    html = (site / "chapters" / f"{notebook_chapters()[0].split('/')[-1]}.html").read_text()
+    assert "cdn.jsdelivr" not in html and "mathjax" in html.lower()
+    assert (site / "_static" / "mathjax" / "tex-chtml.js").is_file()
+
+
+def test_no_stale_outputs_committed():
+    import subprocess
+
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, text=True, capture_output=True).stdout.split()
+    assert not [f for f in files if f.endswith(".ipynb") or f.startswith("_build/")]
