@@ -185,19 +185,25 @@ def record(check_id: str, claim: str, measured, expected, passed, *, source: str
     return entry
 
 
-def checks_table() -> pd.DataFrame:
-    """The checks :func:`record`-ed in this kernel so far, one row each, in recording order."""
+def checks_table():
+    """The checks :func:`record`-ed in this kernel so far, one row each, in recording order.
+
+    Returns:
+        A pandas ``Styler`` over a DataFrame indexed by check id (columns status, measured,
+        expected, claim, source), with the table classes ``dataframe checks-table`` so that the
+        book's stylesheet lets the sentences wrap. ``.data`` is the DataFrame.
+    """
+    columns = ["check", "status", "measured", "expected", "claim", "source"]
     rows = [
         {
             "check": e["id"],
-            "source": e["source"],
-            "claim": e["claim"],
+            "status": "pass" if e["passed"] else "FAIL",
             "measured": e["measured"],
             "expected": e["expected"],
-            "status": "pass" if e["passed"] else "FAIL",
+            "claim": e["claim"],
+            "source": e["source"],
         }
         for e in _RECORDED.values()
     ]
-    return pd.DataFrame(rows, columns=["check", "source", "claim", "measured", "expected", "status"]).set_index(
-        "check"
-    )
+    table = pd.DataFrame(rows, columns=columns).set_index("check")
+    return table.style.set_table_attributes('class="dataframe checks-table"')

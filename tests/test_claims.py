@@ -74,7 +74,7 @@ def test_record_glues_json_and_table(glued):
     assert entry == {"id": "C9", "source": "K&S Thm 2", "claim": "a claim", "measured": "0.5",
                      "expected": "<= 1", "passed": True}
     claims.record("B1.1", "other", "text", 2, False, source="book")
-    table = claims.checks_table()
+    table = claims.checks_table().data
     assert list(table.index) == ["C9", "B1.1"]
     assert list(table.status) == ["pass", "FAIL"]
 
