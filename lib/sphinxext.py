@@ -7,7 +7,8 @@ It does three things:
    extension hashes ``lib/``, the ``requirements*.txt`` files, ``environment.yml`` and
    ``_config.yml``; when the hash differs from the one kept beside the execution cache
    (``_build/.jupyter_cache.inputs-sha256``), it deletes the execution cache and the doctrees,
-   so every chapter is executed again.
+   so every chapter is executed again. The stamp is written only after a clean build, so a
+   failed build is never followed by a rebuild that finds "nothing out of date".
 2. **Build flag.** It sets ``BOOK_BUILD=1`` in the environment the kernels inherit, which
    silences progress bars (:data:`lib.config.IN_BUILD`).
 3. **Aggregate tables.** After all chapters are read, the ``claims-table`` directive becomes a
@@ -77,13 +78,31 @@ def _guard_cache(app: Sphinx, config) -> None:
     stamp = cache.parent / HASH_FILE
     new = inputs_hash(app.srcdir)
     old = stamp.read_text().strip() if stamp.is_file() else None
+    app._book_stamp = (stamp, new)
     if old != new:
         if cache.exists() or Path(app.doctreedir).exists():
             LOGGER.info("lib/, requirements or _config.yml changed: clearing %s and doctrees", cache)
         shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(app.doctreedir, ignore_errors=True)
+        stamp.unlink(missing_ok=True)
+
+
+def _write_stamp(app: Sphinx, exception) -> None:
+    """Keep the inputs hash only after a clean build.
+
+    After a failed build (an exception, or warnings under ``-W --keep-going``) the stamp is
+    removed, so the next build starts from scratch and reports the failure again instead of
+    finding nothing out of date.
+    """
+    stamp, digest = getattr(app, "_book_stamp", (None, None))
+    if stamp is None:
+        return
+    if exception is None and app.statuscode == 0:
         stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(new + "\n")
+        stamp.write_text(digest + "\n")
+    else:
+        stamp.unlink(missing_ok=True)
+        shutil.rmtree(app.doctreedir, ignore_errors=True)
 
 
 class claims_table_node(nodes.General, nodes.Element):
@@ -231,6 +250,27 @@ def _notebook_download(app: Sphinx, pagename: str, templatename: str, context: d
     context["ipynb_source"] = pagename + ".ipynb"
 
 
+def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """Drop repeated ``<script>`` entries from a page.
+
+    sphinx-thebe (always loaded by jupyter-book) registers its inline configuration script,
+    which declares ``const THEBE_JS_URL``, at every read phase; on Sphinx 7.4 it can reach a page
+    twice, and the second copy is a JavaScript ``SyntaxError`` in the browser console.
+    """
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, unique = set(), []
+    for js in scripts:
+        attributes = getattr(js, "attributes", {}) or {}
+        filename = getattr(js, "filename", js) or ""  # inline scripts come as None and as ""
+        key = (str(filename), tuple(sorted((k, str(v)) for k, v in attributes.items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(js)
+    context["script_files"] = unique
+
+
 def _reread_aggregates(app: Sphinx, env, added, changed, removed):
     pages = [p for p in app.config.book_aggregate_pages if p in env.found_docs]
     others = (set(added) | set(changed) | set(removed)) - set(pages)
@@ -242,8 +282,10 @@ def setup(app: Sphinx) -> dict:
     os.environ["BOOK_BUILD"] = "1"
     app.add_config_value("book_aggregate_pages", ["chapters/claims", "chapters/reproducibility"], "env")
     app.connect("config-inited", _guard_cache, priority=100)
+    app.connect("build-finished", _write_stamp)
     app.connect("env-get-outdated", _reread_aggregates)
     app.connect("html-page-context", _notebook_download, priority=400)
+    app.connect("html-page-context", _dedupe_scripts, priority=900)
     for name, node in (("claims-table", claims_table_node), ("budget-table", budget_table_node)):
         app.add_node(node)
         app.add_directive(name, _placeholder_directive(node))
