@@ -22,11 +22,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ._constants import CLAIM_PREFIX
 from ._validate import positive_int, short_repr
 
 __all__ = ["fmt", "glue", "glue_many", "pretty", "record", "checks_table", "CLAIM_PREFIX"]
 
-CLAIM_PREFIX = "claim-"
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _RECORDED: dict[str, dict] = {}
 

@@ -33,7 +33,7 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
-from .claims import CLAIM_PREFIX
+from ._constants import CLAIM_PREFIX
 
 LOGGER = logging.getLogger(__name__)
 HASH_FILE = ".jupyter_cache.inputs-sha256"
