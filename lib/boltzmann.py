@@ -70,6 +70,17 @@ def _check_dim(a: torch.Tensor, dim) -> int:
     return dim
 
 
+def _scaled(a, beta, dim, *, name: str = "beta", positive: bool = False):
+    """Validate ``(a, beta, dim)`` and return ``(tensor, was_numpy, dim, beta * a)``."""
+    beta = finite_real(name, beta, minimum=0.0 if positive else None, strict=positive)
+    t, was_numpy = _as_tensor("a", a)
+    dim = _check_dim(t, dim)
+    z = t * beta
+    if not torch.isfinite(z).all():
+        raise ValueError(f"{name} * a overflows {t.dtype} ({name}={beta!r}, max |a|={t.abs().max().item():.3g})")
+    return t, was_numpy, dim, z
+
+
 def _finite(name: str, out: torch.Tensor) -> torch.Tensor:
     """Refuse a result that overflowed (or is NaN) instead of returning it silently."""
     if not torch.isfinite(out).all():
@@ -106,15 +117,10 @@ def boltz(a, beta: float = 1.0, dim: int = -1):
     Numerically stable (torch's max-shifted softmax): finite for ``|beta * a|`` up to 1e6 and
     beyond, as long as ``beta * a`` itself is representable.
 
-    Source: Kajitsuka & Sato (ICLR 2024), Section 3, the Boltzmann operator; Asadi & Littman
+    Source: Kajitsuka & Sato (ICLR 2024), the Boltzmann operator of Lemma 1; Asadi & Littman
     (ICML 2017). Used in Chapter 1 and, through the attention layer, in Chapter 2.
     """
-    beta = finite_real("beta", beta)
-    t, was_numpy = _as_tensor("a", a)
-    dim = _check_dim(t, dim)
-    z = t * beta
-    if not torch.isfinite(z).all():
-        raise ValueError(f"beta * a overflows {t.dtype} (beta={beta!r}, max |a|={t.abs().max().item():.3g})")
+    t, was_numpy, dim, z = _scaled(a, beta, dim)
     out = (t * torch.softmax(z, dim=dim)).sum(dim=dim)
     return _back(out, was_numpy)
 
@@ -130,12 +136,7 @@ def dboltz_dbeta(a, beta: float = 1.0, dim: int = -1):
 
     Source: differentiation of the softmax (PAPERS.md §5, check C2). Used in Chapter 1.
     """
-    beta = finite_real("beta", beta)
-    t, was_numpy = _as_tensor("a", a)
-    dim = _check_dim(t, dim)
-    z = t * beta
-    if not torch.isfinite(z).all():
-        raise ValueError(f"beta * a overflows {t.dtype} (beta={beta!r})")
+    t, was_numpy, dim, z = _scaled(a, beta, dim)
     p = torch.softmax(z, dim=dim)
     mean = (t * p).sum(dim=dim, keepdim=True)
     return _back(_finite("the variance", (p * (t - mean) ** 2).sum(dim=dim)), was_numpy)
@@ -221,12 +222,7 @@ def soft_max_lse(a, beta: float = 1.0, dim: int = -1):
     Source: the standard smooth maximum compared with the Boltzmann operator by Asadi & Littman
     (ICML 2017). Used in Chapter 1, "Relatives of the Boltzmann operator".
     """
-    beta = finite_real("beta", beta, minimum=0.0, strict=True)
-    t, was_numpy = _as_tensor("a", a)
-    dim = _check_dim(t, dim)
-    z = t * beta
-    if not torch.isfinite(z).all():
-        raise ValueError(f"beta * a overflows {t.dtype} (beta={beta!r})")
+    t, was_numpy, dim, z = _scaled(a, beta, dim, positive=True)
     return _back(_finite("log-sum-exp / beta", torch.logsumexp(z, dim=dim) / beta), was_numpy)
 
 

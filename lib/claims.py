@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 
 from ._constants import CLAIM_PREFIX
-from ._validate import positive_int, short_repr
+from ._validate import finite_real, positive_int, short_repr
 
 __all__ = ["fmt", "glue", "glue_many", "pretty", "record", "checks_table", "CLAIM_PREFIX"]
 
@@ -78,12 +78,7 @@ def fmt(x, digits: int = 3) -> str:
         raise ValueError(f"x must be a number, got {short_repr(x)}")
     if isinstance(x, int) and abs(x) < 10**6:
         return str(x)
-    try:
-        x = float(x)
-    except OverflowError:
-        raise ValueError(f"x is too large for a float, got {short_repr(x)}") from None
-    if not math.isfinite(x):
-        raise ValueError(f"x must be finite, got {x!r}")
+    x = finite_real("x", x)
     if x == 0:
         return "0"
     fixed = f"{x:.{digits}g}"

@@ -19,7 +19,7 @@ import torch
 
 from ._validate import positive_int, short_repr
 
-__all__ = ["MAX_DPS", "to_mpf", "boltz_mp", "min_gap"]
+__all__ = ["MAX_DPS", "to_mpf", "boltz_mp", "min_gap", "attention_mp", "min_distance"]
 
 #: Largest working precision (decimal digits) the book's functions accept; beyond it a single
 #: evaluation would take minutes to hours.
@@ -124,3 +124,103 @@ def min_gap(values, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
         if distinct:
             gaps = [g for g in gaps if g != 0]
         return min(gaps) if gaps else mpmath.inf
+
+
+def _matrix(name: str, M) -> list[list[mpmath.mpf]]:
+    arr = np.asarray(M.detach().to("cpu", torch.float64).numpy() if isinstance(M, torch.Tensor) else M,
+                     dtype=np.float64)
+    if arr.ndim != 2 or not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be a finite matrix, got shape {arr.shape}")
+    return [[mpmath.mpf(float(x)) for x in row] for row in arr]
+
+
+def _matmul_t(A, B):
+    """``A @ B.T`` for lists of mpf rows."""
+    return [[mpmath.fsum(a * b for a, b in zip(row, col, strict=True)) for col in B] for row in A]
+
+
+def attention_mp(X, layer, dps: int = 50) -> list:
+    """Evaluate a :class:`lib.attention.SelfAttention` exactly (mpmath, ``dps`` digits).
+
+    The layer's float weights are read as the exact binary numbers they are, so this is the
+    same layer computed without rounding: the ground truth for float32/float64 evaluations.
+
+    Args:
+        X: one sequence ``(n, d)`` or a family ``(N, n, d)`` (numpy, torch or nested lists;
+            floats are converted exactly).
+        layer: a ``SelfAttention`` (softmax or hardmax, any rank, with or without residual).
+        dps: decimal digits, ``15 <= dps <= MAX_DPS``.
+
+    Returns:
+        For ``(n, d)`` input, a list of ``n`` rows of ``d`` mpf; for ``(N, n, d)``, a list of ``N``
+        such outputs. Each mpf carries ``dps`` digits.
+
+    Raises:
+        ValueError: for a shape that does not match the layer, NaN/inf, or a bad ``dps``.
+
+    Source: K&S (ICLR 2024), the layer of Theorem 2, evaluated exactly as PAPERS.md §5 requires
+    ("float64 reports collisions"). Chapter 2 (checks C6-C8).
+    """
+    from .attention import SelfAttention
+
+    if not isinstance(layer, SelfAttention):
+        raise ValueError(f"layer must be a lib.attention.SelfAttention, got {short_repr(layer)}")
+    dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
+    arr = X.detach().to("cpu", torch.float64).numpy() if isinstance(X, torch.Tensor) else np.asarray(X, dtype=float)
+    if arr.ndim not in (2, 3) or arr.shape[-1] != layer.d or arr.shape[-2] == 0:
+        raise ValueError(f"X must have shape (n, {layer.d}) or (N, n, {layer.d}), got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError("X must be finite")
+    if arr.ndim == 3:
+        return [attention_mp(seq, layer, dps) for seq in arr]
+    with mpmath.workdps(dps):
+        W = {name: _matrix(name, M) for name, M in layer.weights().items()}
+        x = [[mpmath.mpf(float(v)) for v in row] for row in arr]
+        q, k, v = (_matmul_t(x, W[name]) for name in ("W_Q", "W_K", "W_V"))
+        scores = _matmul_t(q, k)  # scores[l][m] = q_l . k_m
+        out = []
+        for l, row in enumerate(scores):
+            top = max(row)
+            if layer.normalizer == "softmax":
+                weights = [mpmath.exp(sc - top) for sc in row]
+            else:
+                weights = [mpmath.mpf(1) if sc == top else mpmath.mpf(0) for sc in row]
+            total = mpmath.fsum(weights)
+            head = [mpmath.fsum(wt * v[m][j] for m, wt in enumerate(weights)) / total
+                    for j in range(layer.head_dim)]
+            res = [mpmath.fsum(W["W_O"][i][j] * head[j] for j in range(layer.head_dim)) for i in range(layer.d)]
+            out.append([x[l][i] + res[i] if layer.residual else res[i] for i in range(layer.d)])
+        return out
+
+
+def min_distance(points, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
+    """Smallest Euclidean distance between two of ``points`` (vectors of mpf), at ``dps`` digits.
+
+    ``O(m^2)`` pairs: meant for the few hundred context ids of Chapter 2.
+
+    Args:
+        points: a sequence of ``m >= 2`` equal-length sequences of reals (e.g. rows returned by
+            :func:`attention_mp`).
+        dps: decimal digits.
+        distinct: skip pairs at distance exactly 0 (as :func:`min_gap`).
+
+    Returns:
+        The distance as an mpf (``mpmath.inf`` if ``distinct`` and all points coincide).
+
+    Raises:
+        ValueError: for fewer than two points, ragged points or non-finite coordinates.
+    """
+    dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
+    if not isinstance(points, list | tuple) or len(points) < 2:
+        raise ValueError("points must be a list of at least two vectors")
+    with mpmath.workdps(dps):
+        P = [[to_mpf(f"points[{i}]", c) for c in p] for i, p in enumerate(points)]
+        if len({len(p) for p in P}) != 1:
+            raise ValueError("points must all have the same length")
+        best = mpmath.inf
+        for i in range(len(P)):
+            for j in range(i + 1, len(P)):
+                dist = mpmath.sqrt(mpmath.fsum((a - b) ** 2 for a, b in zip(P[i], P[j], strict=True)))
+                if (dist > 0 or not distinct) and dist < best:
+                    best = dist
+        return best

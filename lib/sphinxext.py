@@ -124,17 +124,21 @@ def _placeholder_directive(node_class):
     return _Directive
 
 
+def _glued(app: Sphinx, docname: str) -> dict:
+    """The values a document glued (myst-nb's ``<doc>.glue.json``), as Python objects."""
+    path = Path(app.env.mystnb_config.output_folder, *docname.split("/")[:-1], docname.split("/")[-1] + ".glue.json")
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf8"))
+    return {key: ast.literal_eval(value["data"]["text/plain"]) for key, value in data.items()}
+
+
 def _records(app: Sphinx) -> list[tuple[str, dict]]:
-    folder = Path(app.env.mystnb_config.output_folder)
     out = []
     for docname in _doc_order(app.env):
-        path = folder.joinpath(*docname.split("/")[:-1], docname.split("/")[-1] + ".glue.json")
-        if not path.is_file():
-            continue
-        data = json.loads(path.read_text(encoding="utf8"))
-        for key in (k for k in data if k.startswith(CLAIM_PREFIX)):  # recording order
-            text = data[key]["data"]["text/plain"]
-            out.append((docname, json.loads(ast.literal_eval(text))))
+        glued = _glued(app, docname)
+        for key in (k for k in glued if k.startswith(CLAIM_PREFIX)):  # recording order
+            out.append((docname, json.loads(glued[key])))
     return out
 
 
@@ -222,13 +226,14 @@ class AggregateTablesTransform(SphinxPostTransform):
                     continue
                 runtime = data.get("runtime")
                 ok = bool(data.get("succeeded")) and runtime is not None and runtime <= float(budget)
-                rows.append([self._link(docname), f"{float(budget):.0f}",
+                seed = _glued(self.app, docname).get("seed", "-")
+                rows.append([self._link(docname), str(seed), f"{float(budget):.0f}",
                              "-" if runtime is None else f"{runtime:.1f}", data.get("method", "-"),
                              _status(ok, "within budget", "OVER BUDGET" if data.get("succeeded") else "FAILED")])
             if not rows:
                 LOGGER.warning("budget-table: no executed chapter declares budget_seconds", location=placeholder)
             placeholder.replace_self(_table(
-                ["Chapter", "Budget (s)", "Execution (s)", "Method", "Status"], [30, 12, 12, 12, 14],
+                ["Chapter", "Seed", "Budget (s)", "Execution (s)", "Method", "Status"], [28, 8, 10, 12, 10, 14],
                 rows, ["budget-table"]))
 
 

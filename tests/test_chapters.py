@@ -48,6 +48,7 @@ def test_cells_short_and_no_path_hacks(path):
     first = cells[0]
     assert "remove-cell" in first.metadata.get("tags", [])
     assert "use_style()" in first.source and "seed_everything(" in first.source
+    assert 'glue("seed"' in first.source, "the reproducibility page lists each chapter's seed"
     for c in cells:
         assert "sys.path" not in c.source
         assert not re.search(r"\bopen\(|read_(csv|json|text)\(|np\.load\(", c.source), c.source[:80]

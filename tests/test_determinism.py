@@ -20,8 +20,8 @@ def glued_values(path) -> dict:
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             key = output.get("metadata", {}).get("scrapbook", {}).get("name")
-            if key:
-                out[key] = output["data"]["text/plain"]
+            if key:  # outside myst-nb the mime types carry scrapbook's prefix
+                out[key] = next(v for k, v in output["data"].items() if k.endswith("text/plain"))
     return out
 
 

@@ -99,7 +99,9 @@ def test_chapters_within_budget_on_reproducibility_page(site):
     rows = soup(site, "chapters/reproducibility").select("table.budget-table tbody tr")
     assert len(rows) == len(notebook_chapters())
     for row in rows:
-        assert row.find_all("td")[-1].get_text(strip=True) == "within budget", row.get_text(" ")
+        cells = [td.get_text(strip=True) for td in row.find_all("td")]
+        assert cells[-1] == "within budget", cells
+        assert cells[1].isdigit(), f"no seed glued by {cells[0]}"
 
 
 @pytest.mark.parametrize("page", notebook_chapters())
