@@ -1,0 +1,160 @@
+r"""Single-head attention layers as the papers write them (Chapter 2 onwards).
+
+K&S (ICLR 2024) use a self-attention layer with a residual connection and *no* :math:`1/\sqrt{s}`
+factor — the temperature lives in the weights:
+
+.. math:: F^{(SA)}(Z) = Z + W_O W_V Z\, \sigma[(W_K Z)^\top (W_Q Z)],
+
+with tokens as the columns of :math:`Z \in \mathbb{R}^{d\times n}` and :math:`\sigma` the softmax
+(or the hardmax) over the keys of each query. Here tokens are the *rows* of ``X`` of shape
+``(..., n, d)``, as in torch, so the same layer reads
+``X + softmax((X W_Q^T)(X W_K^T)^T, dim=-1) (X W_V^T) W_O^T``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from ._validate import positive_int, short_repr
+
+__all__ = ["SelfAttention", "NORMALIZERS"]
+
+NORMALIZERS = ("softmax", "hardmax")
+_NAMES = ("W_Q", "W_K", "W_V", "W_O")
+
+
+class SelfAttention(nn.Module):
+    r"""One head of self-attention, optionally with rank-``r`` factorised weights.
+
+    Args:
+        d: token dimension.
+        head_dim: head size ``s``; ``W_Q, W_K, W_V`` have shape ``(s, d)`` and ``W_O`` ``(d, s)``.
+        rank: ``None`` for dense weights, or ``r`` (``1 <= r <= min(s, d)``): each matrix is
+            then stored as a product ``A @ B`` of factors of inner size ``r`` and has rank at most
+            ``r`` by construction.
+        normalizer: ``"softmax"``, or ``"hardmax"``: each query averages the values of the keys
+            that tie for its maximum score (K&S Theorem 1).
+        residual: add the input to the output (K&S's :math:`F^{(SA)}`); LHSL's layer has none.
+        dtype: ``torch.float32`` or ``torch.float64`` (default).
+        seed: seed of the random initialisation (normal, standard deviation ``1/sqrt(d)``).
+
+    Input ``(..., n, d)``, output ``(..., n, d)``, same dtype. There is no ``1/sqrt(s)`` scaling.
+
+    Raises:
+        ValueError: for non-positive sizes, a rank above ``min(head_dim, d)``, an unknown
+            normaliser or dtype; in :meth:`forward` for input of the wrong shape, dtype or with
+            NaN/inf; in :meth:`set_weights` for a wrong shape or a matrix of too high a rank.
+
+    Source: K&S (ICLR 2024), the self-attention layer of Section 2 and Theorems 1-2 (PAPERS.md
+    §1.2). Used in Chapter 2.
+    """
+
+    def __init__(self, d: int, head_dim: int = 1, rank: int | None = None, normalizer: str = "softmax",
+                 residual: bool = True, dtype: torch.dtype = torch.float64, seed: int = 0):
+        super().__init__()
+        self.d = positive_int("d", d)
+        self.head_dim = positive_int("head_dim", head_dim)
+        if rank is not None:
+            rank = positive_int("rank", rank, maximum=min(self.head_dim, self.d))
+        self.rank = rank
+        if normalizer not in NORMALIZERS:
+            raise ValueError(f"normalizer must be one of {NORMALIZERS}, got {normalizer!r}")
+        self.normalizer = normalizer
+        if not isinstance(residual, bool):
+            raise ValueError(f"residual must be a bool, got {residual!r}")
+        self.residual = residual
+        if dtype not in (torch.float32, torch.float64):
+            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
+        gen = torch.Generator().manual_seed(positive_int("seed", seed, minimum=0))
+        std = 1.0 / math.sqrt(self.d)
+        for name in _NAMES:
+            rows, cols = self._shape(name)
+            if rank is None:
+                shapes = {"": (rows, cols)}
+            else:
+                shapes = {"_A": (rows, rank), "_B": (rank, cols)}
+            for suffix, shape in shapes.items():
+                value = torch.randn(shape, generator=gen, dtype=torch.float64) * (
+                    std if rank is None else math.sqrt(std))
+                self.register_parameter(name + suffix, nn.Parameter(value.to(dtype)))
+
+    def _shape(self, name: str) -> tuple[int, int]:
+        return (self.d, self.head_dim) if name == "W_O" else (self.head_dim, self.d)
+
+    def _dense(self, name: str) -> torch.Tensor:
+        if self.rank is None:
+            return getattr(self, name)
+        return getattr(self, name + "_A") @ getattr(self, name + "_B")
+
+    def weights(self) -> dict[str, torch.Tensor]:
+        """The dense matrices ``{"W_Q", "W_K", "W_V", "W_O"}`` (detached copies)."""
+        return {name: self._dense(name).detach().clone() for name in _NAMES}
+
+    @torch.no_grad()
+    def set_weights(self, **matrices) -> SelfAttention:
+        """Set any of ``W_Q, W_K, W_V`` (shape ``(head_dim, d)``) and ``W_O`` (``(d, head_dim)``).
+
+        With ``rank`` set, each matrix is factorised by SVD into ``A @ B``; a matrix whose rank
+        exceeds ``rank`` (singular value ``rank + 1`` above ``1e-12`` times the largest) is refused.
+
+        Returns:
+            ``self``, for chaining.
+
+        Raises:
+            ValueError: for an unknown name, a wrong shape, NaN/inf, or too high a rank.
+        """
+        for name, value in matrices.items():
+            if name not in _NAMES:
+                raise ValueError(f"weight name must be one of {_NAMES}, got {name!r}")
+            m = torch.as_tensor(value, dtype=torch.float64)
+            if tuple(m.shape) != self._shape(name):
+                raise ValueError(f"{name} must have shape {self._shape(name)}, got {tuple(m.shape)}")
+            if not torch.isfinite(m).all():
+                raise ValueError(f"{name} must be finite")
+            dtype = self.W_Q.dtype if self.rank is None else self.W_Q_A.dtype
+            if self.rank is None:
+                getattr(self, name).copy_(m.to(dtype))
+                continue
+            U, S, Vh = torch.linalg.svd(m, full_matrices=False)
+            if S.numel() > self.rank and S[self.rank] > 1e-12 * max(S[0].item(), 1e-300):
+                raise ValueError(f"{name} has rank above {self.rank} (singular values {S.tolist()})")
+            root = S[: self.rank].sqrt()
+            getattr(self, name + "_A").copy_((U[:, : self.rank] * root).to(dtype))
+            getattr(self, name + "_B").copy_((root[:, None] * Vh[: self.rank]).to(dtype))
+        return self
+
+    def attention(self, X: torch.Tensor) -> torch.Tensor:
+        """The attention matrix ``(..., n, n)``: row ``l`` holds query ``l``'s weights over the keys."""
+        X = self._check(X)
+        W = {name: self._dense(name) for name in _NAMES}
+        scores = (X @ W["W_Q"].T) @ (X @ W["W_K"].T).transpose(-1, -2)
+        if self.normalizer == "softmax":
+            return torch.softmax(scores, dim=-1)
+        ties = scores == scores.amax(dim=-1, keepdim=True)
+        return ties.to(X.dtype) / ties.sum(dim=-1, keepdim=True).to(X.dtype)
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """Apply the layer to ``X`` of shape ``(..., n, d)``; returns the same shape and dtype."""
+        X = self._check(X)
+        W = {name: self._dense(name) for name in _NAMES}
+        out = (self.attention(X) @ (X @ W["W_V"].T)) @ W["W_O"].T
+        return X + out if self.residual else out
+
+    def _check(self, X) -> torch.Tensor:
+        if not isinstance(X, torch.Tensor):
+            raise ValueError(f"X must be a torch tensor of shape (..., n, {self.d}), got {short_repr(X)}")
+        dtype = self.W_Q.dtype if self.rank is None else self.W_Q_A.dtype
+        if X.dtype != dtype:
+            raise ValueError(f"X must have the layer's dtype {dtype}, got {X.dtype}")
+        if X.ndim < 2 or X.shape[-1] != self.d or X.shape[-2] == 0:
+            raise ValueError(f"X must have shape (..., n, {self.d}) with n >= 1, got {tuple(X.shape)}")
+        if not torch.isfinite(X).all():
+            raise ValueError("X must be finite")
+        return X
+
+    def extra_repr(self) -> str:
+        return (f"d={self.d}, head_dim={self.head_dim}, rank={self.rank}, "
+                f"normalizer={self.normalizer!r}, residual={self.residual}")

@@ -1,0 +1,441 @@
+r"""Contextual mappings: tokenwise separation, the projection constant, K&S Theorem 2's rank-1
+attention layer and the hardmax counterexample of Theorem 1 (Chapter 2).
+
+Tokens are rows: a family of ``N`` sequences of ``n`` tokens in :math:`\mathbb{R}^d` is an array
+of shape ``(N, n, d)``. All formulas follow PAPERS.md §1.3-1.6, where each is tagged: the shapes
+of Definition 1 and Theorems 1-2 are quoted, their constants recalled, the construction and the
+counterexample reconstructed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import torch
+
+from ._validate import as_float_array, finite_real, positive_int, short_repr
+from .attention import SelfAttention
+from .boltzmann import lemma1_gap
+
+__all__ = [
+    "tokenwise_separation",
+    "vocabulary",
+    "projection_constant",
+    "projection_bound",
+    "best_direction",
+    "rank_one_attention",
+    "theorem2_delta",
+    "subset_sequences",
+    "hardmax_counterexample",
+    "id_distance",
+    "hardmax_trials",
+    "context_ids",
+]
+
+
+def _sequences(X) -> np.ndarray:
+    arr = as_float_array("X", X, min_ndim=3)
+    if arr.ndim != 3:
+        raise ValueError(f"X must have shape (N, n, d), got {arr.shape}")
+    return arr
+
+
+def tokenwise_separation(X) -> tuple[float, float, float]:
+    r"""The tight constants of K&S Definition 1 for sequences ``X``.
+
+    Args:
+        X: array ``(N, n, d)``: ``N`` sequences of ``n`` tokens (rows) in :math:`\mathbb{R}^d`.
+
+    Returns:
+        ``(r_min, r_max, eps)``: the smallest and largest token norm and the smallest distance
+        between two different tokens anywhere in ``X``. The sequences are tokenwise
+        :math:`(r_{\min}', r_{\max}', \epsilon')`-separated for every :math:`r_{\min}' < r_{\min}`,
+        :math:`r_{\max}' > r_{\max}`, :math:`\epsilon' < \epsilon` (the definition's inequalities
+        are strict). ``eps`` is ``inf`` when all tokens are equal.
+
+    Raises:
+        ValueError: for a wrong shape, NaN/inf, or a sequence that holds the same token twice
+            (Theorem 2 excludes it).
+
+    Source: K&S (ICLR 2024), Definition 1 (name and triple quoted, wording recalled). Chapter 2.
+    """
+    arr = _sequences(X)
+    for i, seq in enumerate(arr):
+        if len(np.unique(seq, axis=0)) != len(seq):
+            raise ValueError(f"X[{i}] holds a duplicate token: {short_repr(seq)}")
+    norms = np.linalg.norm(arr, axis=-1)
+    vocab = vocabulary(arr)
+    return float(norms.min()), float(norms.max()), _min_distance(vocab)
+
+
+def _min_distance(points: np.ndarray) -> float:
+    if len(points) < 2:
+        return math.inf
+    diff = points[:, None, :] - points[None, :, :]
+    dist = np.linalg.norm(diff, axis=-1)
+    return float(dist[np.triu_indices(len(points), 1)].min())
+
+
+def vocabulary(X) -> np.ndarray:
+    """The distinct tokens of ``X`` (shape ``(N, n, d)``), as an array ``(K, d)`` in sorted order."""
+    arr = _sequences(X)
+    return np.unique(arr.reshape(-1, arr.shape[-1]), axis=0)
+
+
+def _vocab(vocab) -> np.ndarray:
+    V = as_float_array("vocab", vocab, min_ndim=2)
+    if V.ndim != 2:
+        raise ValueError(f"vocab must have shape (K, d), got {V.shape}")
+    if len(np.unique(V, axis=0)) != len(V):
+        raise ValueError("vocab holds the same token twice")
+    return V
+
+
+def _unit(w, d: int) -> np.ndarray:
+    w = as_float_array("w", w).reshape(-1)
+    if w.shape != (d,):
+        raise ValueError(f"w must have shape ({d},), got {w.shape}")
+    norm = float(np.linalg.norm(w))
+    if norm == 0:
+        raise ValueError("w must be non-zero")
+    return w / norm
+
+
+def projection_constant(w, vocab) -> float:
+    r"""The constant :math:`c_w = \min_{x \ne x'} |w^\top (x - x')| / \|x - x'\|` over :math:`V \cup \{0\}`.
+
+    Args:
+        w: direction ``(d,)``; it is normalised to unit length.
+        vocab: tokens ``(K, d)``, pairwise distinct.
+
+    Returns:
+        :math:`c_w \in [0, 1]`; 0 means ``w`` does not separate some pair (the construction then
+        fails). Including 0 makes :math:`|w^\top x| \ge c_w \|x\|` for every token.
+
+    Raises:
+        ValueError: for wrong shapes, NaN/inf, a zero ``w`` or repeated tokens.
+
+    Source: the projection lemma K&S cite (Park et al. 2021); PAPERS.md §1.5 step 1 [I]. Chapter 2.
+    """
+    V = _vocab(vocab)
+    u = _unit(w, V.shape[1])
+    points = np.vstack([V, np.zeros((1, V.shape[1]))]) if not (V == 0).all(axis=1).any() else V
+    i, j = np.triu_indices(len(points), 1)
+    diff = points[i] - points[j]
+    return float((np.abs(diff @ u) / np.linalg.norm(diff, axis=1)).min())
+
+
+def projection_bound(vocab_size: int, d: int) -> float:
+    r"""The worst-case projection constant :math:`(|V|+1)^{-2}\sqrt{8/(\pi d)}` (Park et al. 2021).
+
+    Raises:
+        ValueError: for non-positive sizes.
+
+    Source: PAPERS.md §1.5 step 1 [I]; K&S Theorem 2's constant. Chapter 2 (check C9).
+    """
+    K = positive_int("vocab_size", vocab_size)
+    d = positive_int("d", d)
+    return (K + 1) ** -2 * math.sqrt(8.0 / (math.pi * d))
+
+
+def best_direction(vocab, draws: int = 64, seed: int = 0) -> tuple[np.ndarray, float]:
+    """The best of ``draws`` random Gaussian unit directions for :func:`projection_constant`.
+
+    Returns:
+        ``(w, c_w)`` with ``w`` a unit float64 vector ``(d,)``.
+
+    Raises:
+        ValueError: for bad ``vocab``, ``draws < 1`` or a negative ``seed``.
+
+    Source: PAPERS.md §5, check C9 ("take the best of k random w"). Chapter 2.
+    """
+    V = _vocab(vocab)
+    rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
+    best, best_c = None, -1.0
+    for _ in range(positive_int("draws", draws)):
+        w = rng.normal(size=V.shape[1])
+        w /= np.linalg.norm(w)
+        c = projection_constant(w, V)
+        if c > best_c:
+            best, best_c = w, c
+    return best, best_c
+
+
+def rank_one_attention(vocab, n: int, *, w=None, eps=None, r_min=None, r_max=None, head_dim: int = 1,
+                       seed: int = 0, gamma=None) -> SelfAttention:
+    r"""The rank-1 self-attention layer of K&S Theorem 2, built as in PAPERS.md §1.5.
+
+    With a unit direction ``w`` of projection constant :math:`c_w` and
+    :math:`\gamma = (2\log n + 3)/(c_w^2 r_{\min} \epsilon)`:
+    :math:`W_Q = \gamma e_1 w^\top`, :math:`W_K = W_V = e_1 w^\top`,
+    :math:`W_O = \frac{\epsilon}{4 r_{\max}} u e_1^\top` with :math:`u = w`. Query token ``t`` of a
+    sequence ``X`` then receives ``t + (eps / (4 r_max)) * boltz(a) / (gamma w.t) * u`` with
+    ``a = gamma (w.t) (X w)`` — a context id.
+
+    Args:
+        vocab: the tokens ``(K, d)``, pairwise distinct and non-zero.
+        n: sequence length, ``>= 2``.
+        w: the direction; by default the best of 64 seeded random directions.
+        eps, r_min, r_max: separation constants; by default the tight ones of ``vocab``. Given
+            values must be consistent with ``vocab`` (``r_min <=`` every norm ``<= r_max``,
+            ``eps <=`` every distance).
+        head_dim: head size ``s >= 1`` (the construction uses one coordinate).
+        seed: seed for the default ``w``.
+        gamma: override of :math:`\gamma` (check C8: temperatures outside the theorem).
+
+    Returns:
+        A float64 :class:`~lib.attention.SelfAttention` (rank 1, residual) with attributes
+        ``gamma``, ``w``, ``u``, ``c_w``, ``eps``, ``r_min``, ``r_max``, ``n``, ``vocab``.
+
+    Raises:
+        ValueError: for a zero token, repeated tokens, a ``w`` that does not separate
+            :math:`V \cup \{0\}` (:math:`c_w = 0`), constants inconsistent with ``vocab``, or
+            a non-finite or non-positive ``gamma``.
+
+    Source: K&S (ICLR 2024), Theorem 2; construction reconstructed (PAPERS.md §1.5 [R/I]).
+    Chapter 2.
+    """
+    V = _vocab(vocab)
+    n = positive_int("n", n, minimum=2)
+    norms = np.linalg.norm(V, axis=1)
+    if (norms == 0).any():
+        raise ValueError("vocab holds the zero token; Theorem 2 needs r_min > 0")
+    tight = {"r_min": float(norms.min()), "r_max": float(norms.max()), "eps": _min_distance(V)}
+    given = {"r_min": r_min, "r_max": r_max, "eps": eps}
+    const = {}
+    for name, value in given.items():
+        const[name] = tight[name] if value is None else finite_real(name, value, minimum=0.0, strict=True)
+    if const["r_min"] > tight["r_min"] or const["r_max"] < tight["r_max"] or const["eps"] > tight["eps"]:
+        raise ValueError(f"constants {const} are inconsistent with vocab (tight values {tight})")
+    if w is None:
+        w, c_w = best_direction(V, seed=seed)
+    else:
+        w = _unit(w, V.shape[1])
+        c_w = projection_constant(w, V)
+    if c_w <= 0:
+        raise ValueError(f"w={short_repr(w)} does not separate the vocabulary and 0 (c_w = 0)")
+    if gamma is None:
+        gamma = lemma1_gap(n) / (c_w**2 * const["r_min"] * const["eps"])
+    gamma = finite_real("gamma", gamma, minimum=0.0, strict=True)
+    d = V.shape[1]
+    e1 = np.zeros(positive_int("head_dim", head_dim))
+    e1[0] = 1.0
+    layer = SelfAttention(d, head_dim=head_dim, rank=1, residual=True, dtype=torch.float64)
+    layer.set_weights(W_Q=gamma * np.outer(e1, w), W_K=np.outer(e1, w), W_V=np.outer(e1, w),
+                      W_O=const["eps"] / (4 * const["r_max"]) * np.outer(w, e1))
+    layer.requires_grad_(False)  # a fixed construction, not a model to train
+    layer.gamma, layer.w, layer.u, layer.c_w, layer.n, layer.vocab = gamma, w, w.copy(), c_w, n, V
+    layer.eps, layer.r_min, layer.r_max = const["eps"], const["r_min"], const["r_max"]
+    return layer
+
+
+def theorem2_delta(n: int, vocab_size: int, d: int, r_min: float, r_max: float, eps: float,
+                   c_w: float | None = None) -> dict[str, float]:
+    r"""Base-10 logarithms of the separations of K&S Theorem 2.
+
+    ``paper``: the theorem's :math:`\delta`, with the worst-case projection constant,
+
+    .. math:: \delta = \frac{2(\log n)^2 \epsilon^2 r_{\min}}{r_{\max}^2 (|V|+1)^4 (2\log n+3)\pi d}
+              \exp\Big(-\frac{(|V|+1)^4 (2\log n + 3)\pi d\, r_{\max}^2}{4 \epsilon r_{\min}}\Big).
+
+    ``construction``: the separation the construction guarantees with a measured :math:`c_w`,
+    :math:`\epsilon(\log n)^2 e^{-2\gamma r_{\max}^2}/(4\gamma r_{\max}^2)`,
+    :math:`\gamma = (2\log n+3)/(c_w^2 r_{\min}\epsilon)` (equal to ``paper`` when ``c_w`` is the
+    worst case). Also ``r``, the bound :math:`r_{\max} + \epsilon/4` on every context id.
+
+    Args:
+        n: sequence length ``>= 2``; vocab_size: :math:`|V| \ge 1`; d: dimension ``>= 1``.
+        r_min, r_max, eps: separation constants, positive, ``r_min <= r_max``.
+        c_w: measured projection constant in ``(0, 1]``; default the worst case.
+
+    Returns:
+        ``{"paper": log10 delta, "construction": log10 delta_w, "r": r_max + eps / 4}``.
+
+    Raises:
+        ValueError: for out-of-range arguments.
+
+    Source: K&S (ICLR 2024), Theorem 2 (formula recalled; PAPERS.md §1.4-1.5 shows the
+    construction reproduces it exactly). Chapter 2.
+    """
+    n = positive_int("n", n, minimum=2)
+    K = positive_int("vocab_size", vocab_size)
+    d = positive_int("d", d)
+    r_min = finite_real("r_min", r_min, minimum=0.0, strict=True)
+    r_max = finite_real("r_max", r_max, minimum=r_min)
+    eps = finite_real("eps", eps, minimum=0.0, strict=True)
+    worst = projection_bound(K, d)
+    c_w = worst if c_w is None else finite_real("c_w", c_w, minimum=0.0, strict=True, maximum=1.0)
+
+    def log10_delta(c: float) -> float:
+        gamma = lemma1_gap(n) / (c**2 * r_min * eps)
+        ln = math.log(eps * math.log(n) ** 2 / (4 * gamma * r_max**2)) - 2 * gamma * r_max**2
+        return ln / math.log(10)
+
+    return {"paper": log10_delta(worst), "construction": log10_delta(c_w), "r": r_max + eps / 4}
+
+
+def subset_sequences(vocab, n: int) -> np.ndarray:
+    """All ``n``-subsets of the tokens of ``vocab`` as sequences ``(binom(K, n), n, d)``.
+
+    No two are permutations of each other and none repeats a token: the family of checks C6-C7.
+
+    Raises:
+        ValueError: for bad ``vocab`` or ``n`` outside ``[1, K]``.
+    """
+    V = _vocab(vocab)
+    n = positive_int("n", n, maximum=len(V))
+    return np.array([V[list(idx)] for idx in itertools.combinations(range(len(V)), n)])
+
+
+def hardmax_counterexample(v) -> np.ndarray:
+    r"""Two sequences that no hardmax attention layer tells apart at their first token.
+
+    :math:`X^{(1)} = [v, 2v, 3v, 4v]` and :math:`X^{(2)} = [v, 1.5v, 3.5v, 4v]`: distinct, not
+    permutations of each other, free of duplicates and tokenwise separated. For query ``v`` every
+    score is linear in the token's coefficient, so hardmax picks ``4v`` (positive slope), ``v``
+    (negative) or averages all four (zero slope, mean ``2.5v`` in both) — the same in both.
+
+    Args:
+        v: a non-zero vector ``(d,)``.
+
+    Returns:
+        float64 array ``(2, 4, d)``.
+
+    Raises:
+        ValueError: if ``v`` is zero, not 1-D, or not finite.
+
+    Source: K&S (ICLR 2024), Theorem 1 (statement quoted; this counterexample reconstructed,
+    PAPERS.md §1.6 [I]). Chapter 2 (check C5).
+    """
+    v = as_float_array("v", v)
+    if v.ndim != 1:
+        raise ValueError(f"v must be 1-D, got shape {v.shape}")
+    if not np.any(v):
+        raise ValueError("v must be non-zero")
+    coeffs = np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 1.5, 3.5, 4.0]])
+    return coeffs[:, :, None] * v[None, None, :]
+
+
+def id_distance(layer: SelfAttention, pair, token: int = 0, dps: int = 50):
+    """Exact distance between the context ids of ``token`` in two sequences (mpmath).
+
+    Args:
+        layer: a :class:`~lib.attention.SelfAttention`.
+        pair: array ``(2, n, d)``.
+        token: index of the token whose ids are compared.
+        dps: decimal digits.
+
+    Returns:
+        ``||F(X1)[token] - F(X2)[token]||`` as an mpf with ``dps`` digits.
+
+    Raises:
+        ValueError: for a pair of the wrong shape or a bad ``token``/``dps``.
+
+    Source: K&S Theorem 1 (check C5). Chapter 2.
+    """
+    import mpmath
+
+    from . import exact
+
+    arr = _sequences(pair)
+    if arr.shape[0] != 2:
+        raise ValueError(f"pair must hold two sequences, got shape {arr.shape}")
+    token = positive_int("token", token, minimum=0, maximum=arr.shape[1] - 1)
+    ids = exact.attention_mp(arr, layer, dps)
+    with mpmath.workdps(dps):
+        return mpmath.sqrt(mpmath.fsum((p - q) ** 2 for p, q in zip(ids[0][token], ids[1][token], strict=True)))
+
+
+def hardmax_trials(pair, draws: int = 2000, seed: int = 0):
+    """Check C5: first-token id distances of ``pair`` under random hardmax and softmax layers.
+
+    Draw ``i`` uses head size ``1 + i % 3``, weight scale ``(0.1, 1, 10)[(i // 3) % 3]`` for
+    ``W_Q, W_K, W_V`` (standard normal entries times the scale), a standard normal ``W_O``, and
+    ``W_Q = 0`` (every query ties) when ``i % 10 == 0``. The same weights go into a hardmax and a
+    softmax layer (float64).
+
+    Args:
+        pair: array ``(2, n, d)``, e.g. :func:`hardmax_counterexample`.
+        draws: number of weight draws, ``>= 1``.
+        seed: seed of the draws.
+
+    Returns:
+        A pandas DataFrame with one row per draw and the columns ``scale``, ``W_Q = 0``,
+        ``hardmax`` and ``softmax`` (the two distances).
+
+    Raises:
+        ValueError: for a bad pair, ``draws`` or ``seed``.
+
+    Source: K&S Theorem 1; PAPERS.md §5, check C5. Chapter 2.
+    """
+    import pandas as pd
+
+    arr = _sequences(pair)
+    if arr.shape[0] != 2:
+        raise ValueError(f"pair must hold two sequences, got shape {arr.shape}")
+    rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
+    d = arr.shape[2]
+    X = torch.as_tensor(arr)
+    layers = {(s, norm): SelfAttention(d, head_dim=s, normalizer=norm) for s in (1, 2, 3)
+              for norm in ("hardmax", "softmax")}
+    rows = []
+    for i in range(positive_int("draws", draws)):
+        s, scale = 1 + i % 3, (0.1, 1.0, 10.0)[(i // 3) % 3]
+        W = {name: scale * rng.normal(size=(s, d)) for name in ("W_Q", "W_K", "W_V")}
+        W["W_O"] = rng.normal(size=(d, s))
+        if i % 10 == 0:
+            W["W_Q"] = np.zeros((s, d))
+        row = {"scale": scale, "W_Q = 0": i % 10 == 0}
+        with torch.no_grad():
+            for norm in ("hardmax", "softmax"):
+                out = layers[s, norm].set_weights(**W)(X)
+                row[norm] = (out[0, 0] - out[1, 0]).norm().item()
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> dict:
+    """Checks C6-C8: the Theorem 2 layer on all ``n``-subsets of ``vocab``, evaluated exactly.
+
+    The working precision is chosen from the separation the construction guarantees
+    (:func:`theorem2_delta`, ``construction``) plus ``digits_beyond`` digits, or from the
+    temperature when ``gamma`` is overridden (the ids then differ by about
+    :math:`e^{-2\\gamma r_{\\max}^2}` at worst).
+
+    Args:
+        vocab: tokens ``(K, d)``.
+        n: sequence length.
+        digits_beyond: spare digits, ``>= 10``.
+        **kwargs: passed to :func:`rank_one_attention` (``w``, ``gamma``, ...).
+
+    Returns:
+        dict with ``layer``, ``X`` (the sequences), ``ids`` (mpf rows, one per (sequence, token)),
+        ``dps``, ``gap`` (mpf, smallest distance between two ids, 0 for a collision),
+        ``log10_gap`` (``-inf`` for a collision), ``max_norm``
+        (largest id norm, float), ``delta`` (the dict of :func:`theorem2_delta`).
+
+    Raises:
+        ValueError: as :func:`rank_one_attention`, or for ``digits_beyond < 10``.
+
+    Source: K&S Theorem 2 (PAPERS.md §5, checks C6-C8). Chapter 2.
+    """
+    import mpmath
+
+    from . import exact
+
+    beyond = positive_int("digits_beyond", digits_beyond, minimum=10)
+    layer = rank_one_attention(vocab, n, **kwargs)
+    V = layer.vocab
+    X = subset_sequences(V, n)
+    delta = theorem2_delta(n, len(V), V.shape[1], layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
+    worst = max(-delta["construction"], 2 * layer.gamma * layer.r_max**2 / math.log(10))
+    dps = beyond + int(worst)
+    ids = [row for out in exact.attention_mp(X, layer, dps) for row in out]
+    gap = exact.min_distance(ids, dps, distinct=False)  # a collision must show as 0, not be skipped
+    with mpmath.workdps(dps):
+        max_norm = float(max(mpmath.sqrt(mpmath.fsum(c**2 for c in row)) for row in ids))
+        log10_gap = float(mpmath.log10(gap)) if gap > 0 else -math.inf
+    return {"layer": layer, "X": X, "ids": ids, "dps": dps, "gap": gap, "log10_gap": log10_gap,
+            "max_norm": max_norm, "delta": delta}

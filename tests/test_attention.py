@@ -1,0 +1,85 @@
+"""lib.attention.SelfAttention against a direct formula, ranks, hardmax ties, validation."""
+
+import numpy as np
+import pytest
+import torch
+
+from lib.attention import SelfAttention
+
+
+def direct(X, W, residual=True, hard=False):
+    """Tokens-as-columns formula of K&S: Z + W_O W_V Z sigma[(W_K Z)^T (W_Q Z)]."""
+    Z = X.T
+    S = (W["W_K"] @ Z).T @ (W["W_Q"] @ Z)  # S[k, l]: key k, query l
+    if hard:
+        P = (S == S.max(axis=0, keepdims=True)).astype(float)
+        P /= P.sum(axis=0, keepdims=True)
+    else:
+        P = np.exp(S - S.max(axis=0, keepdims=True))
+        P /= P.sum(axis=0, keepdims=True)  # column-wise softmax over keys
+    out = W["W_O"] @ W["W_V"] @ Z @ P
+    return (Z + out).T if residual else out.T
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
+@pytest.mark.parametrize("head_dim, rank", [(1, None), (3, None), (3, 1), (4, 2)])
+def test_matches_direct_formula(dtype, tol, head_dim, rank):
+    layer = SelfAttention(5, head_dim=head_dim, rank=rank, dtype=dtype, seed=3)
+    X = torch.randn(2, 6, 5, generator=torch.Generator().manual_seed(1), dtype=torch.float64).to(dtype)
+    W = {k: v.double().numpy() for k, v in layer.weights().items()}
+    out = layer(X).detach().double().numpy()
+    for b in range(2):
+        np.testing.assert_allclose(out[b], direct(X[b].double().numpy(), W), rtol=tol, atol=tol)
+    assert out.dtype == np.float64 and layer(X).dtype == dtype
+
+
+def test_rank_factorisation_and_set_weights():
+    layer = SelfAttention(4, head_dim=3, rank=1)
+    for W in layer.weights().values():
+        assert torch.linalg.matrix_rank(W) <= 1
+    u, v = torch.randn(3, 1, dtype=torch.float64), torch.randn(1, 4, dtype=torch.float64)
+    layer.set_weights(W_Q=u @ v)
+    assert torch.allclose(layer.weights()["W_Q"], u @ v, atol=1e-12)
+    with pytest.raises(ValueError, match="rank above 1"):
+        layer.set_weights(W_K=torch.eye(3, 4, dtype=torch.float64))
+    with pytest.raises(ValueError, match="shape"):
+        layer.set_weights(W_O=torch.zeros(3, 4))
+    with pytest.raises(ValueError, match="weight name"):
+        layer.set_weights(W_X=torch.zeros(3, 4))
+    dense = SelfAttention(4, head_dim=3)
+    dense.set_weights(W_K=torch.eye(3, 4))
+    assert torch.equal(dense.weights()["W_K"], torch.eye(3, 4, dtype=torch.float64))
+
+
+def test_hardmax_averages_ties_and_no_residual():
+    layer = SelfAttention(2, head_dim=1, normalizer="hardmax", residual=False)
+    layer.set_weights(W_Q=torch.zeros(1, 2), W_K=torch.ones(1, 2), W_V=torch.tensor([[1.0, 0.0]]),
+                      W_O=torch.tensor([[1.0], [0.0]]))
+    X = torch.tensor([[1.0, 0.0], [2.0, 0.0], [6.0, 0.0]], dtype=torch.float64)
+    out = layer(X)  # all scores 0: every query averages the values 1, 2, 6
+    assert torch.allclose(out[:, 0], torch.full((3,), 3.0, dtype=torch.float64))
+    att = layer.attention(X)
+    assert torch.allclose(att.sum(-1), torch.ones(3, dtype=torch.float64))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [({"d": 0}, "d must be >= 1"), ({"d": 3, "rank": 2}, "rank must be <= 1"),
+     ({"d": 3, "normalizer": "sparsemax"}, "normalizer"), ({"d": 3, "dtype": torch.float16}, "dtype"),
+     ({"d": 3, "residual": 1}, "residual must be a bool")],
+)
+def test_constructor_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        SelfAttention(**kwargs)
+
+
+def test_forward_validation():
+    layer = SelfAttention(3)
+    with pytest.raises(ValueError, match="shape"):
+        layer(torch.zeros(4, 2, dtype=torch.float64))
+    with pytest.raises(ValueError, match="dtype"):
+        layer(torch.zeros(4, 3, dtype=torch.float32))
+    with pytest.raises(ValueError, match="finite"):
+        layer(torch.full((4, 3), float("nan"), dtype=torch.float64))
+    with pytest.raises(ValueError, match="torch tensor"):
+        layer(np.zeros((4, 3)))

@@ -1,0 +1,139 @@
+"""lib.contextual: Definition 1, the projection constant, the Theorem 2 layer, the hardmax pair."""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+
+from lib import attention, contextual, exact
+
+
+def test_tokenwise_separation_hand_computed():
+    X = np.array([[[3.0, 4.0], [1.0, 0.0]], [[3.0, 4.0], [0.0, 2.0]]])
+    r_min, r_max, eps = contextual.tokenwise_separation(X)
+    assert (r_min, r_max) == (1.0, 5.0)
+    assert eps == pytest.approx(math.sqrt(5.0))  # |(1,0) - (0,2)|
+    with pytest.raises(ValueError, match="duplicate token"):
+        contextual.tokenwise_separation(np.array([[[1.0, 0.0], [1.0, 0.0]]]))
+    with pytest.raises(ValueError, match=r"shape \(N, n, d\)"):
+        contextual.tokenwise_separation(np.zeros((1, 2, 2, 2)))
+
+
+def test_projection_constant_and_bound():
+    V = np.array([[1.0, 0.0], [0.0, 1.0]])
+    w = np.array([1.0, 2.0])
+    # pairs of V u {0}: (1,0)-(0,1): |w.(1,-1)|/sqrt2 / |w|; (1,0)-0: 1/|w|; (0,1)-0: 2/|w|
+    want = min(1 / math.sqrt(2), 1.0, 2.0) / math.sqrt(5)
+    assert contextual.projection_constant(w, V) == pytest.approx(want)
+    assert contextual.projection_constant([1.0, -1.0], np.array([[1.0, 1.0], [2.0, 2.0]])) == 0.0
+    assert contextual.projection_bound(5, 2) == pytest.approx(36**-1 * math.sqrt(8 / (2 * math.pi)))
+    with pytest.raises(ValueError, match="w must be non-zero"):
+        contextual.projection_constant([0.0, 0.0], V)
+
+
+def test_theorem2_delta_reproduces_itself_with_worst_case_cw():
+    d = contextual.theorem2_delta(3, 5, 1, 1.0, 5.0, 1.0)
+    assert d["paper"] == pytest.approx(d["construction"])
+    # direct evaluation of the theorem's formula in mpmath
+    n, K, dim, rmin, rmax, eps = 3, 5, 1, 1.0, 5.0, 1.0
+    with mpmath.workdps(50):
+        L = mpmath.log(n)
+        pre = 2 * L**2 * eps**2 * rmin / (rmax**2 * (K + 1) ** 4 * (2 * L + 3) * mpmath.pi * dim)
+        expo = -((K + 1) ** 4) * (2 * L + 3) * mpmath.pi * dim * rmax**2 / (4 * eps * rmin)
+        want = float(mpmath.log10(pre) + expo / mpmath.log(10))
+    assert d["paper"] == pytest.approx(want, rel=1e-12)
+    assert d["r"] == 5.25
+    better = contextual.theorem2_delta(3, 5, 1, 1.0, 5.0, 1.0, c_w=1.0)
+    assert better["construction"] > d["paper"]
+
+
+def test_construction_ids_distinct_on_unseen_vocabulary():
+    """A vocabulary and n not used in the chapter: 4 tokens in R^1, n = 2, exact arithmetic."""
+    V = np.array([[0.5], [1.7], [-1.2], [3.0]])
+    layer = contextual.rank_one_attention(V, 2, w=[1.0])
+    assert all(torch.linalg.matrix_rank(W) == 1 for W in layer.weights().values())
+    X = contextual.subset_sequences(V, 2)
+    delta = contextual.theorem2_delta(2, 4, 1, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
+    dps = 30 + int(-delta["construction"])
+    ids = [row for out in exact.attention_mp(X, layer, dps) for row in out]
+    gap = exact.min_distance(ids, dps)
+    assert len(ids) == 12 and gap > 0
+    with mpmath.workdps(dps):
+        assert mpmath.log10(gap) > delta["construction"]
+        # |id| <= r up to the float64 rounding of the layer's weights (it is attained in the limit)
+        assert max(abs(r[0]) for r in ids) <= delta["r"] * (1 + 1e-12)
+    # the float64 layer agrees with the exact one to rounding
+    out = layer(torch.as_tensor(X)).reshape(-1).numpy()
+    np.testing.assert_allclose(out, [float(r[0]) for r in ids], rtol=1e-13)
+
+
+def test_rank_one_attention_hypotheses():
+    with pytest.raises(ValueError, match="zero token"):
+        contextual.rank_one_attention(np.array([[0.0], [1.0]]), 2)
+    with pytest.raises(ValueError, match="same token twice"):
+        contextual.rank_one_attention(np.array([[1.0], [1.0]]), 2)
+    with pytest.raises(ValueError, match="does not separate"):
+        contextual.rank_one_attention(np.array([[1.0, 1.0], [2.0, 2.0]]), 2, w=[1.0, -1.0])
+    with pytest.raises(ValueError, match="inconsistent"):
+        contextual.rank_one_attention(np.array([[1.0], [2.0]]), 2, eps=5.0)
+    with pytest.raises(ValueError, match="gamma must be > 0"):
+        contextual.rank_one_attention(np.array([[1.0], [2.0]]), 2, gamma=0.0)
+
+
+@pytest.mark.parametrize("head_dim", [1, 2, 3])
+def test_hardmax_pair_collides_for_random_weights(head_dim):
+    rng = np.random.default_rng(head_dim)
+    pair = torch.as_tensor(contextual.hardmax_counterexample(rng.normal(size=4)))
+    assert pair.shape == (2, 4, 4)
+    layer = attention.SelfAttention(4, head_dim=head_dim, normalizer="hardmax")
+    for k in range(200):
+        W = {n: rng.normal(size=(head_dim, 4)) * 10.0 ** rng.integers(-1, 2) for n in ("W_Q", "W_K", "W_V")}
+        W["W_O"] = rng.normal(size=(4, head_dim))
+        if k % 20 == 0:
+            W["W_Q"] = np.zeros((head_dim, 4))
+        out = layer.set_weights(**W)(pair)
+        assert (out[0, 0] - out[1, 0]).abs().max() < 1e-10
+    with pytest.raises(ValueError, match="non-zero"):
+        contextual.hardmax_counterexample(np.zeros(3))
+
+
+def test_attention_mp_matches_float64_and_validates():
+    layer = attention.SelfAttention(3, head_dim=2, seed=5)
+    X = np.random.default_rng(0).normal(size=(5, 3))
+    exact_out = np.array([[float(c) for c in row] for row in exact.attention_mp(X, layer, 40)])
+    np.testing.assert_allclose(exact_out, layer(torch.as_tensor(X)).detach().numpy(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="shape"):
+        exact.attention_mp(np.zeros((5, 2)), layer, 40)
+    with pytest.raises(ValueError, match="SelfAttention"):
+        exact.attention_mp(X, "layer", 40)
+    assert exact.min_distance([[0, 0], [3, 4], [0, 1]]) == 1
+    with pytest.raises(ValueError, match="same length"):
+        exact.min_distance([[0, 0], [1]])
+
+
+def test_hardmax_trials_and_id_distance():
+    pair = contextual.hardmax_counterexample(np.array([0.4, -1.0, 0.3]))
+    trials = contextual.hardmax_trials(pair, draws=60, seed=1)
+    assert len(trials) == 60 and trials.hardmax.max() < 1e-10
+    uniform = trials[trials["W_Q = 0"]]
+    assert len(uniform) == 6 and uniform.softmax.max() < 1e-12  # softmax is uniform: the means agree
+    moderate = trials[~trials["W_Q = 0"] & (trials.scale == 1.0)]
+    assert (moderate.softmax > 1e-6).all()
+    hard = attention.SelfAttention(3, head_dim=2, normalizer="hardmax", seed=4)
+    assert contextual.id_distance(hard, pair, dps=40) == 0
+    with pytest.raises(ValueError, match="two sequences"):
+        contextual.hardmax_trials(pair[:1])
+    with pytest.raises(ValueError, match="token must be <= 3"):
+        contextual.id_distance(hard, pair, token=4)
+
+
+def test_context_ids_dict():
+    V = np.array([[0.5], [1.7], [-1.2], [3.0]])
+    res = contextual.context_ids(V, 2, w=[1.0])
+    assert len(res["ids"]) == 12 and res["log10_gap"] > res["delta"]["construction"]
+    small = contextual.context_ids(V, 2, w=[1.0], gamma=0.05)
+    assert small["gap"] > res["gap"]  # a cooler layer separates these contexts more
+    with pytest.raises(ValueError, match="digits_beyond"):
+        contextual.context_ids(V, 2, digits_beyond=3)
