@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -36,7 +37,9 @@ class SelfAttention(nn.Module):
             then stored as a product ``A @ B`` of factors of inner size ``r`` and has rank at most
             ``r`` by construction.
         normalizer: ``"softmax"``, or ``"hardmax"``: each query averages the values of the keys
-            that tie for its maximum score (K&S Theorem 1).
+            that tie for its maximum score (K&S Theorem 1). Ties are exact equalities of the
+            computed float scores: rounding can split a mathematical tie (use
+            :func:`lib.exact.attention_mp` for exact ties).
         residual: add the input to the output (K&S's :math:`F^{(SA)}`); LHSL's layer has none.
         dtype: ``torch.float32`` or ``torch.float64`` (default).
         seed: seed of the random initialisation (normal, standard deviation ``1/sqrt(d)``).
@@ -46,7 +49,9 @@ class SelfAttention(nn.Module):
     Raises:
         ValueError: for non-positive sizes, a rank above ``min(head_dim, d)``, an unknown
             normaliser or dtype; in :meth:`forward` for input of the wrong shape, dtype or with
-            NaN/inf; in :meth:`set_weights` for a wrong shape or a matrix of too high a rank.
+            NaN/inf, or when the scores or the output overflow the dtype; in :meth:`set_weights`
+            for a wrong shape, a non-real or non-finite matrix (also after the cast to the
+            layer's dtype) or a matrix of too high a rank.
 
     Source: K&S (ICLR 2024), the self-attention layer of Section 2 and Theorems 1-2 (PAPERS.md
     §1.2). Used in Chapter 2.
@@ -60,7 +65,7 @@ class SelfAttention(nn.Module):
         if rank is not None:
             rank = positive_int("rank", rank, maximum=min(self.head_dim, self.d))
         self.rank = rank
-        if normalizer not in NORMALIZERS:
+        if not isinstance(normalizer, str) or normalizer not in NORMALIZERS:
             raise ValueError(f"normalizer must be one of {NORMALIZERS}, got {normalizer!r}")
         self.normalizer = normalizer
         if not isinstance(residual, bool):
@@ -68,7 +73,7 @@ class SelfAttention(nn.Module):
         self.residual = residual
         if dtype not in (torch.float32, torch.float64):
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
-        gen = torch.Generator().manual_seed(positive_int("seed", seed, minimum=0))
+        gen = torch.Generator().manual_seed(positive_int("seed", seed, minimum=0, maximum=2**63 - 1))
         std = 1.0 / math.sqrt(self.d)
         for name in _NAMES:
             rows, cols = self._shape(name)
@@ -104,33 +109,54 @@ class SelfAttention(nn.Module):
             ``self``, for chaining.
 
         Raises:
-            ValueError: for an unknown name, a wrong shape, NaN/inf, or too high a rank.
+            ValueError: for an unknown name, a wrong shape, a non-real or non-finite matrix (also
+                after the cast to the layer's dtype), or too high a rank. Nothing is changed
+                unless every matrix is valid.
         """
+        dtype = self._dtype()
+        staged = {}
         for name, value in matrices.items():
             if name not in _NAMES:
                 raise ValueError(f"weight name must be one of {_NAMES}, got {name!r}")
-            m = torch.as_tensor(value, dtype=torch.float64)
+            arr = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value
+            try:
+                arr = np.asarray(arr)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"{name} must be a real matrix, got {short_repr(value)}") from exc
+            if arr.dtype.kind not in "biuf":
+                raise ValueError(f"{name} must be a real matrix, got dtype {arr.dtype}")
+            m = torch.as_tensor(arr.astype(np.float64))
             if tuple(m.shape) != self._shape(name):
                 raise ValueError(f"{name} must have shape {self._shape(name)}, got {tuple(m.shape)}")
             if not torch.isfinite(m).all():
                 raise ValueError(f"{name} must be finite")
-            dtype = self.W_Q.dtype if self.rank is None else self.W_Q_A.dtype
             if self.rank is None:
-                getattr(self, name).copy_(m.to(dtype))
-                continue
-            U, S, Vh = torch.linalg.svd(m, full_matrices=False)
-            if S.numel() > self.rank and S[self.rank] > 1e-12 * max(S[0].item(), 1e-300):
-                raise ValueError(f"{name} has rank above {self.rank} (singular values {S.tolist()})")
-            root = S[: self.rank].sqrt()
-            getattr(self, name + "_A").copy_((U[:, : self.rank] * root).to(dtype))
-            getattr(self, name + "_B").copy_((root[:, None] * Vh[: self.rank]).to(dtype))
+                parts = {"": m.to(dtype)}
+            else:
+                U, S, Vh = torch.linalg.svd(m, full_matrices=False)
+                if S.numel() > self.rank and S[self.rank] > 1e-12 * max(S[0].item(), 1e-300):
+                    raise ValueError(f"{name} has rank above {self.rank} (singular values {S.tolist()})")
+                root = S[: self.rank].sqrt()
+                parts = {"_A": (U[:, : self.rank] * root).to(dtype), "_B": (root[:, None] * Vh[: self.rank]).to(dtype)}
+            cast = parts[""] if self.rank is None else parts["_A"] @ parts["_B"]
+            if not torch.isfinite(cast).all() or bool(((cast == 0) & (m != 0)).any()):
+                raise ValueError(f"{name} does not fit in {dtype} (overflow or underflow)")
+            staged[name] = parts
+        for name, parts in staged.items():
+            for suffix, value in parts.items():
+                getattr(self, name + suffix).copy_(value)
         return self
+
+    def _dtype(self) -> torch.dtype:
+        return self.W_Q.dtype if self.rank is None else self.W_Q_A.dtype
 
     def attention(self, X: torch.Tensor) -> torch.Tensor:
         """The attention matrix ``(..., n, n)``: row ``l`` holds query ``l``'s weights over the keys."""
         X = self._check(X)
-        W = {name: self._dense(name) for name in _NAMES}
+        W = self._weights_checked()
         scores = (X @ W["W_Q"].T) @ (X @ W["W_K"].T).transpose(-1, -2)
+        if not torch.isfinite(scores).all():
+            raise ValueError(f"the attention scores overflow {X.dtype}; rescale X or the weights")
         if self.normalizer == "softmax":
             return torch.softmax(scores, dim=-1)
         ties = scores == scores.amax(dim=-1, keepdim=True)
@@ -139,14 +165,24 @@ class SelfAttention(nn.Module):
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         """Apply the layer to ``X`` of shape ``(..., n, d)``; returns the same shape and dtype."""
         X = self._check(X)
-        W = {name: self._dense(name) for name in _NAMES}
+        W = self._weights_checked()
         out = (self.attention(X) @ (X @ W["W_V"].T)) @ W["W_O"].T
-        return X + out if self.residual else out
+        out = X + out if self.residual else out
+        if not torch.isfinite(out).all():
+            raise ValueError(f"the layer's output overflows {X.dtype}; rescale X or the weights")
+        return out
+
+    def _weights_checked(self) -> dict[str, torch.Tensor]:
+        W = {name: self._dense(name) for name in _NAMES}
+        for name, M in W.items():
+            if not torch.isfinite(M).all():
+                raise ValueError(f"{name} is not finite (NaN, or its rank factors overflow)")
+        return W
 
     def _check(self, X) -> torch.Tensor:
         if not isinstance(X, torch.Tensor):
             raise ValueError(f"X must be a torch tensor of shape (..., n, {self.d}), got {short_repr(X)}")
-        dtype = self.W_Q.dtype if self.rank is None else self.W_Q_A.dtype
+        dtype = self._dtype()
         if X.dtype != dtype:
             raise ValueError(f"X must have the layer's dtype {dtype}, got {X.dtype}")
         if X.ndim < 2 or X.shape[-1] != self.d or X.shape[-2] == 0:

@@ -65,17 +65,31 @@ def tokenwise_separation(X) -> tuple[float, float, float]:
     for i, seq in enumerate(arr):
         if len(np.unique(seq, axis=0)) != len(seq):
             raise ValueError(f"X[{i}] holds a duplicate token: {short_repr(seq)}")
-    norms = np.linalg.norm(arr, axis=-1)
+    norms = _norms(arr)
+    if not np.isfinite(norms).all():
+        raise ValueError("token norms overflow float64; rescale the tokens")
     vocab = vocabulary(arr)
     return float(norms.min()), float(norms.max()), _min_distance(vocab)
+
+
+def _norms(x: np.ndarray) -> np.ndarray:
+    """Euclidean norms of the rows of ``x`` without overflow or underflow (scaled per row)."""
+    scale = np.abs(x).max(axis=-1, keepdims=True)
+    safe = np.where(scale > 0, scale, 1.0)
+    with np.errstate(over="ignore"):
+        return (scale * np.linalg.norm(x / safe, axis=-1, keepdims=True))[..., 0]
 
 
 def _min_distance(points: np.ndarray) -> float:
     if len(points) < 2:
         return math.inf
-    diff = points[:, None, :] - points[None, :, :]
-    dist = np.linalg.norm(diff, axis=-1)
-    return float(dist[np.triu_indices(len(points), 1)].min())
+    i, j = np.triu_indices(len(points), 1)
+    with np.errstate(over="ignore"):
+        diff = points[i] - points[j]
+    out = float(_norms(diff).min())
+    if not math.isfinite(out):
+        raise ValueError("distances between the tokens overflow float64; rescale the tokens")
+    return out
 
 
 def vocabulary(X) -> np.ndarray:
@@ -94,13 +108,13 @@ def _vocab(vocab) -> np.ndarray:
 
 
 def _unit(w, d: int) -> np.ndarray:
-    w = as_float_array("w", w).reshape(-1)
+    w = as_float_array("w", w)
     if w.shape != (d,):
         raise ValueError(f"w must have shape ({d},), got {w.shape}")
-    norm = float(np.linalg.norm(w))
-    if norm == 0:
+    if not np.any(w):
         raise ValueError("w must be non-zero")
-    return w / norm
+    w = w / np.abs(w).max()  # scale first: the norm of a huge w would overflow
+    return w / np.linalg.norm(w)
 
 
 def projection_constant(w, vocab) -> float:
@@ -121,10 +135,18 @@ def projection_constant(w, vocab) -> float:
     """
     V = _vocab(vocab)
     u = _unit(w, V.shape[1])
+    V = V / np.abs(V).max() if np.any(V) else V  # c_w is scale invariant: avoid over/underflow
     points = np.vstack([V, np.zeros((1, V.shape[1]))]) if not (V == 0).all(axis=1).any() else V
+    if len(points) < 2:
+        raise ValueError("vocab must hold a non-zero token")
     i, j = np.triu_indices(len(points), 1)
     diff = points[i] - points[j]
-    return float((np.abs(diff @ u) / np.linalg.norm(diff, axis=1)).min())
+    scale = np.abs(diff).max(axis=1, keepdims=True)
+    diff = diff / scale
+    c = float((np.abs(diff @ u) / np.linalg.norm(diff, axis=1)).min())
+    if not math.isfinite(c):
+        raise ValueError("the projection constant is not finite for this vocabulary")
+    return min(c, 1.0)  # rounding can push a perfect projection a hair above 1
 
 
 def projection_bound(vocab_size: int, d: int) -> float:
@@ -135,8 +157,8 @@ def projection_bound(vocab_size: int, d: int) -> float:
 
     Source: PAPERS.md §1.5 step 1 [I]; K&S Theorem 2's constant. Chapter 2 (check C9).
     """
-    K = positive_int("vocab_size", vocab_size)
-    d = positive_int("d", d)
+    K = positive_int("vocab_size", vocab_size, maximum=10**12)
+    d = positive_int("d", d, maximum=10**12)
     return (K + 1) ** -2 * math.sqrt(8.0 / (math.pi * d))
 
 
@@ -160,6 +182,8 @@ def best_direction(vocab, draws: int = 64, seed: int = 0) -> tuple[np.ndarray, f
         c = projection_constant(w, V)
         if c > best_c:
             best, best_c = w, c
+    if best_c <= 0:
+        raise ValueError("no random direction separates this vocabulary (every c_w is 0)")
     return best, best_c
 
 
@@ -199,9 +223,13 @@ def rank_one_attention(vocab, n: int, *, w=None, eps=None, r_min=None, r_max=Non
     """
     V = _vocab(vocab)
     n = positive_int("n", n, minimum=2)
-    norms = np.linalg.norm(V, axis=1)
-    if (norms == 0).any():
+    if len(V) < 2:
+        raise ValueError(f"vocab must hold at least two tokens (eps is undefined), got {len(V)}")
+    if (V == 0).all(axis=1).any():
         raise ValueError("vocab holds the zero token; Theorem 2 needs r_min > 0")
+    norms = _norms(V)
+    if not np.isfinite(norms).all() or (norms == 0).any():
+        raise ValueError("token norms overflow or underflow float64; rescale the vocabulary")
     tight = {"r_min": float(norms.min()), "r_max": float(norms.max()), "eps": _min_distance(V)}
     given = {"r_min": r_min, "r_max": r_max, "eps": eps}
     const = {}
@@ -259,21 +287,28 @@ def theorem2_delta(n: int, vocab_size: int, d: int, r_min: float, r_max: float, 
     Source: K&S (ICLR 2024), Theorem 2 (formula recalled; PAPERS.md §1.4-1.5 shows the
     construction reproduces it exactly). Chapter 2.
     """
+    import mpmath
+
     n = positive_int("n", n, minimum=2)
-    K = positive_int("vocab_size", vocab_size)
-    d = positive_int("d", d)
+    K = positive_int("vocab_size", vocab_size, maximum=10**12)
+    d = positive_int("d", d, maximum=10**12)
     r_min = finite_real("r_min", r_min, minimum=0.0, strict=True)
     r_max = finite_real("r_max", r_max, minimum=r_min)
     eps = finite_real("eps", eps, minimum=0.0, strict=True)
-    worst = projection_bound(K, d)
-    c_w = worst if c_w is None else finite_real("c_w", c_w, minimum=0.0, strict=True, maximum=1.0)
+    c_w = None if c_w is None else finite_real("c_w", c_w, minimum=0.0, strict=True, maximum=1.0)
 
-    def log10_delta(c: float) -> float:
-        gamma = lemma1_gap(n) / (c**2 * r_min * eps)
-        ln = math.log(eps * math.log(n) ** 2 / (4 * gamma * r_max**2)) - 2 * gamma * r_max**2
-        return ln / math.log(10)
+    with mpmath.workdps(30):  # log space in mpmath: no overflow or underflow for any valid input
+        worst = (mpmath.mpf(K) + 1) ** -2 * mpmath.sqrt(8 / (mpmath.pi * d))
 
-    return {"paper": log10_delta(worst), "construction": log10_delta(c_w), "r": r_max + eps / 4}
+        def log10_delta(c) -> float:
+            c = mpmath.mpf(c)
+            gamma = (2 * mpmath.log(n) + 3) / (c**2 * r_min * eps)
+            ln = mpmath.log(eps * mpmath.log(n) ** 2 / (4 * gamma * mpmath.mpf(r_max) ** 2)) - 2 * gamma * mpmath.mpf(r_max) ** 2
+            return float(ln / mpmath.log(10))
+
+        paper = log10_delta(worst)
+        construction = paper if c_w is None else log10_delta(c_w)
+    return {"paper": paper, "construction": construction, "r": r_max + eps / 4}
 
 
 def subset_sequences(vocab, n: int) -> np.ndarray:
@@ -315,7 +350,11 @@ def hardmax_counterexample(v) -> np.ndarray:
     if not np.any(v):
         raise ValueError("v must be non-zero")
     coeffs = np.array([[1.0, 2.0, 3.0, 4.0], [1.0, 1.5, 3.5, 4.0]])
-    return coeffs[:, :, None] * v[None, None, :]
+    with np.errstate(over="ignore"):
+        pair = coeffs[:, :, None] * v[None, None, :]
+    if not np.isfinite(pair).all() or any(len(np.unique(seq, axis=0)) < 4 for seq in pair):
+        raise ValueError(f"v={short_repr(v)} is too large or too small: 4v overflows or the tokens coincide")
+    return pair
 
 
 def id_distance(layer: SelfAttention, pair, token: int = 0, dps: int = 50):
@@ -425,12 +464,20 @@ def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> dict:
 
     from . import exact
 
+    from .exact import MAX_DPS
+
     beyond = positive_int("digits_beyond", digits_beyond, minimum=10)
+    allowed = {"w", "eps", "r_min", "r_max", "head_dim", "seed", "gamma"}
+    if set(kwargs) - allowed:
+        raise ValueError(f"unknown arguments {sorted(set(kwargs) - allowed)}; allowed: {sorted(allowed)}")
     layer = rank_one_attention(vocab, n, **kwargs)
     V = layer.vocab
     X = subset_sequences(V, n)
     delta = theorem2_delta(n, len(V), V.shape[1], layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
     worst = max(-delta["construction"], 2 * layer.gamma * layer.r_max**2 / math.log(10))
+    if not worst + beyond <= MAX_DPS:
+        raise ValueError(f"these constants (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}, c_w={layer.c_w:.3g}) "
+                         f"need about {worst:.3g} digits, more than lib.exact.MAX_DPS={MAX_DPS}")
     dps = beyond + int(worst)
     ids = [row for out in exact.attention_mp(X, layer, dps) for row in out]
     gap = exact.min_distance(ids, dps, distinct=False)  # a collision must show as 0, not be skipped

@@ -166,8 +166,16 @@ def attention_mp(X, layer, dps: int = 50) -> list:
     if not isinstance(layer, SelfAttention):
         raise ValueError(f"layer must be a lib.attention.SelfAttention, got {short_repr(layer)}")
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
-    arr = X.detach().to("cpu", torch.float64).numpy() if isinstance(X, torch.Tensor) else np.asarray(X, dtype=float)
-    if arr.ndim not in (2, 3) or arr.shape[-1] != layer.d or arr.shape[-2] == 0:
+    if isinstance(X, torch.Tensor) and X.is_complex():
+        raise ValueError("X must be real, got a complex tensor")
+    try:
+        arr = X.detach().to("cpu", torch.float64).numpy() if isinstance(X, torch.Tensor) else np.asarray(X)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"X must be a real array, got {short_repr(X)}") from exc
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"X must be a real array, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if arr.ndim not in (2, 3) or arr.shape[-1] != layer.d or arr.shape[-2] == 0 or arr.shape[0] == 0:
         raise ValueError(f"X must have shape (n, {layer.d}) or (N, n, {layer.d}), got {arr.shape}")
     if not np.isfinite(arr).all():
         raise ValueError("X must be finite")
@@ -213,6 +221,9 @@ def min_distance(points, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
     if not isinstance(points, list | tuple) or len(points) < 2:
         raise ValueError("points must be a list of at least two vectors")
+    for i, p in enumerate(points):
+        if not isinstance(p, list | tuple | np.ndarray | torch.Tensor) or len(p) == 0:
+            raise ValueError(f"points[{i}] must be a non-empty vector (list, tuple or array), got {short_repr(p)}")
     with mpmath.workdps(dps):
         P = [[to_mpf(f"points[{i}]", c) for c in p] for i, p in enumerate(points)]
         if len({len(p) for p in P}) != 1:

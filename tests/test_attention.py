@@ -37,6 +37,14 @@ def test_rank_factorisation_and_set_weights():
     layer = SelfAttention(4, head_dim=3, rank=1)
     for W in layer.weights().values():
         assert torch.linalg.matrix_rank(W) <= 1
+    two = SelfAttention(5, head_dim=4, rank=2, seed=9)
+    assert all(torch.linalg.matrix_rank(W) == 2 for W in two.weights().values())
+    full = torch.randn(4, 5, dtype=torch.float64)
+    with pytest.raises(ValueError, match="rank above 2"):
+        two.set_weights(W_V=full)
+    low = full[:, :2] @ torch.randn(2, 5, dtype=torch.float64)
+    two.set_weights(W_V=low)
+    assert torch.allclose(two.weights()["W_V"], low, atol=1e-10)
     u, v = torch.randn(3, 1, dtype=torch.float64), torch.randn(1, 4, dtype=torch.float64)
     layer.set_weights(W_Q=u @ v)
     assert torch.allclose(layer.weights()["W_Q"], u @ v, atol=1e-12)
@@ -83,3 +91,24 @@ def test_forward_validation():
         layer(torch.full((4, 3), float("nan"), dtype=torch.float64))
     with pytest.raises(ValueError, match="torch tensor"):
         layer(np.zeros((4, 3)))
+
+
+def test_overflow_and_bad_weights_raise():
+    layer = SelfAttention(3, head_dim=2)
+    X = torch.tensor([[1e160, -2e160, 3e159], [-1e160, 5e159, 1e160]], dtype=torch.float64)
+    with pytest.raises(ValueError, match="overflow"):
+        layer(X)
+    before = layer.weights()["W_Q"]
+    with pytest.raises(ValueError, match="W_K must have shape"):
+        layer.set_weights(W_Q=torch.zeros(2, 3), W_K=torch.zeros(3, 3))
+    assert torch.equal(layer.weights()["W_Q"], before)  # nothing changed: all-or-nothing
+    small = SelfAttention(3, head_dim=2, dtype=torch.float32)
+    with pytest.raises(ValueError, match="does not fit in torch.float32"):
+        small.set_weights(W_Q=np.full((2, 3), 1e300))
+    for bad, match in [(np.ones((2, 3)) * (1 + 1j), "real"), ("abc", "real"), (None, "real")]:
+        with pytest.raises(ValueError, match=match):
+            layer.set_weights(W_Q=bad)
+    with torch.no_grad():
+        layer.W_V[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="W_V is not finite"):
+        layer(torch.ones(2, 3, dtype=torch.float64))

@@ -137,3 +137,42 @@ def test_context_ids_dict():
     assert small["gap"] > res["gap"]  # a cooler layer separates these contexts more
     with pytest.raises(ValueError, match="digits_beyond"):
         contextual.context_ids(V, 2, digits_beyond=3)
+
+
+def test_extreme_scales_and_bad_inputs():
+    V = np.array([[1.0, 0.0], [0.0, 1.0]])
+    base = contextual.projection_constant([1.0, 0.3], V)
+    for scale in (1e-170, 1e160):
+        assert contextual.projection_constant([1.0, 0.3], V * scale) == pytest.approx(base)
+    assert contextual.projection_constant([1e308, 1e308], V) == pytest.approx(contextual.projection_constant([1, 1], V))
+    r_min, r_max, eps = contextual.tokenwise_separation(np.array([[[1e-170, 0.0], [0.0, 1e-170]]]))
+    assert r_min == pytest.approx(1e-170) and eps == pytest.approx(math.sqrt(2) * 1e-170)
+    with pytest.raises(ValueError, match="w must have shape"):
+        contextual.projection_constant(np.ones((2, 2)), np.eye(4))
+    with pytest.raises(ValueError, match="at least two tokens"):
+        contextual.rank_one_attention([[1.0, 0.0]], 2)
+    with pytest.raises(ValueError, match="coincide"):
+        contextual.hardmax_counterexample([5e-324])
+    with pytest.raises(ValueError, match="unknown arguments"):
+        contextual.context_ids(np.array([[1.0], [2.0]]), 2, foo=1)
+    with pytest.raises(ValueError, match="MAX_DPS"):
+        contextual.context_ids(np.array([[1.0], [2.0]]), 2, gamma=1e308)
+
+
+def test_theorem2_delta_extremes_stay_in_log_space():
+    for args, kw in [((2, 1, 1, 1e-200, 1, 1e-200), {}), ((2, 1, 1, 1, 1, 1), {"c_w": 1e-200}),
+                     ((2, 10**10, 1, 1, 1, 1), {}), ((2, 1, 1, 1, 1e200, 1), {})]:
+        out = contextual.theorem2_delta(*args, **kw)
+        assert out["paper"] < 0 and out["construction"] < 0
+
+
+def test_exact_input_validation():
+    layer = attention.SelfAttention(3)
+    with pytest.raises(ValueError, match="non-empty vector"):
+        exact.min_distance(["12", "34"])
+    with pytest.raises(ValueError, match="non-empty vector"):
+        exact.min_distance([[], []])
+    with pytest.raises(ValueError, match="shape"):
+        exact.attention_mp(np.ones((0, 2, 3)), layer)
+    with pytest.raises(ValueError, match="real"):
+        exact.attention_mp(torch.ones(2, 3, dtype=torch.complex128), layer)
