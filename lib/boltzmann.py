@@ -6,7 +6,7 @@ For :math:`a \in \mathbb{R}^n` and an inverse temperature :math:`\beta`,
           = \frac{\sum_i a_i e^{\beta a_i}}{\sum_j e^{\beta a_j}},
 
 the softmax-weighted average of the entries of :math:`a` (Asadi & Littman 2017; K&S, ICLR 2024,
-Section 3). K&S apply it with :math:`\beta = 1` to the attention scores themselves,
+Lemma 1). K&S apply it with :math:`\beta = 1` to the attention scores themselves,
 ``boltz(a) = a^T softmax(a)``; :func:`boltz` covers both.
 
 Every function takes numpy arrays or torch tensors and validates its input: NaN or infinity,
@@ -107,7 +107,7 @@ def boltz(a, beta: float = 1.0, dim: int = -1):
         dim: the dimension that holds the ``n`` entries.
 
     Returns:
-        The operator with ``dim`` reduced: a torch tensor for torch input, else a numpy array
+        The operator with ``dim`` reduced, as a torch tensor for torch input, else a numpy array
         (a numpy float64 scalar for 1-D input). Units are those of ``a``.
 
     Raises:

@@ -68,7 +68,7 @@ def boltz_mp(a, beta=1, dps: int = 50) -> mpmath.mpf:
         ValueError: if ``a`` is empty, not 1-D, or holds a non-finite or non-real entry; if
             ``beta`` is not finite; if ``dps < 15``.
 
-    Source: K&S (ICLR 2024), Section 3; the float64 version is :func:`lib.boltzmann.boltz`.
+    Source: K&S (ICLR 2024), the operator of Lemma 1; the float64 version is :func:`lib.boltzmann.boltz`.
     Used in Chapter 1 (checks C3, C4).
     """
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
