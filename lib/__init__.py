@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["attention", "boltzmann", "claims", "config", "contextual", "exact", "plotting", "sphinxext"]
+__all__ = ["attention", "boltzmann", "claims", "config", "contextual", "exact", "memorization", "plotting", "sphinxext"]
 __version__ = "0.1.0"
 
 

@@ -21,10 +21,25 @@ from torch import nn
 
 from ._validate import positive_int, short_repr
 
-__all__ = ["SelfAttention", "NORMALIZERS"]
+__all__ = ["SelfAttention", "FeedForward", "NORMALIZERS"]
 
 NORMALIZERS = ("softmax", "hardmax")
 _NAMES = ("W_Q", "W_K", "W_V", "W_O")
+
+
+def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
+    """``value`` as a float64 tensor of ``shape``; ValueError naming ``name`` otherwise."""
+    arr = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value
+    try:
+        arr = np.asarray(arr)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a real array, got {short_repr(value)}") from exc
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be a real array, got dtype {arr.dtype}")
+    m = torch.as_tensor(arr.astype(np.float64))
+    if tuple(m.shape) != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {tuple(m.shape)}")
+    return m
 
 
 class SelfAttention(nn.Module):
@@ -118,16 +133,7 @@ class SelfAttention(nn.Module):
         for name, value in matrices.items():
             if name not in _NAMES:
                 raise ValueError(f"weight name must be one of {_NAMES}, got {name!r}")
-            arr = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value
-            try:
-                arr = np.asarray(arr)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"{name} must be a real matrix, got {short_repr(value)}") from exc
-            if arr.dtype.kind not in "biuf":
-                raise ValueError(f"{name} must be a real matrix, got dtype {arr.dtype}")
-            m = torch.as_tensor(arr.astype(np.float64))
-            if tuple(m.shape) != self._shape(name):
-                raise ValueError(f"{name} must have shape {self._shape(name)}, got {tuple(m.shape)}")
+            m = _real_tensor(name, value, self._shape(name))
             if not torch.isfinite(m).all():
                 raise ValueError(f"{name} must be finite")
             if self.rank is None:
@@ -194,3 +200,93 @@ class SelfAttention(nn.Module):
     def extra_repr(self) -> str:
         return (f"d={self.d}, head_dim={self.head_dim}, rank={self.rank}, "
                 f"normalizer={self.normalizer!r}, residual={self.residual}")
+
+
+class FeedForward(nn.Module):
+    r"""A one-hidden-layer ReLU network applied to every token, optionally residual.
+
+    .. math:: F^{(FF)}(z) = [z +]\; W_2\, \sigma_R(W_1 z + b_1) + b_2
+
+    Args:
+        d_in: input dimension.
+        width: hidden width ``q``.
+        d_out: output dimension (default ``d_in``).
+        residual: add the input (K&S's :math:`F^{(FF)}`); needs ``d_out == d_in``.
+        dtype: ``torch.float32`` or ``torch.float64`` (default).
+        seed: seed of the random initialisation.
+
+    Shapes: ``W1 (width, d_in)``, ``b1 (width,)``, ``W2 (d_out, width)``, ``b2 (d_out,)``; input
+    ``(..., d_in)``, output ``(..., d_out)``.
+
+    Raises:
+        ValueError: for non-positive sizes, a residual with ``d_out != d_in``, an unknown dtype;
+            in :meth:`forward` for input of the wrong shape, dtype or with NaN/inf, or an
+            overflowing output; in :meth:`set_weights` as :meth:`SelfAttention.set_weights`.
+
+    Source: K&S (ICLR 2024), the feed-forward layer of Section 2 (PAPERS.md §1.2). Used by
+    :mod:`lib.memorization` (Chapter 3).
+    """
+
+    _NAMES = ("W1", "b1", "W2", "b2")
+
+    def __init__(self, d_in: int, width: int, d_out: int | None = None, residual: bool = False,
+                 dtype: torch.dtype = torch.float64, seed: int = 0):
+        super().__init__()
+        self.d_in = positive_int("d_in", d_in)
+        self.width = positive_int("width", width)
+        self.d_out = self.d_in if d_out is None else positive_int("d_out", d_out)
+        if not isinstance(residual, bool):
+            raise ValueError(f"residual must be a bool, got {residual!r}")
+        if residual and self.d_out != self.d_in:
+            raise ValueError(f"a residual layer needs d_out == d_in, got {self.d_out} and {self.d_in}")
+        self.residual = residual
+        if dtype not in (torch.float32, torch.float64):
+            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
+        gen = torch.Generator().manual_seed(positive_int("seed", seed, minimum=0, maximum=2**63 - 1))
+        for name, shape in self._shapes().items():
+            value = torch.randn(shape, generator=gen, dtype=torch.float64) / math.sqrt(shape[-1])
+            self.register_parameter(name, nn.Parameter(value.to(dtype)))
+
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        return {"W1": (self.width, self.d_in), "b1": (self.width,), "W2": (self.d_out, self.width),
+                "b2": (self.d_out,)}
+
+    def weights(self) -> dict[str, torch.Tensor]:
+        """The parameters ``{"W1", "b1", "W2", "b2"}`` (detached copies)."""
+        return {name: getattr(self, name).detach().clone() for name in self._NAMES}
+
+    @torch.no_grad()
+    def set_weights(self, **params) -> FeedForward:
+        """Set any of ``W1, b1, W2, b2`` (all-or-nothing, validated as in ``SelfAttention``)."""
+        dtype = self.W1.dtype
+        staged = {}
+        for name, value in params.items():
+            if name not in self._NAMES:
+                raise ValueError(f"parameter name must be one of {self._NAMES}, got {name!r}")
+            m = _real_tensor(name, value, self._shapes()[name])
+            cast = m.to(dtype)
+            if not torch.isfinite(m).all() or not torch.isfinite(cast).all():
+                raise ValueError(f"{name} must be finite in {dtype}")
+            staged[name] = cast
+        for name, value in staged.items():
+            getattr(self, name).copy_(value)
+        return self
+
+    def forward(self, Z: torch.Tensor) -> torch.Tensor:
+        """Apply the layer to ``Z`` of shape ``(..., d_in)``; returns ``(..., d_out)``."""
+        if not isinstance(Z, torch.Tensor):
+            raise ValueError(f"Z must be a torch tensor of shape (..., {self.d_in}), got {short_repr(Z)}")
+        if Z.dtype != self.W1.dtype:
+            raise ValueError(f"Z must have the layer's dtype {self.W1.dtype}, got {Z.dtype}")
+        if Z.ndim < 1 or Z.shape[-1] != self.d_in:
+            raise ValueError(f"Z must have shape (..., {self.d_in}), got {tuple(Z.shape)}")
+        if not torch.isfinite(Z).all():
+            raise ValueError("Z must be finite")
+        out = torch.relu(Z @ self.W1.T + self.b1) @ self.W2.T + self.b2
+        out = Z + out if self.residual else out
+        if not torch.isfinite(out).all():
+            raise ValueError(f"the feed-forward output overflows {Z.dtype}")
+        return out
+
+    def extra_repr(self) -> str:
+        return f"d_in={self.d_in}, width={self.width}, d_out={self.d_out}, residual={self.residual}"

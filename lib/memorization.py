@@ -1,0 +1,178 @@
+r"""Memorization after a contextual mapping: K&S Corollary 1's feed-forward half (Chapter 3).
+
+Once every token has a distinct context id, one ReLU feed-forward layer maps the ids to any
+labels. For distinct scalars :math:`z_1 < \dots < z_M` (a projection of the ids) and targets
+:math:`y_j \in \mathbb{R}^k`, put ReLU biases :math:`b_1 < z_1` and
+:math:`b_j = (z_{j-1} + z_j)/2`. Then :math:`\sigma_R(z_j - b_m) = z_j - b_m` for
+:math:`m \le j` and :math:`0` for :math:`m > j`, so
+
+.. math:: f(z) = \sum_{m=1}^M c_m\, \sigma_R(z - b_m), \qquad
+          \sum_{m \le j} c_m (z_j - b_m) = y_j \quad (j = 1, \dots, M)
+
+is a lower-triangular system with positive diagonal: hidden width :math:`M`, output weights that
+grow like one over the smallest gap between the ids (PAPERS.md §1.5 step 6, reconstructed [I];
+the finite-sample construction of Zhang et al. 2017).
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import torch
+
+from ._validate import as_float_array, positive_int, short_repr
+from .attention import FeedForward
+
+__all__ = ["interpolation_knots", "interpolating_ffn", "interpolation_mp", "corollary1_parameter_count"]
+
+
+def _points(z, y) -> tuple[np.ndarray, np.ndarray]:
+    z = as_float_array("z", z)
+    if z.ndim != 1:
+        raise ValueError(f"z must be 1-D (scalar ids), got shape {z.shape}")
+    y = as_float_array("y", y)
+    y = y[:, None] if y.ndim == 1 else y
+    if y.ndim != 2 or len(y) != len(z):
+        raise ValueError(f"y must have shape ({len(z)}, k) to match z, got {y.shape}")
+    return z, y
+
+
+def interpolation_knots(z) -> tuple[np.ndarray, np.ndarray]:
+    """Sort the ids and place one ReLU knot below each: ``(order, biases)``.
+
+    Args:
+        z: distinct finite scalars ``(M,)``.
+
+    Returns:
+        ``order`` (indices sorting ``z``) and ``biases`` ``(M,)`` in sorted order:
+        ``b_1 = z_1 - (z_2 - z_1)`` (``z_1 - 1`` for a single point) and midpoints after that.
+
+    Raises:
+        ValueError: for repeated ids (no function can give them different labels), NaN/inf or a
+            wrong shape.
+
+    Source: PAPERS.md §1.5 step 6 [I]. Chapter 3.
+    """
+    z = as_float_array("z", z)
+    if z.ndim != 1:
+        raise ValueError(f"z must be 1-D (scalar ids), got shape {z.shape}")
+    order = np.argsort(z, kind="stable")
+    s = z[order]
+    if len(s) > 1 and not (np.diff(s) > 0).all():
+        i = int(np.flatnonzero(np.diff(s) <= 0)[0])
+        raise ValueError(f"z holds a repeated id ({s[i]!r}); distinct ids are required")
+    first = s[0] - (s[1] - s[0] if len(s) > 1 else 1.0)
+    biases = np.concatenate([[first], (s[:-1] + s[1:]) / 2])
+    return order, biases
+
+
+def interpolating_ffn(z, y) -> FeedForward:
+    """A ReLU :class:`~lib.attention.FeedForward` (float64) with ``f(z_i) = y_i`` for every ``i``.
+
+    Hidden width ``M = len(z)``; ``W1`` is all ones, ``b1 = -biases``, ``W2`` holds the
+    coefficients of the triangular system (solved by ``torch.linalg.solve_triangular``), ``b2 = 0``.
+    In float64 the interpolation is exact only up to rounding: when the ids are closer than
+    about ``1e-8`` relative to their size, the coefficients explode and the result is wrong — use
+    :func:`interpolation_mp` there.
+
+    Args:
+        z: distinct scalar ids ``(M,)``.
+        y: targets ``(M,)`` or ``(M, k)``.
+
+    Returns:
+        A float64 ``FeedForward(1, M, k)`` mapping ``(..., 1)`` to ``(..., k)``.
+
+    Raises:
+        ValueError: for repeated ids, NaN/inf, mismatched shapes, or coefficients that overflow.
+
+    Source: K&S (ICLR 2024), Corollary 1 (construction reconstructed, PAPERS.md §1.5 step 6).
+    Chapter 3.
+    """
+    z, y = _points(z, y)
+    order, biases = interpolation_knots(z)
+    s, ys = torch.as_tensor(z[order]), torch.as_tensor(y[order])
+    b = torch.as_tensor(biases)
+    A = torch.tril(s[:, None] - b[None, :])
+    coeffs = torch.linalg.solve_triangular(A, ys, upper=False)
+    if not torch.isfinite(coeffs).all():
+        raise ValueError("the interpolation coefficients overflow float64; use interpolation_mp")
+    ffn = FeedForward(1, len(z), y.shape[1])
+    ffn.set_weights(W1=np.ones((len(z), 1)), b1=-biases, W2=coeffs.T.numpy(), b2=np.zeros(y.shape[1]))
+    return ffn
+
+
+def interpolation_mp(z, y, dps: int = 50) -> dict:
+    """The same interpolation in ``dps``-digit arithmetic: biases, coefficients and a check.
+
+    Args:
+        z: distinct scalar ids ``(M,)``: floats, or mpf values (e.g. context ids from
+            :func:`lib.exact.attention_mp`) — mpf ids closer than float64 can resolve are handled.
+        y: targets ``(M,)`` or ``(M, k)`` (floats).
+        dps: decimal digits.
+
+    Returns:
+        dict with ``biases`` (``M`` mpf, sorted order), ``coeffs`` (``M`` rows of ``k`` mpf),
+        ``order`` (indices sorting ``z``), ``max_error`` (mpf, the largest ``|f(z_i) - y_i|``
+        evaluated at ``dps`` digits) and ``max_coeff`` (mpf, the largest ``|c|``).
+
+    Raises:
+        ValueError: for fewer than one id, repeated ids, non-finite values, mismatched shapes.
+
+    Source: K&S (ICLR 2024), Corollary 1; PAPERS.md §5, check C10. Chapter 3.
+    """
+    from .exact import MAX_DPS, to_mpf
+
+    dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
+    if not isinstance(z, list | tuple | np.ndarray | torch.Tensor) or len(z) == 0:
+        raise ValueError(f"z must be a non-empty sequence of scalar ids, got {short_repr(z)}")
+    Y = as_float_array("y", y)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    if Y.ndim != 2 or len(Y) != len(z):
+        raise ValueError(f"y must have shape ({len(z)}, k) to match z, got {Y.shape}")
+    with mpmath.workdps(dps):
+        zs = [to_mpf(f"z[{i}]", v) for i, v in enumerate(z if not isinstance(z, torch.Tensor) else z.tolist())]
+        order = sorted(range(len(zs)), key=lambda i: zs[i])
+        s = [zs[i] for i in order]
+        for a, b in zip(s, s[1:], strict=False):
+            if b == a:
+                raise ValueError(f"z holds a repeated id ({mpmath.nstr(a, 8)}); distinct ids are required")
+        first = s[0] - ((s[1] - s[0]) if len(s) > 1 else 1)
+        biases = [first] + [(a + b) / 2 for a, b in zip(s, s[1:], strict=False)]
+        targets = [[mpmath.mpf(float(v)) for v in Y[i]] for i in order]
+        coeffs = []
+        for j, zj in enumerate(s):  # forward substitution, row by row
+            row = []
+            for col in range(Y.shape[1]):
+                acc = targets[j][col] - mpmath.fsum(coeffs[m][col] * (zj - biases[m]) for m in range(j))
+                row.append(acc / (zj - biases[j]))
+            coeffs.append(row)
+
+        def f(x):
+            return [mpmath.fsum(c[col] * max(x - b, 0) for c, b in zip(coeffs, biases, strict=True))
+                    for col in range(Y.shape[1])]
+
+        max_error = max(abs(v - t) for zj, tj in zip(s, targets, strict=True) for v, t in zip(f(zj), tj, strict=True))
+        max_coeff = max(abs(c) for row in coeffs for c in row)
+    return {"biases": biases, "coeffs": coeffs, "order": order, "max_error": max_error, "max_coeff": max_coeff}
+
+
+def corollary1_parameter_count(n: int, N: int, d: int, s: int) -> int:
+    """K&S Corollary 1's parameter count ``4(s + d) + d(2nN + d)``.
+
+    ``4(s + d)``: the four rank-1 attention matrices, each an outer product of an ``s``- and a
+    ``d``-vector; ``d(2nN + d)``: per output coordinate, ``nN`` biases, ``nN`` output weights and a
+    ``d``-dimensional projection of the ids (reading reconstructed, PAPERS.md §1.4 [I]).
+
+    Args:
+        n: sequence length; N: number of sequences; d: token dimension; s: head size (all ``>= 1``).
+
+    Returns:
+        The count, a Python int.
+
+    Raises:
+        ValueError: for non-positive arguments.
+
+    Source: K&S (ICLR 2024), Corollary 1 (count confirmed in shape, PAPERS.md §1.4). Chapter 3.
+    """
+    n, N, d, s = (positive_int(name, v) for name, v in (("n", n), ("N", N), ("d", d), ("s", s)))
+    return 4 * (s + d) + d * (2 * n * N + d)
