@@ -23,7 +23,15 @@ import torch
 from ._validate import as_float_array, positive_int, short_repr
 from .attention import FeedForward
 
-__all__ = ["interpolation_knots", "interpolating_ffn", "interpolation_mp", "corollary1_parameter_count"]
+__all__ = [
+    "interpolation_knots",
+    "interpolating_ffn",
+    "interpolation_mp",
+    "corollary1_parameter_count",
+    "memorizing_transformer",
+    "context_free_ceiling",
+    "permutation_ceiling",
+]
 
 
 def _points(z, y) -> tuple[np.ndarray, np.ndarray]:
@@ -176,3 +184,157 @@ def corollary1_parameter_count(n: int, N: int, d: int, s: int) -> int:
     """
     n, N, d, s = (positive_int(name, v) for name, v in (("n", n), ("N", N), ("d", d), ("s", s)))
     return 4 * (s + d) + d * (2 * n * N + d)
+
+
+def _equivalence_keys(X: np.ndarray) -> list[tuple]:
+    """Key of each (sequence, token): the sorted multiset of the sequence and the token itself.
+
+    Two (sequence, token) pairs with the same key are forced to share a context id by permutation
+    equivariance, so they must share a label.
+    """
+    keys = []
+    for seq in X:
+        multiset = tuple(sorted(tuple(t) for t in seq.tolist()))
+        keys.extend((multiset, tuple(t)) for t in seq.tolist())
+    return keys
+
+
+def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, directions: int = 100) -> dict:
+    r"""K&S Corollary 1 built and checked exactly: ``FF(SA(X)) = Y`` for every given pair.
+
+    ``SA`` is the rank-1 layer of Theorem 2 (:func:`lib.contextual.rank_one_attention` on the
+    vocabulary of ``X``); its context ids are projected on a direction ``v`` that separates them
+    (``w`` first, then seeded random directions), and one ReLU layer of width ``M`` (the number of
+    distinct contexts, at most ``nN``) maps the projections to the labels
+    (:func:`interpolation_mp`). Everything is evaluated in ``dps``-digit arithmetic.
+
+    Args:
+        X: sequences ``(N, n, d)`` (tokenwise separated, no repeated token inside a sequence).
+        Y: labels ``(N, n)`` or ``(N, n, k)``; permutation-equivalent sequences must give the same
+            token the same label (consistent labels).
+        dps: working precision; by default 30 digits beyond the construction's separation.
+        seed: seed of the attention layer's direction and of the fallback projections.
+        directions: how many random projections to try if ``w`` does not separate the ids.
+
+    Returns:
+        dict with ``attention`` (the layer), ``v`` (projection, ``(d,)``), ``interpolation`` (the
+        dict of :func:`interpolation_mp`), ``dps``, ``contexts`` (``M``), ``max_error`` (mpf, the
+        largest ``|FF(SA(X)) - Y|`` over all ``N n`` pairs), ``max_coeff`` (mpf),
+        ``parameters_built`` (``4(s+d)`` plus ``d + M + kM``, the network as built with a shared
+        hidden layer) and ``parameters_corollary`` (:func:`corollary1_parameter_count`).
+
+    Raises:
+        ValueError: for inconsistent labels, shapes that do not match, a sequence with a repeated
+            token, or when no tried direction separates the context ids.
+
+    Source: K&S (ICLR 2024), Corollary 1 (statement and count confirmed in shape; construction
+    reconstructed, PAPERS.md §1.4-1.5). Chapter 3 (check C10).
+    """
+    from . import contextual, exact
+
+    Xa = as_float_array("X", X, min_ndim=3)
+    if Xa.ndim != 3:
+        raise ValueError(f"X must have shape (N, n, d), got {Xa.shape}")
+    Ya = as_float_array("Y", Y, min_ndim=2)
+    Ya = Ya[..., None] if Ya.ndim == 2 else Ya
+    if Ya.ndim != 3 or Ya.shape[:2] != Xa.shape[:2]:
+        raise ValueError(f"Y must have shape {Xa.shape[:2]} or {Xa.shape[:2]} + (k,), got {Ya.shape}")
+    contextual.tokenwise_separation(Xa)  # rejects repeated tokens inside a sequence
+    N, n, d = Xa.shape
+    keys = _equivalence_keys(Xa)
+    labels = Ya.reshape(N * n, -1)
+    first: dict[tuple, int] = {}
+    for i, key in enumerate(keys):
+        j = first.setdefault(key, i)
+        if not np.array_equal(labels[i], labels[j]):
+            raise ValueError(f"inconsistent labels: (sequence {i // n}, token {i % n}) and (sequence {j // n}, "
+                             f"token {j % n}) are forced to share a context id but ask {labels[i]} and {labels[j]}")
+    layer = contextual.rank_one_attention(contextual.vocabulary(Xa), n, seed=seed)
+    delta = contextual.theorem2_delta(n, len(layer.vocab), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
+    dps = 30 + int(-delta["construction"]) if dps is None else positive_int("dps", dps, minimum=15)
+    ids = [row for out in exact.attention_mp(Xa, layer, dps) for row in out]
+    reps = sorted(first.values())  # one (sequence, token) per context
+    rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
+    candidates = [layer.w] + [rng.normal(size=d) for _ in range(positive_int("directions", directions))]
+    with mpmath.workdps(dps):
+        for v in candidates:
+            v = v / np.linalg.norm(v)
+            vm = [mpmath.mpf(float(c)) for c in v]
+            z = [mpmath.fsum(a * b for a, b in zip(vm, ids[i], strict=True)) for i in reps]
+            if exact.min_gap(z, dps, distinct=False) > mpmath.mpf(10) ** (20 - dps):
+                break
+        else:
+            raise ValueError(f"none of {len(candidates)} directions separates the context ids at {dps} digits")
+        interp = interpolation_mp(z, labels[reps], dps)
+        biases, coeffs = interp["biases"], interp["coeffs"]
+        errors = []
+        for i in range(N * n):
+            zi = mpmath.fsum(a * b for a, b in zip(vm, ids[i], strict=True))
+            out = [mpmath.fsum(c[col] * max(zi - b, 0) for c, b in zip(coeffs, biases, strict=True))
+                   for col in range(labels.shape[1])]
+            errors.extend(abs(o - mpmath.mpf(float(t))) for o, t in zip(out, labels[i], strict=True))
+        max_error = max(errors)
+    M, k, s = len(reps), labels.shape[1], layer.head_dim
+    return {"attention": layer, "v": v, "interpolation": interp, "dps": dps, "contexts": M,
+            "max_error": max_error, "max_coeff": interp["max_coeff"],
+            "parameters_built": 4 * (s + d) + d + M + k * M,
+            "parameters_corollary": corollary1_parameter_count(n, N, d, s)}
+
+
+def _pairs(pairs) -> list[tuple[list, list]]:
+    if not isinstance(pairs, list | tuple) or not pairs:
+        raise ValueError(f"pairs must be a non-empty list of (tokens, tags), got {short_repr(pairs)}")
+    out = []
+    for i, item in enumerate(pairs):
+        if not isinstance(item, list | tuple) or len(item) != 2 or len(item[0]) != len(item[1]) or not len(item[0]):
+            raise ValueError(f"pairs[{i}] must be (tokens, tags) of equal, non-zero length, got {short_repr(item)}")
+        out.append((list(item[0]), list(item[1])))
+    return out
+
+
+def _majority_share(groups: dict) -> float:
+    from collections import Counter
+
+    total = sum(len(tags) for tags in groups.values())
+    return sum(Counter(tags).most_common(1)[0][1] for tags in groups.values()) / total
+
+
+def context_free_ceiling(pairs) -> float:
+    """Best token accuracy of any model that sees only the token itself (majority tag per type).
+
+    Args:
+        pairs: list of ``(tokens, tags)`` sequences (e.g. sentences and their NER tags).
+
+    Returns:
+        A float in ``[0, 1]``: the share of tokens whose tag is the most frequent tag of their type.
+
+    Raises:
+        ValueError: for an empty list or a pair whose tokens and tags differ in length.
+
+    Source: this book (Chapter 3): what the CoNLL-2003 accuracy owes to attention at all.
+    """
+    groups: dict = {}
+    for tokens, tags in _pairs(pairs):
+        for tok, tag in zip(tokens, tags, strict=True):
+            groups.setdefault(tok, []).append(tag)
+    return _majority_share(groups)
+
+
+def permutation_ceiling(pairs) -> float:
+    """Best token accuracy of any model without positional information.
+
+    A permutation-equivariant model gives one output to every occurrence of a token within
+    sentences that are permutations of each other (the same sentence included), so each such
+    group can be right only for its majority tag.
+
+    Args, returns and errors as :func:`context_free_ceiling`.
+
+    Source: this book (Chapter 3), from the permutation equivariance of attention without
+    positional encoding (K&S's "up to permutation").
+    """
+    groups: dict = {}
+    for tokens, tags in _pairs(pairs):
+        bag = tuple(sorted(tokens))
+        for tok, tag in zip(tokens, tags, strict=True):
+            groups.setdefault((bag, tok), []).append(tag)
+    return _majority_share(groups)

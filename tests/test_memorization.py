@@ -64,3 +64,41 @@ def test_feedforward_formula_and_validation():
         ffn.set_weights(b1=np.zeros(3))
     with pytest.raises(ValueError, match="finite in torch.float32"):
         FeedForward(3, 4, dtype=torch.float32).set_weights(W1=np.full((4, 3), 1e300))
+
+
+def test_memorizing_transformer_exact_on_unseen_data():
+    from lib import contextual
+
+    V = np.array([[0.5], [1.7], [-1.2], [3.0]])  # not a chapter vocabulary
+    X = contextual.subset_sequences(V, 2)
+    Y = np.random.default_rng(5).integers(0, 4, size=X.shape[:2])
+    res = memorization.memorizing_transformer(X, Y)
+    assert res["max_error"] < mpmath.mpf("1e-20")
+    assert res["contexts"] == 12
+    assert res["parameters_built"] == res["parameters_corollary"] == memorization.corollary1_parameter_count(2, 6, 1, 1)
+
+
+def test_memorizing_transformer_consistency_and_permutations():
+    X = np.array([[[1.0], [2.0]], [[2.0], [1.0]], [[1.0], [3.0]]])
+    Y = np.array([[0, 1], [1, 0], [5, 7]])  # sequence 1 is a permutation of 0 with consistent labels
+    res = memorization.memorizing_transformer(X, Y)
+    assert res["contexts"] == 4 and res["max_error"] < mpmath.mpf("1e-20")
+    with pytest.raises(ValueError, match="inconsistent labels"):
+        memorization.memorizing_transformer(X, np.array([[0, 1], [0, 1], [5, 7]]))
+    with pytest.raises(ValueError, match="duplicate token"):
+        memorization.memorizing_transformer(np.array([[[1.0], [1.0]]]), np.array([[0, 1]]))
+    with pytest.raises(ValueError, match="Y must have shape"):
+        memorization.memorizing_transformer(X, np.zeros((2, 2)))
+
+
+def test_ceilings_hand_computed():
+    corpus = [(["a", "b", "a"], ["X", "Y", "Z"]), (["b", "a"], ["Y", "X"]), (["a", "b"], ["Z", "Y"])]
+    # context-free: 'a' has X, Z, X, Z -> best 2 of 4; 'b' has Y, Y, Y -> 3 of 3: 5 / 7
+    assert memorization.context_free_ceiling(corpus) == pytest.approx(5 / 7)
+    # permutation classes: {a,a,b}: a -> X, Z (1 of 2), b -> Y (1); {a,b}: a -> X, Z (1 of 2), b -> Y, Y (2)
+    assert memorization.permutation_ceiling(corpus) == pytest.approx((1 + 1 + 1 + 2) / 7)
+    assert memorization.permutation_ceiling(corpus) >= memorization.context_free_ceiling(corpus)
+    with pytest.raises(ValueError, match="non-empty list"):
+        memorization.context_free_ceiling([])
+    with pytest.raises(ValueError, match="equal, non-zero length"):
+        memorization.permutation_ceiling([(["a"], ["X", "Y"])])
