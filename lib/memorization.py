@@ -109,6 +109,12 @@ def interpolating_ffn(z, y) -> FeedForward:
     return ffn
 
 
+def _relu_sum(x, biases, coeffs) -> list:
+    """``f(x) = sum_m c_m relu(x - b_m)`` for one scalar ``x`` (mpf; call inside ``workdps``)."""
+    return [mpmath.fsum(c[col] * max(x - b, 0) for c, b in zip(coeffs, biases, strict=True))
+            for col in range(len(coeffs[0]))]
+
+
 def interpolation_mp(z, y, dps: int = 50) -> dict:
     """The same interpolation in ``dps``-digit arithmetic: biases, coefficients and a check.
 
@@ -155,11 +161,8 @@ def interpolation_mp(z, y, dps: int = 50) -> dict:
                 row.append(acc / (zj - biases[j]))
             coeffs.append(row)
 
-        def f(x):
-            return [mpmath.fsum(c[col] * max(x - b, 0) for c, b in zip(coeffs, biases, strict=True))
-                    for col in range(Y.shape[1])]
-
-        max_error = max(abs(v - t) for zj, tj in zip(s, targets, strict=True) for v, t in zip(f(zj), tj, strict=True))
+        max_error = max(abs(v - t) for zj, tj in zip(s, targets, strict=True)
+                        for v, t in zip(_relu_sum(zj, biases, coeffs), tj, strict=True))
         max_coeff = max(abs(c) for row in coeffs for c in row)
     return {"biases": biases, "coeffs": coeffs, "order": order, "max_error": max_error, "max_coeff": max_coeff}
 
@@ -270,8 +273,7 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
         errors = []
         for i in range(N * n):
             zi = mpmath.fsum(a * b for a, b in zip(vm, ids[i], strict=True))
-            out = [mpmath.fsum(c[col] * max(zi - b, 0) for c, b in zip(coeffs, biases, strict=True))
-                   for col in range(labels.shape[1])]
+            out = _relu_sum(zi, biases, coeffs)
             errors.extend(abs(o - mpmath.mpf(float(t))) for o, t in zip(out, labels[i], strict=True))
         max_error = max(errors)
     M, k, s = len(reps), labels.shape[1], layer.head_dim
