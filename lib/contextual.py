@@ -49,7 +49,7 @@ def tokenwise_separation(X) -> tuple[float, float, float]:
         X: array ``(N, n, d)``: ``N`` sequences of ``n`` tokens (rows) in :math:`\mathbb{R}^d`.
 
     Returns:
-        ``(r_min, r_max, eps)``: the smallest and largest token norm and the smallest distance
+        ``(r_min, r_max, eps)``, the smallest and largest token norm and the smallest distance
         between two different tokens anywhere in ``X``. The sequences are tokenwise
         :math:`(r_{\min}', r_{\max}', \epsilon')`-separated for every :math:`r_{\min}' < r_{\min}`,
         :math:`r_{\max}' > r_{\max}`, :math:`\epsilon' < \epsilon` (the definition's inequalities
@@ -279,7 +279,8 @@ def theorem2_delta(n: int, vocab_size: int, d: int, r_min: float, r_max: float, 
         c_w: measured projection constant in ``(0, 1]``; default the worst case.
 
     Returns:
-        ``{"paper": log10 delta, "construction": log10 delta_w, "r": r_max + eps / 4}``.
+        A dict with the keys ``paper`` (log10 delta), ``construction`` (log10 delta_w) and
+        ``r`` (``r_max + eps / 4``).
 
     Raises:
         ValueError: for out-of-range arguments.

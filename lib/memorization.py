@@ -52,8 +52,9 @@ def interpolation_knots(z) -> tuple[np.ndarray, np.ndarray]:
         z: distinct finite scalars ``(M,)``.
 
     Returns:
-        ``order`` (indices sorting ``z``) and ``biases`` ``(M,)`` in sorted order:
-        ``b_1 = z_1 - (z_2 - z_1)`` (``z_1 - 1`` for a single point) and midpoints after that.
+        A pair ``(order, biases)``, with ``order`` the indices sorting ``z`` and ``biases`` of
+        shape ``(M,)`` in sorted order, namely ``b_1 = z_1 - (z_2 - z_1)`` (``z_1 - 1`` for a
+        single point) and the midpoints between neighbouring ids after that.
 
     Raises:
         ValueError: for repeated ids (no function can give them different labels), NaN/inf or a
@@ -308,7 +309,7 @@ def context_free_ceiling(pairs) -> float:
         pairs: list of ``(tokens, tags)`` sequences (e.g. sentences and their NER tags).
 
     Returns:
-        A float in ``[0, 1]``: the share of tokens whose tag is the most frequent tag of their type.
+        The share of tokens whose tag is the most frequent tag of their type, in ``[0, 1]``.
 
     Raises:
         ValueError: for an empty list or a pair whose tokens and tags differ in length.
