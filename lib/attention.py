@@ -21,7 +21,7 @@ from torch import nn
 
 from ._validate import positive_int, short_repr
 
-__all__ = ["SelfAttention", "FeedForward", "NORMALIZERS"]
+__all__ = ["SelfAttention", "FeedForward", "TokenTagger", "NORMALIZERS"]
 
 NORMALIZERS = ("softmax", "hardmax")
 _NAMES = ("W_Q", "W_K", "W_V", "W_O")
@@ -40,6 +40,17 @@ def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
     if tuple(m.shape) != shape:
         raise ValueError(f"{name} must have shape {shape}, got {tuple(m.shape)}")
     return m
+
+
+def _all_finite(t: torch.Tensor) -> bool:
+    """True when every entry of ``t`` is finite.
+
+    One reduction instead of an element-wise mask: a NaN or inf anywhere makes the sum NaN or
+    inf, so a finite sum proves every entry finite; only when the sum is not finite (a
+    non-finite entry, or finite entries whose sum overflows) is the exact test run.
+    """
+    with torch.no_grad():
+        return bool(torch.isfinite(t.sum())) or bool(torch.isfinite(t).all())
 
 
 class SelfAttention(nn.Module):
@@ -156,34 +167,83 @@ class SelfAttention(nn.Module):
     def _dtype(self) -> torch.dtype:
         return self.W_Q.dtype if self.rank is None else self.W_Q_A.dtype
 
-    def attention(self, X: torch.Tensor) -> torch.Tensor:
-        """The attention matrix ``(..., n, n)``: row ``l`` holds query ``l``'s weights over the keys."""
-        X = self._check(X)
-        W = self._weights_checked()
-        scores = (X @ W["W_Q"].T) @ (X @ W["W_K"].T).transpose(-1, -2)
-        if not torch.isfinite(scores).all():
-            raise ValueError(f"the attention scores overflow {X.dtype}; rescale X or the weights")
+    def _scores_values(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The scores ``(X W_Q^T)(X W_K^T)^T`` and the values ``X W_V^T``, through the factors.
+
+        With ``W = A B`` (inner size ``r``) the scores are ``(X B_Q^T)(A_Q^T A_K)(X B_K^T)^T`` and
+        the values ``(X B_V^T) A_V^T``; the three projections ``X B^T`` are one product with the
+        stacked ``B`` factors: ``O(n d r + n^2 r)`` operations instead of ``O(n d s + n^2 s)``.
+        For ``rank`` set the values are returned in the factor space, ``X B_V^T`` ``(..., n, r)``.
+        """
+        if self.rank is None:
+            return (X @ self.W_Q.T) @ (X @ self.W_K.T).transpose(-1, -2), X @ self.W_V.T
+        q, k, v = (X @ torch.cat([self.W_Q_B, self.W_K_B, self.W_V_B]).T).split(self.rank, dim=-1)
+        core = self.W_Q_A.T @ self.W_K_A                                     # (r, r)
+        return (q @ core) @ k.transpose(-1, -2), v
+
+    def _output_matrix(self) -> torch.Tensor:
+        """``W_O W_V`` restricted to what multiplies the values of :meth:`_scores_values`."""
+        if self.rank is None:
+            return self.W_O
+        return self.W_O_A @ (self.W_O_B @ self.W_V_A)                       # (d, r)
+
+    def _normalize(self, scores: torch.Tensor, mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor:
+        if not _all_finite(scores):
+            raise ValueError(f"the attention scores overflow {dtype}; rescale X or the weights")
+        if mask is not None:
+            scores = scores.masked_fill(mask[..., None, :], float("-inf"))
         if self.normalizer == "softmax":
             return torch.softmax(scores, dim=-1)
         ties = scores == scores.amax(dim=-1, keepdim=True)
-        return ties.to(X.dtype) / ties.sum(dim=-1, keepdim=True).to(X.dtype)
+        return ties.to(dtype) / ties.sum(dim=-1, keepdim=True).to(dtype)
 
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
-        """Apply the layer to ``X`` of shape ``(..., n, d)``; returns the same shape and dtype."""
+    def attention(self, X: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The attention matrix ``(..., n, n)``: row ``l`` holds query ``l``'s weights over the keys.
+
+        Args:
+            X: tokens ``(..., n, d)`` in the layer's dtype.
+            padding_mask: optional bool ``(..., n)``, ``True`` at padding positions (torch's
+                ``key_padding_mask`` convention); padded keys get weight 0. Every row needs at
+                least one real token.
+        """
         X = self._check(X)
-        W = self._weights_checked()
-        out = (self.attention(X) @ (X @ W["W_V"].T)) @ W["W_O"].T
+        mask = self._check_mask(padding_mask, X)
+        self._weights_checked()
+        return self._normalize(self._scores_values(X)[0], mask, X.dtype)
+
+    def forward(self, X: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Apply the layer to ``X`` of shape ``(..., n, d)``; returns the same shape and dtype.
+
+        ``padding_mask`` (bool ``(..., n)``, ``True`` at padding) removes padded tokens from
+        every query's keys; the outputs at padded positions are computed but meaningless.
+        """
+        X = self._check(X)
+        mask = self._check_mask(padding_mask, X)
+        self._weights_checked()
+        scores, values = self._scores_values(X)
+        out = (self._normalize(scores, mask, X.dtype) @ values) @ self._output_matrix().T
         out = X + out if self.residual else out
-        if not torch.isfinite(out).all():
+        if not _all_finite(out):
             raise ValueError(f"the layer's output overflows {X.dtype}; rescale X or the weights")
         return out
 
-    def _weights_checked(self) -> dict[str, torch.Tensor]:
-        W = {name: self._dense(name) for name in _NAMES}
-        for name, M in W.items():
-            if not torch.isfinite(M).all():
-                raise ValueError(f"{name} is not finite (NaN, or its rank factors overflow)")
-        return W
+    @staticmethod
+    def _check_mask(mask, X: torch.Tensor) -> torch.Tensor | None:
+        if mask is None:
+            return None
+        if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or tuple(mask.shape) != tuple(X.shape[:-1]):
+            raise ValueError(f"padding_mask must be a bool tensor of shape {tuple(X.shape[:-1])}, "
+                             f"got {short_repr(mask) if not isinstance(mask, torch.Tensor) else (mask.dtype, tuple(mask.shape))}")
+        if bool(mask.all(dim=-1).any()):
+            raise ValueError("padding_mask masks every token of some sequence; each needs one real token")
+        return mask
+
+    def _weights_checked(self) -> None:
+        """ValueError naming the first weight with a NaN/inf entry (checked on the stored factors;
+        a product of finite factors that overflows shows up as non-finite scores or outputs)."""
+        for name, param in self.named_parameters(recurse=False):
+            if not _all_finite(param):
+                raise ValueError(f"{name.removesuffix('_A').removesuffix('_B')} is not finite (NaN or inf)")
 
     def _check(self, X) -> torch.Tensor:
         if not isinstance(X, torch.Tensor):
@@ -193,7 +253,7 @@ class SelfAttention(nn.Module):
             raise ValueError(f"X must have the layer's dtype {dtype}, got {X.dtype}")
         if X.ndim < 2 or X.shape[-1] != self.d or X.shape[-2] == 0:
             raise ValueError(f"X must have shape (..., n, {self.d}) with n >= 1, got {tuple(X.shape)}")
-        if not torch.isfinite(X).all():
+        if not _all_finite(X):
             raise ValueError("X must be finite")
         return X
 
@@ -280,13 +340,105 @@ class FeedForward(nn.Module):
             raise ValueError(f"Z must have the layer's dtype {self.W1.dtype}, got {Z.dtype}")
         if Z.ndim < 1 or Z.shape[-1] != self.d_in:
             raise ValueError(f"Z must have shape (..., {self.d_in}), got {tuple(Z.shape)}")
-        if not torch.isfinite(Z).all():
+        if not _all_finite(Z):
             raise ValueError("Z must be finite")
-        out = torch.relu(Z @ self.W1.T + self.b1) @ self.W2.T + self.b2
+        hidden = nn.functional.linear(Z, self.W1, self.b1).relu_()          # in place: one pass less
+        out = nn.functional.linear(hidden, self.W2, self.b2)
         out = Z + out if self.residual else out
-        if not torch.isfinite(out).all():
+        if not _all_finite(out):
             raise ValueError(f"the feed-forward output overflows {Z.dtype}")
         return out
 
     def extra_repr(self) -> str:
         return f"d_in={self.d_in}, width={self.width}, d_out={self.d_out}, residual={self.residual}"
+
+
+class TokenTagger(nn.Module):
+    r"""A permutation-equivariant token classifier: embeddings, ``n_layers`` blocks, a linear head.
+
+    Each block is :math:`F^{(FF)} \circ F^{(SA)}` as in K&S: one single-head
+    :class:`SelfAttention` (``W_Q, W_K, W_V, W_O`` of the given ``rank``, residual, no
+    :math:`1/\sqrt{s}`) followed by a residual :class:`FeedForward` of width ``ffn_width``.
+    There is no positional encoding and no LayerNorm, so permuting a sentence permutes the
+    output. Padding (word id ``pad_id``) is masked out of every query's keys; the loss
+    (:func:`lib.training.fit`) ignores it too.
+
+    Args:
+        vocab_size: number of word ids (``len(vocab)`` of :func:`lib.data.build_vocab`).
+        n_tags: number of output classes.
+        d_model: embedding and token width ``d``.
+        n_layers: number of attention + feed-forward blocks.
+        rank: rank of the attention matrices (default 1, K&S Section 5); ``None`` for dense.
+        ffn_width: hidden width of each feed-forward layer (default ``4 * d_model``).
+        head_dim: head size ``s`` (default ``d_model``).
+        pad_id: the padding word id (default ``lib.data.PAD = 0``).
+        dtype: ``torch.float32`` (default) or ``torch.float64``.
+        seed: seed of the initialisation (embeddings ``N(0, 1)``; layers as in their classes).
+
+    Input: word ids, int64 ``(batch, n)``. Output: logits ``(batch, n, n_tags)`` in ``dtype``.
+
+    Raises:
+        ValueError: for non-positive sizes or a bad rank (as :class:`SelfAttention`); in
+            :meth:`forward` for ids that are not an int64 ``(batch, n)`` tensor, ids outside
+            ``[0, vocab_size)``, or a row that is all padding.
+
+    Source: K&S (ICLR 2024) Section 5, the rank-1 Transformer trained on CoNLL-2003; its sizes
+    are not in the paper and are ours (PAPERS.md §1.7). Used in Chapter 3.
+    """
+
+    def __init__(self, vocab_size: int, n_tags: int, d_model: int = 128, n_layers: int = 1,
+                 rank: int | None = 1, ffn_width: int | None = None, head_dim: int | None = None,
+                 pad_id: int = 0, dtype: torch.dtype = torch.float32, seed: int = 0):
+        super().__init__()
+        self.vocab_size = positive_int("vocab_size", vocab_size, minimum=2)
+        self.n_tags = positive_int("n_tags", n_tags, minimum=2)
+        self.d_model = positive_int("d_model", d_model)
+        self.n_layers = positive_int("n_layers", n_layers)
+        head_dim = self.d_model if head_dim is None else positive_int("head_dim", head_dim)
+        ffn_width = 4 * self.d_model if ffn_width is None else positive_int("ffn_width", ffn_width)
+        self.pad_id = positive_int("pad_id", pad_id, minimum=0, maximum=self.vocab_size - 1)
+        seed = positive_int("seed", seed, minimum=0, maximum=2**62)
+        if dtype not in (torch.float32, torch.float64):
+            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
+        gen = torch.Generator().manual_seed(seed)
+        self.embed = nn.Embedding(self.vocab_size, self.d_model, padding_idx=self.pad_id, dtype=dtype)
+        with torch.no_grad():
+            self.embed.weight.copy_(torch.randn(self.vocab_size, self.d_model, generator=gen, dtype=torch.float64))
+            self.embed.weight[self.pad_id] = 0
+        self.attn = nn.ModuleList(
+            SelfAttention(self.d_model, head_dim, rank=rank, residual=True, dtype=dtype, seed=seed + 1 + 2 * i)
+            for i in range(self.n_layers))
+        self.ffn = nn.ModuleList(
+            FeedForward(self.d_model, ffn_width, residual=True, dtype=dtype, seed=seed + 2 + 2 * i)
+            for i in range(self.n_layers))
+        self.head = nn.Linear(self.d_model, self.n_tags, dtype=dtype)
+        with torch.no_grad():
+            # GPT-2's scaling of the residual branches: their last matrices start 1/sqrt(2 L)
+            # smaller, so the sum over L blocks starts with the spread of one block.
+            scale = 1.0 / math.sqrt(2 * self.n_layers)
+            for attn, ffn in zip(self.attn, self.ffn):
+                (attn.W_O if rank is None else attn.W_O_A).mul_(scale)
+                ffn.W2.mul_(scale)
+            self.head.weight.copy_(torch.randn(self.n_tags, self.d_model, generator=gen, dtype=dtype)
+                                   / math.sqrt(self.d_model))
+            self.head.bias.zero_()
+        self.rank = rank
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """Logits ``(batch, n, n_tags)`` for word ids ``(batch, n)``; padding positions are masked."""
+        if not isinstance(ids, torch.Tensor) or ids.dtype != torch.int64 or ids.ndim != 2 or 0 in ids.shape:
+            raise ValueError(f"ids must be a non-empty int64 tensor of shape (batch, n), got "
+                             f"{(ids.dtype, tuple(ids.shape)) if isinstance(ids, torch.Tensor) else short_repr(ids)}")
+        if bool((ids < 0).any()) or bool((ids >= self.vocab_size).any()):
+            raise ValueError(f"ids must lie in [0, {self.vocab_size}), got min {int(ids.min())}, max {int(ids.max())}")
+        mask = ids == self.pad_id
+        Z = self.embed(ids)
+        for attn, ffn in zip(self.attn, self.ffn):
+            Z = ffn(attn(Z, mask))
+        logits = self.head(Z)
+        if not _all_finite(logits):
+            raise ValueError(f"the logits overflow {logits.dtype} or are NaN; check the head's weights")
+        return logits
+
+    def extra_repr(self) -> str:
+        return f"vocab_size={self.vocab_size}, n_tags={self.n_tags}, d_model={self.d_model}, n_layers={self.n_layers}, rank={self.rank}"

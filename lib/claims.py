@@ -113,20 +113,21 @@ def glue_many(**values) -> None:
         glue(key, value)
 
 
-def pretty(table: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
+def pretty(table: pd.DataFrame, digits: int = 3, missing: str = "—") -> pd.DataFrame:
     """A copy of ``table`` with every float column formatted by :func:`fmt`, for display.
 
-    Integer, bool and text columns are left as they are.
+    Integer, bool and text columns are left as they are; a missing value (NaN) is shown as
+    ``missing`` (default ``"—"``), any other non-finite float raises.
 
     Raises:
-        ValueError: if ``table`` is not a DataFrame.
+        ValueError: if ``table`` is not a DataFrame, or a float column holds an infinity.
     """
     if not isinstance(table, pd.DataFrame):
         raise ValueError(f"table must be a pandas DataFrame, got {type(table).__name__}")
     out = table.copy()
     for col in out.columns:
         if pd.api.types.is_float_dtype(out[col]):
-            out[col] = out[col].map(lambda v: fmt(v, digits))
+            out[col] = out[col].map(lambda v: missing if np.isnan(v) else fmt(v, digits))
     return out
 
 

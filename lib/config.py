@@ -20,7 +20,7 @@ import torch
 
 from ._validate import positive_int
 
-__all__ = ["MODE", "MODES", "THREADS", "IN_BUILD", "read_mode", "pick", "seed_everything", "progress"]
+__all__ = ["MODE", "MODES", "THREADS", "IN_BUILD", "DEVICE", "read_mode", "read_device", "as_device", "pick", "seed_everything", "progress"]
 
 MODES = ("fast", "full")
 
@@ -63,6 +63,50 @@ MODE: str = read_mode()
 #: default 2, the core count of the book's reference machine).
 THREADS: int = _read_threads()
 torch.set_num_threads(THREADS)
+
+def as_device(value, name: str = "device") -> torch.device:
+    """``value`` (``"cpu"``, ``"cuda"``, ``"cuda:1"`` or a ``torch.device``) as an available device.
+
+    Raises:
+        ValueError: naming ``name``, for anything else, for device types other than CPU and
+            CUDA, and for a CUDA device this machine does not have.
+    """
+    if not isinstance(value, str | torch.device):
+        raise ValueError(f"{name} must be 'cpu', 'cuda' or 'cuda:<index>', got {value!r}")
+    try:
+        device = torch.device(value)
+    except RuntimeError:
+        raise ValueError(f"{name} must be 'cpu', 'cuda' or 'cuda:<index>', got {value!r}") from None
+    if device.type not in ("cpu", "cuda") or (device.type == "cpu" and device.index not in (None, 0)):
+        raise ValueError(f"{name} must be 'cpu', 'cuda' or 'cuda:<index>', got {value!r}")
+    if device.type == "cuda" and (not torch.cuda.is_available()
+                                  or (device.index or 0) >= torch.cuda.device_count()):
+        raise ValueError(f"{name} is {value!r} but torch sees no such CUDA device")
+    return device
+
+
+def read_device(environ: dict | None = None) -> torch.device:
+    """The torch device for training, from ``BOOK_DEVICE`` (``cpu``, ``cuda``, ``cuda:1``).
+
+    Unset or empty: a GPU when torch sees one, else the CPU.
+
+    Raises:
+        ValueError: if ``environ`` is not a mapping, or ``BOOK_DEVICE`` is not an available
+            CPU or CUDA device (see :func:`as_device`).
+    """
+    environ = os.environ if environ is None else environ
+    if not hasattr(environ, "get"):
+        raise ValueError(f"environ must be a mapping, got {environ!r}")
+    raw = environ.get("BOOK_DEVICE", "")
+    if not isinstance(raw, str):
+        raise ValueError(f"BOOK_DEVICE must be a string such as 'cpu' or 'cuda', got {raw!r}")
+    if not raw.strip():
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return as_device(raw.strip(), "BOOK_DEVICE")
+
+
+#: Where :func:`lib.training.fit` trains (``BOOK_DEVICE``, else a GPU when present, else CPU).
+DEVICE: torch.device = read_device()
 
 #: True while a chapter executes inside a book build (set by ``lib.sphinxext``). Progress bars
 #: are then silent, so that nothing reaches the page or stderr.

@@ -31,6 +31,15 @@ __all__ = [
     "memorizing_transformer",
     "context_free_ceiling",
     "permutation_ceiling",
+    "CONLL_SETTINGS",
+    "conll_subset",
+    "conll_experiment",
+    "conll_run",
+    "float64_network",
+    "scalar_outputs",
+    "interpolation_price",
+    "float64_memorization",
+    "corpus_summary",
 ]
 
 
@@ -222,7 +231,8 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
 
     Returns:
         dict with ``attention`` (the layer), ``v`` (projection, ``(d,)``), ``interpolation`` (the
-        dict of :func:`interpolation_mp`), ``dps``, ``contexts`` (``M``), ``max_error`` (mpf, the
+        dict of :func:`interpolation_mp`), ``dps``, ``contexts`` (``M``), ``outputs`` (``N n``
+        lists of ``k`` mpf, the network's output per token, sequence-major), ``max_error`` (mpf, the
         largest ``|FF(SA(X)) - Y|`` over all ``N n`` pairs), ``max_coeff`` (mpf),
         ``parameters_built`` (``4(s+d)`` plus ``d + M + kM``, the network as built with a shared
         hidden layer) and ``parameters_corollary`` (:func:`corollary1_parameter_count`).
@@ -271,17 +281,136 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
             raise ValueError(f"none of {len(candidates)} directions separates the context ids at {dps} digits")
         interp = interpolation_mp(z, labels[reps], dps)
         biases, coeffs = interp["biases"], interp["coeffs"]
-        errors = []
+        errors, outputs = [], []
         for i in range(N * n):
             zi = mpmath.fsum(a * b for a, b in zip(vm, ids[i], strict=True))
             out = _relu_sum(zi, biases, coeffs)
+            outputs.append(out)
             errors.extend(abs(o - mpmath.mpf(float(t))) for o, t in zip(out, labels[i], strict=True))
         max_error = max(errors)
     M, k, s = len(reps), labels.shape[1], layer.head_dim
     return {"attention": layer, "v": v, "interpolation": interp, "dps": dps, "contexts": M,
-            "max_error": max_error, "max_coeff": interp["max_coeff"],
+            "outputs": outputs, "max_error": max_error, "max_coeff": interp["max_coeff"],
             "parameters_built": 4 * (s + d) + d + M + k * M,
             "parameters_corollary": corollary1_parameter_count(n, N, d, s)}
+
+
+def float64_network(memorizer: dict) -> FeedForward:
+    """The feed-forward layer of :func:`memorizing_transformer` with its weights rounded to float64.
+
+    Applied to the float64 projections ``ids @ memorizer["v"]`` it shows what the exact network
+    becomes in ordinary arithmetic (check C10).
+
+    Args:
+        memorizer: the dict returned by :func:`memorizing_transformer`.
+
+    Returns:
+        A float64 ``FeedForward(1, M, k)``: ``W1 = 1``, ``b1 = -biases``, ``W2`` the coefficients.
+
+    Raises:
+        ValueError: if ``memorizer`` is not such a dict, or a weight overflows float64.
+
+    Source: K&S Corollary 1 (construction reconstructed). Chapter 3.
+    """
+    if not isinstance(memorizer, dict) or not {"interpolation", "contexts"} <= set(memorizer):
+        raise ValueError(f"memorizer must be the dict of memorizing_transformer, got {short_repr(memorizer)}")
+    interp, M = memorizer["interpolation"], memorizer["contexts"]
+    k = len(interp["coeffs"][0])
+    ffn = FeedForward(1, M, k)
+    ffn.set_weights(W1=np.ones((M, 1)), b1=-np.array([float(b) for b in interp["biases"]]),
+                    W2=np.array([[float(c) for c in row] for row in interp["coeffs"]]).T, b2=np.zeros(k))
+    return ffn
+
+
+def scalar_outputs(ffn: FeedForward, z) -> np.ndarray:
+    """``ffn`` applied to scalar ids ``z`` ``(M,)``: the float64 outputs ``(M, k)`` as numpy."""
+    z = as_float_array("z", z)
+    if z.ndim != 1:
+        raise ValueError(f"z must be 1-D (scalar ids), got shape {z.shape}")
+    with torch.no_grad():
+        return ffn(torch.as_tensor(z, dtype=ffn.W1.dtype)[:, None]).numpy()
+
+
+def interpolation_price(spacings, labels, base: float = 1.0) -> "pd.DataFrame":
+    """What the interpolating layer costs as its ids close in (Chapter 3, Figure "interp").
+
+    For each spacing ``g`` the ids are ``base + g * arange(M)`` with the given labels.
+
+    Args:
+        spacings: positive spacings ``(S,)``.
+        labels: targets ``(M,)``.
+        base: where the ids start.
+
+    Returns:
+        A DataFrame with one row per spacing and the columns ``spacing``, ``max |c| (exact)``
+        (the largest output weight at 50 digits), ``error at the ids`` (float64 layer at its
+        own float64 ids) and ``error, ids 1 ulp off`` (the same layer at ids one unit in the
+        last place higher: the rounding any float64 computation of the ids carries).
+
+    Raises:
+        ValueError: for non-positive or non-finite spacings, or spacings that make ids collide.
+    """
+    import pandas as pd
+
+    spacings = as_float_array("spacings", spacings)
+    if spacings.ndim != 1 or (spacings <= 0).any():
+        raise ValueError(f"spacings must be positive, got {short_repr(spacings)}")
+    labels = as_float_array("labels", labels)
+    rows = []
+    for g in spacings:
+        z = base + g * np.arange(len(labels))
+        f64 = interpolating_ffn(z, labels)
+        rows.append({"spacing": g,
+                     "max |c| (exact)": float(interpolation_mp(list(z), labels, dps=50)["max_coeff"]),
+                     "error at the ids": np.abs(scalar_outputs(f64, z)[:, 0] - labels).max(),
+                     "error, ids 1 ulp off": np.abs(scalar_outputs(f64, np.nextafter(z, np.inf))[:, 0] - labels).max()})
+    return pd.DataFrame(rows)
+
+
+def float64_memorization(X, Y, gamma: float) -> dict:
+    """Corollary 1's network built and run entirely in float64 at attention temperature ``gamma``.
+
+    The rank-1 layer of :func:`lib.contextual.rank_one_attention` (with ``gamma`` replacing the
+    theorem's value) gives float64 ids of the tokens of ``X`` ``(N, n, 1)``; a float64
+    :func:`interpolating_ffn` maps them to ``Y`` ``(N, n)``.
+
+    Returns:
+        dict with ``gamma``, ``float64 min gap`` (smallest gap between the float64 ids),
+        ``largest weight`` and ``max error`` (NaN when float64 ids collide, so that no layer
+        exists).
+
+    Raises:
+        ValueError: for ``X`` that is not ``(N, n, 1)``, mismatched ``Y``, or a bad ``gamma``.
+
+    Source: this book (Chapter 3, a regime outside K&S Theorem 2).
+    """
+    from . import contextual
+
+    X = as_float_array("X", X, min_ndim=3)
+    if X.ndim != 3 or X.shape[2] != 1:
+        raise ValueError(f"X must have shape (N, n, 1), got {X.shape}")
+    Y = as_float_array("Y", Y, min_ndim=2)
+    if Y.shape != X.shape[:2]:
+        raise ValueError(f"Y must have shape {X.shape[:2]}, got {Y.shape}")
+    layer = contextual.rank_one_attention(contextual.vocabulary(X), X.shape[1], w=[1.0], gamma=gamma)
+    with torch.no_grad():
+        z = layer(torch.as_tensor(X)).numpy().reshape(-1)
+    row = {"gamma": float(gamma), "float64 min gap": float(np.diff(np.unique(z)).min(initial=np.inf))
+           if len(np.unique(z)) == len(z) else 0.0}
+    try:
+        ffn = interpolating_ffn(z, Y.reshape(-1))
+    except ValueError:  # float64 ids collide
+        return {**row, "largest weight": np.nan, "max error": np.nan}
+    return {**row, "largest weight": float(ffn.weights()["W2"].abs().max()),
+            "max error": float(np.abs(scalar_outputs(ffn, z)[:, 0] - Y.reshape(-1)).max())}
+
+
+def corpus_summary(pairs) -> dict:
+    """Sentences, tokens, word types and the two ceilings of a ``(tokens, tags)`` corpus."""
+    pairs = _pairs(pairs)
+    return {"sentences": len(pairs), "tokens": sum(len(t) for t, _ in pairs),
+            "word types": len({w for t, _ in pairs for w in t}),
+            "context-free ceiling": context_free_ceiling(pairs), "permutation ceiling": permutation_ceiling(pairs)}
 
 
 def _pairs(pairs) -> list[tuple[list, list]]:
@@ -341,3 +470,126 @@ def permutation_ceiling(pairs) -> float:
         for tok, tag in zip(tokens, tags, strict=True):
             groups.setdefault((bag, tok), []).append(tag)
     return _majority_share(groups)
+
+
+#: The settings of the CoNLL-2003 experiment in each mode. K&S Section 5 gives none of them except
+#: the 800 epochs and the depths (PAPERS.md §1.7, [U]): everything here is ours.
+CONLL_SETTINGS = {
+    "fast": {"sentences": 600, "validation_sentences": 500, "epochs": 30, "d_model": 64, "batch_size": 32,
+             "lr": 3e-3, "final_lr": 3e-4, "eval_every": 5, "layers": [1, 3, 6], "seed": 0},
+    "full": {"sentences": None, "validation_sentences": None, "epochs": 800, "d_model": 128, "batch_size": 128,
+             "lr": 1e-3, "final_lr": 1e-4, "eval_every": 20, "layers": [1, 3, 6], "seed": 0},
+}
+
+
+def conll_subset(split: str, sentences: int | None, seed: int = 0) -> list[tuple[list[str], list[str]]]:
+    """``sentences`` CoNLL-2003 sentences of ``split`` drawn without replacement (all when ``None``).
+
+    The draw is uniform (numpy ``default_rng(seed)``) and the sentences keep their corpus order.
+
+    Raises:
+        ValueError: for an unknown split, or a count that is not in ``[1, len(split)]``.
+    """
+    from . import data
+
+    pairs = data.load_conll2003(split)
+    if sentences is None:
+        return pairs
+    sentences = positive_int("sentences", sentences, maximum=len(pairs))
+    chosen = np.sort(np.random.default_rng(positive_int("seed", seed, minimum=0)).choice(len(pairs), sentences,
+                                                                                          replace=False))
+    return [pairs[i] for i in chosen]
+
+
+def conll_experiment(train_pairs, validation_pairs, *, n_layers: int, rank: int | None, d_model: int,
+                     batch_size: int, lr: float, epochs: int, eval_every: int, final_lr: float | None = None,
+                     seed: int = 0) -> dict:
+    """Train one :class:`~lib.attention.TokenTagger` on CoNLL-2003 pairs: K&S Section 5, our settings.
+
+    The vocabulary is built from ``train_pairs`` (validation words it lacks become ``<unk>``);
+    batches are length-bucketed (:func:`lib.training.bucket_batches`) on :data:`lib.config.DEVICE`.
+
+    Args:
+        train_pairs, validation_pairs: ``(tokens, tags)`` pairs (:func:`lib.data.load_conll2003`).
+        n_layers, rank, d_model: the model (head size ``d_model``, FFN width ``4 d_model``).
+        batch_size, lr, epochs, eval_every, final_lr, seed: the training
+            (:func:`lib.training.fit`); the model is initialised from ``seed`` as well.
+
+    Returns:
+        dict with ``history`` (the DataFrame of :func:`lib.training.fit`), ``train_acc`` (final
+        token accuracy on the training pairs, the model in eval mode, padding excluded),
+        ``val_acc`` (the same on the validation pairs), ``parameters`` (trainable parameter
+        count), ``vocab_size`` and ``tokens`` (training tokens).
+
+    Raises:
+        ValueError: as :func:`lib.data.build_vocab`, :class:`~lib.attention.TokenTagger` and
+            :func:`lib.training.fit`.
+
+    Source: K&S (ICLR 2024) Section 5 (PAPERS.md §1.7). Chapter 3.
+    """
+    from . import config, data, training
+    from .attention import TokenTagger
+
+    vocab = data.build_vocab(train_pairs)
+    train = data.encode_pairs(train_pairs, vocab)
+    valid = data.encode_pairs(validation_pairs, vocab)
+    batches = training.bucket_batches(train, batch_size, seed=seed)
+    val_batches = training.bucket_batches(valid, 256, seed=seed)
+    model = TokenTagger(len(vocab), len(data.CONLL_TAGS), d_model=d_model, n_layers=n_layers, rank=rank,
+                        seed=seed).to(config.DEVICE)
+    label = f"{n_layers} layer{'s' if n_layers > 1 else ''}, rank {rank or 'full'}"
+    history = training.fit(model, batches, epochs=epochs, lr=lr, final_lr=final_lr, seed=seed,
+                           validation=val_batches, eval_every=eval_every, desc=label)
+    return {"history": history, "train_acc": training.evaluate(model, batches),
+            "val_acc": training.evaluate(model, val_batches),
+            "parameters": sum(p.numel() for p in model.parameters()), "vocab_size": len(vocab),
+            "tokens": sum(len(ids) for ids, _ in train)}
+
+
+def conll_run(n_layers: int, rank: int | None, mode: str | None = None) -> dict:
+    """:func:`conll_experiment` with the settings of ``mode`` (:data:`CONLL_SETTINGS`).
+
+    Fast mode trains on a seeded subset of the training split and scores a subset of the
+    validation split. Full mode uses both splits whole and goes through :mod:`lib.artifacts`:
+    a stored result with the same settings and ``lib`` code is loaded; otherwise it is computed
+    and stored — except inside a book build, where hours of training would only hit the cell
+    timeout, so the build stops with the command that computes it (``make full``).
+
+    Args:
+        n_layers: depth; rank: attention rank (``None`` dense); mode: ``"fast"`` or ``"full"``
+            (default :data:`lib.config.MODE`).
+
+    Returns:
+        The dict of :func:`conll_experiment`, plus ``settings`` (the dict used, with
+        ``n_layers``, ``rank`` and ``mode``).
+
+    Raises:
+        ValueError: for an unknown mode; RuntimeError: in a full-mode book build whose result
+            has not been computed yet.
+
+    Source: K&S (ICLR 2024) Section 5. Chapter 3 and ``tools/full_mode.py``.
+    """
+    from . import artifacts, config
+
+    mode = config.MODE if mode is None else mode
+    if mode not in config.MODES:
+        raise ValueError(f"mode must be one of {config.MODES}, got {mode!r}")
+    n_layers = positive_int("n_layers", n_layers)
+    rank = None if rank is None else positive_int("rank", rank)
+    settings = {**CONLL_SETTINGS[mode], "n_layers": n_layers, "rank": rank, "mode": mode}
+
+    def compute() -> dict:
+        train = conll_subset("train", settings["sentences"], settings["seed"])
+        valid = conll_subset("validation", settings["validation_sentences"], settings["seed"])
+        return conll_experiment(train, valid, n_layers=n_layers, rank=rank, d_model=settings["d_model"],
+                                batch_size=settings["batch_size"], lr=settings["lr"], epochs=settings["epochs"],
+                                eval_every=settings["eval_every"], final_lr=settings["final_lr"],
+                                seed=settings["seed"])
+
+    if mode == "fast":
+        return {**compute(), "settings": settings}
+    name = f"conll-{n_layers}layer-rank{rank or 'full'}"
+    if config.IN_BUILD and not artifacts.artifact_path(name, settings).exists():
+        raise RuntimeError(f"the full-mode result {name} has not been computed for this code; run `make full` "
+                           f"(hours on a CPU) before `BOOK_MODE=full make book`")
+    return {**artifacts.load_or_compute(name, settings, compute), "settings": settings}

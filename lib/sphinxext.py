@@ -49,7 +49,8 @@ def _hashed_files(root: Path) -> list[Path]:
 
 
 def inputs_hash(root: str | Path) -> str:
-    """SHA-256 over the paths and bytes of ``lib/``, requirements, ``environment.yml``, ``_config.yml``.
+    """SHA-256 over the paths and bytes of ``lib/``, requirements, ``environment.yml``, ``_config.yml``,
+    and the book mode (``BOOK_MODE``: a fast-mode cache must not serve a full-mode build).
 
     Args:
         root: the book's root folder (Sphinx's ``srcdir``).
@@ -69,6 +70,9 @@ def inputs_hash(root: str | Path) -> str:
         digest.update(b"\0")
         digest.update(path.read_bytes())
         digest.update(b"\0")
+    from .config import read_mode
+
+    digest.update(f"BOOK_MODE={read_mode()}".encode())
     return digest.hexdigest()
 
 

@@ -17,11 +17,16 @@ def code_cells(path):
     return [c for c in jupytext.read(path).cells if c.cell_type == "code"]
 
 
+# DESIGN.md: a chapter executes in <= 90 s; the chapters with training runs have 120 s (issues 4 and 6).
+MAX_BUDGET = {"03_memorization": 120, "05_max_affine_partition": 120}
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_budget_sets_timeout(path):
     meta = jupytext.read(path).metadata
     budget = meta.get("budget_seconds")
-    assert isinstance(budget, int) and 0 < budget <= 90, "DESIGN.md: a chapter executes in <= 90 s"
+    limit = MAX_BUDGET.get(path.stem, 90)
+    assert isinstance(budget, int) and 0 < budget <= limit, f"{path.stem}: budget must be <= {limit} s"
     assert meta["mystnb"]["execution_timeout"] == budget
 
 

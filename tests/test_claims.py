@@ -122,3 +122,11 @@ def test_keys_with_trailing_newline_refused(glued):
         claims.record("X3\n", "c", 1.0, 1.0, True, source="s")
     with pytest.raises(ValueError, match="finite"):
         claims.record("X4", "c", float("nan"), 1.0, True, source="s")
+
+
+def test_pretty_shows_missing_values_and_rejects_infinities():
+    t = pd.DataFrame({"x": [1.5e-20, np.nan]})
+    assert claims.pretty(t)["x"].tolist() == ["1.50e-20", "—"]
+    assert claims.pretty(t, missing="n/a")["x"].tolist()[1] == "n/a"
+    with pytest.raises(ValueError, match="finite"):
+        claims.pretty(pd.DataFrame({"x": [np.inf]}))

