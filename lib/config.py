@@ -25,6 +25,17 @@ __all__ = ["MODE", "MODES", "THREADS", "IN_BUILD", "DEVICE", "read_mode", "read_
 MODES = ("fast", "full")
 
 
+def _env_string(environ, name: str, hint: str) -> str:
+    """``environ[name]`` stripped ("" when unset); ValueError for a non-mapping or a non-string."""
+    environ = os.environ if environ is None else environ
+    if not hasattr(environ, "get"):
+        raise ValueError(f"environ must be a mapping, got {environ!r}")
+    raw = environ.get(name, "")
+    if not isinstance(raw, str):
+        raise ValueError(f"{name} must be {hint}, got {raw!r}")
+    return raw.strip()
+
+
 def read_mode(environ: dict | None = None) -> str:
     """Return the book mode named by ``BOOK_MODE`` in ``environ`` (default ``os.environ``).
 
@@ -34,13 +45,7 @@ def read_mode(environ: dict | None = None) -> str:
     Raises:
         ValueError: if ``BOOK_MODE`` is set to anything other than ``fast`` or ``full``.
     """
-    environ = os.environ if environ is None else environ
-    if not hasattr(environ, "get"):
-        raise ValueError(f"environ must be a mapping, got {environ!r}")
-    raw = environ.get("BOOK_MODE", "")
-    if not isinstance(raw, str):
-        raise ValueError(f"BOOK_MODE must be one of {MODES}, got {raw!r}")
-    value = raw.strip() or "fast"
+    value = _env_string(environ, "BOOK_MODE", f"one of {MODES}") or "fast"
     if value not in MODES:
         raise ValueError(f"BOOK_MODE must be one of {MODES}, got {value!r}")
     return value
@@ -94,15 +99,10 @@ def read_device(environ: dict | None = None) -> torch.device:
         ValueError: if ``environ`` is not a mapping, or ``BOOK_DEVICE`` is not an available
             CPU or CUDA device (see :func:`as_device`).
     """
-    environ = os.environ if environ is None else environ
-    if not hasattr(environ, "get"):
-        raise ValueError(f"environ must be a mapping, got {environ!r}")
-    raw = environ.get("BOOK_DEVICE", "")
-    if not isinstance(raw, str):
-        raise ValueError(f"BOOK_DEVICE must be a string such as 'cpu' or 'cuda', got {raw!r}")
-    if not raw.strip():
+    raw = _env_string(environ, "BOOK_DEVICE", "a string such as 'cpu' or 'cuda'")
+    if not raw:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return as_device(raw.strip(), "BOOK_DEVICE")
+    return as_device(raw, "BOOK_DEVICE")
 
 
 #: Where :func:`lib.training.fit` trains (``BOOK_DEVICE``, else a GPU when present, else CPU).
