@@ -46,6 +46,8 @@ __all__ = [
     "lp_error",
     "sup_error",
     "uniform_sampler",
+    "error_row",
+    "price_row",
 ]
 
 
@@ -211,7 +213,9 @@ class KSApproximator:
     the lookup projects ids on), ``knots`` and ``values`` (the lookup table, sorted ids and
     ``(M, d_out)`` targets), ``lookup`` (the float64 ReLU layer, when ``exact`` is False),
     ``exact`` (whether the ids need mpmath), ``dps``, ``min_gap`` (smallest gap between table
-    ids), ``m, n, d, tau, low, high``.
+    ids), ``max_weight`` (largest output weight of the lookup layer, the largest change of slope
+    between neighbouring ids; mpf when ``exact``), ``distinct64`` (how many of the table's ids
+    float64 tells apart), ``m, n, d, tau, low, high``.
     """
 
     def __init__(self, **parts):
@@ -355,6 +359,7 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
     order = np.argsort(z64, kind="stable")
     gaps = np.diff(z64[order])
     resolved = len(z64) < 2 or gaps.min() > 1e-9 * max(1.0, np.abs(z64).max())
+    parts["distinct64"] = len(np.unique(z64))
     if exact is False and not resolved:
         raise ValueError(f"float64 cannot separate the {len(z64)} context ids (smallest gap {gaps.min():.3g}); "
                          f"use exact=True or a smaller gamma")
@@ -362,8 +367,9 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
         exact = not resolved
     if not exact:
         knots, values = z64[order], targets[order]
+        lookup = _lookup_layer(knots, values)
         return KSApproximator(**parts, exact=False, dps=15, knots=knots, values=values, min_gap=float(gaps.min()),
-                              lookup=_lookup_layer(knots, values))
+                              lookup=lookup, max_weight=float(lookup.weights()["W2"].abs().max()))
     delta = contextual.theorem2_delta(n, len(cells), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
     dps = 30 + max(0, int(-delta["construction"])) if gamma is None else 60
     with mpmath.workdps(dps):
@@ -375,8 +381,15 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
         min_gap = min((b - a for a, b in zip(knots, knots[1:], strict=False)), default=mpmath.inf)
         if min_gap <= mpmath.mpf(10) ** (10 - dps):
             raise ValueError(f"context ids collide at {dps} digits (smallest gap {mpmath.nstr(min_gap, 5)})")
-    return KSApproximator(**parts, exact=True, dps=dps, knots=knots, values=np.array(targets[order]),
-                          min_gap=min_gap, lookup=None)
+        vals = targets[order]
+        slopes = [[mpmath.mpf(0)] * vals.shape[1]]
+        slopes += [[(mpmath.mpf(float(vals[j + 1, c])) - mpmath.mpf(float(vals[j, c]))) / (knots[j + 1] - knots[j])
+                    for c in range(vals.shape[1])] for j in range(len(knots) - 1)]
+        slopes += [[mpmath.mpf(0)] * vals.shape[1]]
+        max_weight = max(abs(b - a) for s0, s1 in zip(slopes, slopes[1:], strict=False)
+                         for a, b in zip(s0, s1, strict=True))
+    return KSApproximator(**parts, exact=True, dps=dps, knots=knots, values=np.array(vals),
+                          min_gap=min_gap, lookup=None, max_weight=max_weight)
 
 
 def _errors(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed: int) -> np.ndarray:
@@ -421,3 +434,46 @@ def sup_error(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed:
     """
     errs = _errors(f, g, sampler, n_samples, seed).reshape(positive_int("n_samples", n_samples), -1).max(axis=1)
     return float(errs.max()), int(errs.argmax())
+
+
+def error_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float | None = None, n_samples: int = 4000,
+              seed: int = 0) -> dict:
+    """One row of Chapter 4's error table: the approximator for grid ``m`` against ``f``.
+
+    Returns:
+        dict with ``d``, ``m``, ``L1``, ``L1 se``, ``L2``, ``L2 se`` (:func:`lp_error`), ``sup``
+        (:func:`sup_error`), ``duplicate`` (:func:`duplicate_cell_measure`) and ``ramp``
+        (:func:`ramp_measure`), all on ``n_samples`` uniform sequences drawn from ``seed``.
+
+    Raises:
+        ValueError: as :func:`ks_approximator` and :func:`lp_error`.
+    """
+    g = ks_approximator(f, m, n, d, tau, gamma=gamma, seed=seed)
+    sampler = uniform_sampler(n, d)
+    (l1, se1), (l2, se2) = (lp_error(f, g, p, sampler, n_samples, seed) for p in (1, 2))
+    return {"d": d, "m": m, "L1": l1, "L1 se": se1, "L2": l2, "L2 se": se2,
+            "sup": sup_error(f, g, sampler, n_samples, seed)[0], "duplicate": duplicate_cell_measure(m, n, d),
+            "ramp": ramp_measure(m, n, d, tau)}
+
+
+def price_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float = 1.0) -> dict:
+    """One row of Chapter 4's cost table: the approximator at the theorem's gamma and at ``gamma``.
+
+    Returns:
+        dict with ``m``, ``entries`` (table size), ``parameters``, ``digits, theorem γ`` (the
+        working precision the theorem's ids need), ``largest weight, theorem γ`` (text, from an
+        mpf), ``log10 weight, theorem γ``, ``largest weight, γ = <gamma>`` and ``distinct float64
+        ids, theorem γ``.
+
+    Raises:
+        ValueError: as :func:`ks_approximator`.
+    """
+    exact = ks_approximator(f, m, n, d, tau)
+    practical = ks_approximator(f, m, n, d, tau, gamma=gamma)
+    weight = mpmath.mpf(exact.max_weight)
+    with mpmath.workdps(30):
+        text, log10 = mpmath.nstr(weight, 3), float(mpmath.log10(weight))
+    return {"m": m, "entries": len(practical.knots), "parameters": practical.parameters,
+            "digits, theorem γ": exact.dps if exact.exact else 15, "largest weight, theorem γ": text,
+            "log10 weight, theorem γ": log10, f"largest weight, γ = {gamma:g}": practical.max_weight,
+            "distinct float64 ids, theorem γ": exact.distinct64}

@@ -102,3 +102,12 @@ def test_parameter_count_matches_the_layers():
 def test_value_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_l1_error_on_a_fixed_sample_equals_an_independent_computation():
+    g = A.ks_approximator(product_target, 4, 3, 1, tau=0.01, gamma=0.5)
+    X = np.array([[[0.05], [0.30], [0.80]], [[0.70], [0.10], [0.45]], [[0.99], [0.51], [0.26]]])
+    fixed = lambda rng, k: X[:k]                     # noqa: E731
+    reps = (np.floor(X * 4) + 0.5) / 4
+    expected = np.abs(product_target(X) - product_target(reps)).sum(axis=(1, 2)).mean()
+    assert A.lp_error(product_target, g, 1, fixed, 3)[0] == pytest.approx(expected, rel=1e-9)
