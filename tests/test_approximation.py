@@ -111,3 +111,14 @@ def test_l1_error_on_a_fixed_sample_equals_an_independent_computation():
     reps = (np.floor(X * 4) + 0.5) / 4
     expected = np.abs(product_target(X) - product_target(reps)).sum(axis=(1, 2)).mean()
     assert A.lp_error(product_target, g, 1, fixed, 3)[0] == pytest.approx(expected, rel=1e-9)
+
+
+def test_bad_sets_hand_computed():
+    # m = 4, tau = 0.05: ramps (0.2, 0.25), (0.45, 0.5), (0.7, 0.75)
+    X = np.array([[[0.1], [0.3], [0.6]],     # clean
+                  [[0.1], [0.22], [0.6]],    # a ramp (0.22 also shares cell 0 with 0.1)
+                  [[0.1], [0.15], [0.6]],    # two tokens in cell 0
+                  [[0.0], [0.25], [1.0]]])   # grid points and ends are not on ramps
+    ramp, dup = A.bad_sets(X, 4, 0.05)
+    assert ramp.tolist() == [False, True, False, False]
+    assert dup.tolist() == [False, True, True, False]
