@@ -100,3 +100,14 @@ def as_float_array(name: str, value, *, min_ndim: int = 1) -> np.ndarray:
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite, got {short_repr(arr)}")
     return arr
+
+
+def all_finite(t) -> bool:
+    """True when every entry of the torch tensor ``t`` is finite.
+
+    One reduction instead of an element-wise mask: a NaN or inf anywhere makes the sum NaN or
+    inf, so a finite sum proves every entry finite; only when the sum is not finite (a
+    non-finite entry, or finite entries whose sum overflows) is the exact test run.
+    """
+    with torch.no_grad():
+        return bool(torch.isfinite(t.sum())) or bool(torch.isfinite(t).all())

@@ -258,9 +258,8 @@ class KSApproximator:
                 ids = self.attention(torch.as_tensor(Q)).numpy()
             return list(ids.reshape(-1, self.d) @ self.v)
         with mpmath.workdps(self.dps):
-            vm = [mpmath.mpf(float(c)) for c in self.v]
-            return [mpmath.fsum(a * b for a, b in zip(vm, row, strict=True))
-                    for out in exact.attention_mp(Q, self.attention, self.dps) for row in out]
+            return exact.project_mp([row for out in exact.attention_mp(Q, self.attention, self.dps) for row in out],
+                                    self.v)
 
     def __call__(self, X) -> np.ndarray:
         """The approximation ``(batch, n, d_out)`` float64 at sequences ``X`` ``(batch, n, d)``."""
@@ -296,9 +295,9 @@ def _lookup_layer(knots: np.ndarray, values: np.ndarray) -> FeedForward:
     slopes = np.zeros((M + 1, k))
     slopes[1:M] = np.diff(values, axis=0) / np.diff(knots)[:, None]
     coeffs = np.diff(slopes, axis=0)                       # (M, k): slope change at each knot
-    ffn = FeedForward(1, M, k)
-    ffn.set_weights(W1=np.ones((M, 1)), b1=-knots, W2=coeffs.T, b2=values[0])
-    return ffn
+    from .memorization import knot_layer
+
+    return knot_layer(knots, coeffs, values[0])
 
 
 def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: float = 0.0, high: float = 1.0,
@@ -374,9 +373,7 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
     delta = contextual.theorem2_delta(n, len(cells), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
     dps = 30 + max(0, int(-delta["construction"])) if gamma is None else 60
     with mpmath.workdps(dps):
-        vm = [mpmath.mpf(float(c)) for c in v]
-        z = [mpmath.fsum(a * b for a, b in zip(vm, row, strict=True))
-             for out in exact_mod.attention_mp(seqs, layer, dps) for row in out]
+        z = exact_mod.project_mp([row for out in exact_mod.attention_mp(seqs, layer, dps) for row in out], v)
         order = sorted(range(len(z)), key=lambda i: z[i])
         knots = [z[i] for i in order]
         min_gap = min((b - a for a, b in zip(knots, knots[1:], strict=False)), default=mpmath.inf)
@@ -414,13 +411,18 @@ def lp_error(f: Callable, g: Callable, p: float, sampler: Callable, n_samples: i
 
     Source: the :math:`L_p` distance of K&S Proposition 1. Chapter 4.
     """
-    p = finite_real("p", p, minimum=1.0)
     n_samples = positive_int("n_samples", n_samples, minimum=2)
-    e = (_errors(f, g, sampler, n_samples, seed) ** p).reshape(n_samples, -1).sum(axis=1)
+    return _lp_from_errors(_errors(f, g, sampler, n_samples, seed), p)
+
+
+def _lp_from_errors(errors: np.ndarray, p: float) -> tuple[float, float]:
+    """:func:`lp_error`'s estimate and standard error from the absolute errors ``(samples, ...)``."""
+    p = finite_real("p", p, minimum=1.0)
+    e = (errors ** p).reshape(len(errors), -1).sum(axis=1)
     mean = e.mean()
     if mean == 0:
         return 0.0, 0.0
-    se_mean = e.std(ddof=1) / math.sqrt(n_samples)
+    se_mean = e.std(ddof=1) / math.sqrt(len(e))
     return float(mean ** (1 / p)), float(se_mean / (p * mean ** (1 - 1 / p)))
 
 
@@ -475,10 +477,11 @@ def error_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float |
         ValueError: as :func:`ks_approximator` and :func:`lp_error`.
     """
     g = ks_approximator(f, m, n, d, tau, gamma=gamma, seed=seed)
-    sampler = uniform_sampler(n, d)
-    (l1, se1), (l2, se2) = (lp_error(f, g, p, sampler, n_samples, seed) for p in (1, 2))
-    X = sampler(np.random.default_rng(seed), n_samples)              # the same samples
-    worst = np.abs(_outputs(f, X) - _outputs(g, X, "g")).reshape(n_samples, -1).max(axis=1)
+    n_samples = positive_int("n_samples", n_samples, minimum=2)
+    X = uniform_sampler(n, d)(np.random.default_rng(seed), n_samples)   # lp_error's samples for this seed
+    errors = np.abs(_outputs(f, X) - _outputs(g, X, "g"))               # g evaluated once
+    (l1, se1), (l2, se2) = (_lp_from_errors(errors, p) for p in (1, 2))
+    worst = errors.reshape(n_samples, -1).max(axis=1)
     ramp, dup = bad_sets(X, m, tau)
     def top(mask):
         return float(worst[mask].max()) if mask.any() else float("nan")

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import positive_int, short_repr
+from ._validate import all_finite, positive_int, short_repr
 
 __all__ = ["SelfAttention", "FeedForward", "TokenTagger", "NORMALIZERS"]
 
@@ -40,17 +40,6 @@ def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
     if tuple(m.shape) != shape:
         raise ValueError(f"{name} must have shape {shape}, got {tuple(m.shape)}")
     return m
-
-
-def _all_finite(t: torch.Tensor) -> bool:
-    """True when every entry of ``t`` is finite.
-
-    One reduction instead of an element-wise mask: a NaN or inf anywhere makes the sum NaN or
-    inf, so a finite sum proves every entry finite; only when the sum is not finite (a
-    non-finite entry, or finite entries whose sum overflows) is the exact test run.
-    """
-    with torch.no_grad():
-        return bool(torch.isfinite(t.sum())) or bool(torch.isfinite(t).all())
 
 
 class SelfAttention(nn.Module):
@@ -188,7 +177,7 @@ class SelfAttention(nn.Module):
         return self.W_O_A @ (self.W_O_B @ self.W_V_A)                       # (d, r)
 
     def _normalize(self, scores: torch.Tensor, mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor:
-        if not _all_finite(scores):
+        if not all_finite(scores):
             raise ValueError(f"the attention scores overflow {dtype}; rescale X or the weights")
         if mask is not None:
             scores = scores.masked_fill(mask[..., None, :], float("-inf"))
@@ -223,7 +212,7 @@ class SelfAttention(nn.Module):
         scores, values = self._scores_values(X)
         out = (self._normalize(scores, mask, X.dtype) @ values) @ self._output_matrix().T
         out = X + out if self.residual else out
-        if not _all_finite(out):
+        if not all_finite(out):
             raise ValueError(f"the layer's output overflows {X.dtype}; rescale X or the weights")
         return out
 
@@ -242,7 +231,7 @@ class SelfAttention(nn.Module):
         """ValueError naming the first weight with a NaN/inf entry (checked on the stored factors;
         a product of finite factors that overflows shows up as non-finite scores or outputs)."""
         for name, param in self.named_parameters(recurse=False):
-            if not _all_finite(param):
+            if not all_finite(param):
                 raise ValueError(f"{name.removesuffix('_A').removesuffix('_B')} is not finite (NaN or inf)")
 
     def _check(self, X) -> torch.Tensor:
@@ -253,7 +242,7 @@ class SelfAttention(nn.Module):
             raise ValueError(f"X must have the layer's dtype {dtype}, got {X.dtype}")
         if X.ndim < 2 or X.shape[-1] != self.d or X.shape[-2] == 0:
             raise ValueError(f"X must have shape (..., n, {self.d}) with n >= 1, got {tuple(X.shape)}")
-        if not _all_finite(X):
+        if not all_finite(X):
             raise ValueError("X must be finite")
         return X
 
@@ -340,12 +329,12 @@ class FeedForward(nn.Module):
             raise ValueError(f"Z must have the layer's dtype {self.W1.dtype}, got {Z.dtype}")
         if Z.ndim < 1 or Z.shape[-1] != self.d_in:
             raise ValueError(f"Z must have shape (..., {self.d_in}), got {tuple(Z.shape)}")
-        if not _all_finite(Z):
+        if not all_finite(Z):
             raise ValueError("Z must be finite")
         hidden = nn.functional.linear(Z, self.W1, self.b1).relu_()          # in place: one pass less
         out = nn.functional.linear(hidden, self.W2, self.b2)
         out = Z + out if self.residual else out
-        if not _all_finite(out):
+        if not all_finite(out):
             raise ValueError(f"the feed-forward output overflows {Z.dtype}")
         return out
 
@@ -436,7 +425,7 @@ class TokenTagger(nn.Module):
         for attn, ffn in zip(self.attn, self.ffn):
             Z = ffn(attn(Z, mask))
         logits = self.head(Z)
-        if not _all_finite(logits):
+        if not all_finite(logits):
             raise ValueError(f"the logits overflow {logits.dtype} or are NaN; check the head's weights")
         return logits
 

@@ -105,7 +105,7 @@ def _check_pairs(pairs) -> list:
         if not all(isinstance(t, str) for t in tokens) or not all(isinstance(t, str) for t in tags):
             raise ValueError(f"pairs[{i}] must hold strings only, got {short_repr(pair)}")
         if len(tokens) == 0 or len(tokens) != len(tags):
-            raise ValueError(f"pairs[{i}] must hold equally long, non-empty tokens and tags, "
+            raise ValueError(f"pairs[{i}] must hold tokens and tags of equal, non-zero length (equally long lists), "
                              f"got lengths {len(tokens)} and {len(tags)}")
     return list(pairs)
 

@@ -19,7 +19,7 @@ import torch
 
 from ._validate import positive_int, short_repr
 
-__all__ = ["MAX_DPS", "to_mpf", "boltz_mp", "min_gap", "attention_mp", "min_distance"]
+__all__ = ["MAX_DPS", "to_mpf", "boltz_mp", "min_gap", "attention_mp", "project_mp", "min_distance"]
 
 #: Largest working precision (decimal digits) the book's functions accept; beyond it a single
 #: evaluation would take minutes to hours.
@@ -137,6 +137,29 @@ def _matrix(name: str, M) -> list[list[mpmath.mpf]]:
 def _matmul_t(A, B):
     """``A @ B.T`` for lists of mpf rows."""
     return [[mpmath.fsum(a * b for a, b in zip(row, col, strict=True)) for col in B] for row in A]
+
+
+def project_mp(rows, v) -> list:
+    """``[v . row for row in rows]`` in mpmath at the current precision (``mpmath.workdps``).
+
+    Args:
+        rows: sequences of mpf (or floats) of length ``d``, e.g. the context ids of
+            :func:`attention_mp`; v: ``d`` floats (the projection direction).
+
+    Returns:
+        A list of mpf, one per row.
+
+    Raises:
+        ValueError: if a row's length differs from ``len(v)``.
+
+    Used by :mod:`lib.memorization` and :mod:`lib.approximation` (Chapters 3-4).
+    """
+    vm = [mpmath.mpf(float(c)) for c in np.asarray(v, dtype=float).reshape(-1)]
+    rows = [list(r) for r in rows]
+    bad = [len(r) for r in rows if len(r) != len(vm)]
+    if bad:
+        raise ValueError(f"rows must have length {len(vm)} like v, got a row of length {bad[0]}")
+    return [row[0] for row in _matmul_t(rows, [vm])]
 
 
 def attention_mp(X, layer, dps: int = 50) -> list:

@@ -25,6 +25,7 @@ from .attention import FeedForward
 
 __all__ = [
     "interpolation_knots",
+    "knot_layer",
     "interpolating_ffn",
     "interpolation_mp",
     "corollary1_parameter_count",
@@ -84,6 +85,28 @@ def interpolation_knots(z) -> tuple[np.ndarray, np.ndarray]:
     return order, biases
 
 
+def knot_layer(knots, coeffs, offset) -> FeedForward:
+    r"""The float64 ReLU layer ``z -> offset + sum_m coeffs[m] relu(z - knots[m])`` on scalar ids.
+
+    Args:
+        knots: ``(M,)`` floats; coeffs: ``(M, k)`` output weights; offset: ``(k,)`` output bias.
+
+    Returns:
+        ``FeedForward(1, M, k)`` with ``W1 = 1``, ``b1 = -knots``, ``W2 = coeffs^T``, ``b2 = offset``.
+
+    Raises:
+        ValueError: for mismatched shapes or values that are not finite in float64.
+
+    Shared by :func:`interpolating_ffn`, :func:`float64_network` and the lookup layer of
+    :mod:`lib.approximation` (Chapters 3-4).
+    """
+    knots = as_float_array("knots", knots)
+    coeffs = np.asarray(coeffs, dtype=float).reshape(len(knots), -1)
+    ffn = FeedForward(1, len(knots), coeffs.shape[1])
+    ffn.set_weights(W1=np.ones((len(knots), 1)), b1=-knots, W2=coeffs.T, b2=np.asarray(offset, dtype=float))
+    return ffn
+
+
 def interpolating_ffn(z, y) -> FeedForward:
     """A ReLU :class:`~lib.attention.FeedForward` (float64) with ``f(z_i) = y_i`` for every ``i``.
 
@@ -114,9 +137,7 @@ def interpolating_ffn(z, y) -> FeedForward:
     coeffs = torch.linalg.solve_triangular(A, ys, upper=False)
     if not torch.isfinite(coeffs).all():
         raise ValueError("the interpolation coefficients overflow float64; use interpolation_mp")
-    ffn = FeedForward(1, len(z), y.shape[1])
-    ffn.set_weights(W1=np.ones((len(z), 1)), b1=-biases, W2=coeffs.T.numpy(), b2=np.zeros(y.shape[1]))
-    return ffn
+    return knot_layer(biases, coeffs.numpy(), np.zeros(y.shape[1]))
 
 
 def _relu_sum(x, biases, coeffs) -> list:
@@ -273,8 +294,7 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
     with mpmath.workdps(dps):
         for v in candidates:
             v = v / np.linalg.norm(v)
-            vm = [mpmath.mpf(float(c)) for c in v]
-            z = [mpmath.fsum(a * b for a, b in zip(vm, ids[i], strict=True)) for i in reps]
+            z = exact.project_mp([ids[i] for i in reps], v)
             if exact.min_gap(z, dps, distinct=False) > mpmath.mpf(10) ** (20 - dps):
                 break
         else:
@@ -282,8 +302,7 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
         interp = interpolation_mp(z, labels[reps], dps)
         biases, coeffs = interp["biases"], interp["coeffs"]
         errors, outputs = [], []
-        for i in range(N * n):
-            zi = mpmath.fsum(a * b for a, b in zip(vm, ids[i], strict=True))
+        for i, zi in enumerate(exact.project_mp(ids, v)):
             out = _relu_sum(zi, biases, coeffs)
             outputs.append(out)
             errors.extend(abs(o - mpmath.mpf(float(t))) for o, t in zip(out, labels[i], strict=True))
@@ -314,12 +333,9 @@ def float64_network(memorizer: dict) -> FeedForward:
     """
     if not isinstance(memorizer, dict) or not {"interpolation", "contexts"} <= set(memorizer):
         raise ValueError(f"memorizer must be the dict of memorizing_transformer, got {short_repr(memorizer)}")
-    interp, M = memorizer["interpolation"], memorizer["contexts"]
-    k = len(interp["coeffs"][0])
-    ffn = FeedForward(1, M, k)
-    ffn.set_weights(W1=np.ones((M, 1)), b1=-np.array([float(b) for b in interp["biases"]]),
-                    W2=np.array([[float(c) for c in row] for row in interp["coeffs"]]).T, b2=np.zeros(k))
-    return ffn
+    interp = memorizer["interpolation"]
+    return knot_layer([float(b) for b in interp["biases"]], [[float(c) for c in row] for row in interp["coeffs"]],
+                      np.zeros(len(interp["coeffs"][0])))
 
 
 def scalar_outputs(ffn: FeedForward, z) -> np.ndarray:
@@ -413,15 +429,11 @@ def corpus_summary(pairs) -> dict:
             "context-free ceiling": context_free_ceiling(pairs), "permutation ceiling": permutation_ceiling(pairs)}
 
 
-def _pairs(pairs) -> list[tuple[list, list]]:
-    if not isinstance(pairs, list | tuple) or not pairs:
-        raise ValueError(f"pairs must be a non-empty list of (tokens, tags), got {short_repr(pairs)}")
-    out = []
-    for i, item in enumerate(pairs):
-        if not isinstance(item, list | tuple) or len(item) != 2 or len(item[0]) != len(item[1]) or not len(item[0]):
-            raise ValueError(f"pairs[{i}] must be (tokens, tags) of equal, non-zero length, got {short_repr(item)}")
-        out.append((list(item[0]), list(item[1])))
-    return out
+def _pairs(pairs) -> list:
+    """``pairs`` checked as :func:`lib.data.build_vocab` checks a corpus (lists of strings, equal lengths)."""
+    from .data import _check_pairs
+
+    return _check_pairs(pairs)
 
 
 def _majority_share(groups: dict) -> float:
@@ -441,7 +453,8 @@ def context_free_ceiling(pairs) -> float:
         The share of tokens whose tag is the most frequent tag of their type, in ``[0, 1]``.
 
     Raises:
-        ValueError: for an empty list or a pair whose tokens and tags differ in length.
+        ValueError: for an empty list, or a pair that is not two equally long, non-empty lists of
+            strings (as :func:`lib.data.build_vocab` checks).
 
     Source: this book (Chapter 3): what the CoNLL-2003 accuracy owes to attention at all.
     """

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from . import config
-from ._validate import finite_real, positive_int, short_repr
+from ._validate import all_finite, finite_real, positive_int, short_repr
 
 __all__ = ["IGNORE", "bucket_batches", "fit", "evaluate", "epochs_to"]
 
@@ -112,7 +112,7 @@ def _counts(logits, targets: torch.Tensor) -> tuple[torch.Tensor, int, int]:
         raise ValueError(f"the model must return floating-point logits (..., C), got {short_repr(logits)}")
     if logits.shape[:-1] != targets.shape:
         raise ValueError(f"the model's logits {tuple(logits.shape)} do not match targets {tuple(targets.shape)} plus a class axis")
-    if not bool(torch.isfinite(logits.detach().sum())) and not bool(torch.isfinite(logits.detach()).all()):
+    if not all_finite(logits):
         raise ValueError("the model's logits are not finite (NaN or inf); check its weights and inputs")
     flat, tgt = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
     counted = tgt != IGNORE

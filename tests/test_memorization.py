@@ -136,3 +136,10 @@ def test_conll_run_full_mode_in_a_build_needs_make_full(monkeypatch, tmp_path):
         memorization.conll_run(1, 1, mode="medium")
     with pytest.raises(ValueError, match="n_layers"):  # checked before the (missing) result is looked up
         memorization.conll_run(-5, 1, mode="full")
+
+
+def test_knot_layer_hand_computed():
+    layer = memorization.knot_layer([0.0, 1.0], [[1.0], [-1.0]], [0.5])   # 0.5 + relu(z) - relu(z - 1)
+    np.testing.assert_allclose(memorization.scalar_outputs(layer, [-1.0, 0.25, 3.0])[:, 0], [0.5, 0.75, 1.5])
+    with pytest.raises(ValueError, match="knots"):
+        memorization.knot_layer([np.nan], [[1.0]], [0.0])
