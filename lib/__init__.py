@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["approximation", "artifacts", "attention", "boltzmann", "claims", "config", "contextual", "data", "exact", "memorization",
+__all__ = ["approximation", "artifacts", "attention", "boltzmann", "claims", "config", "contextual", "data", "exact", "maxaffine", "memorization",
            "plotting", "sphinxext", "training"]
 __version__ = "0.1.0"
 

@@ -19,9 +19,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import all_finite, positive_int, short_repr
+from ._validate import all_finite, finite_real, positive_int, short_repr
 
-__all__ = ["SelfAttention", "FeedForward", "TokenTagger", "NORMALIZERS"]
+__all__ = ["SelfAttention", "FeedForward", "TokenTagger", "PatchAttentionClassifier", "NORMALIZERS"]
 
 NORMALIZERS = ("softmax", "hardmax")
 _NAMES = ("W_Q", "W_K", "W_V", "W_O")
@@ -156,17 +156,23 @@ class SelfAttention(nn.Module):
     def _dtype(self) -> torch.dtype:
         return self.W_Q.dtype if self.rank is None else self.W_Q_A.dtype
 
-    def _scores_values(self, X: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _scores_values(self, X: torch.Tensor, rows: slice | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """The scores ``(X W_Q^T)(X W_K^T)^T`` and the values ``X W_V^T``, through the factors.
 
         With ``W = A B`` (inner size ``r``) the scores are ``(X B_Q^T)(A_Q^T A_K)(X B_K^T)^T`` and
         the values ``(X B_V^T) A_V^T``; the three projections ``X B^T`` are one product with the
         stacked ``B`` factors: ``O(n d r + n^2 r)`` operations instead of ``O(n d s + n^2 s)``.
         For ``rank`` set the values are returned in the factor space, ``X B_V^T`` ``(..., n, r)``.
+        With ``rows`` only those queries are scored: ``(..., len(rows), n)``.
         """
+        Xq = X if rows is None else X[..., rows, :]
         if self.rank is None:
-            return (X @ self.W_Q.T) @ (X @ self.W_K.T).transpose(-1, -2), X @ self.W_V.T
-        q, k, v = (X @ torch.cat([self.W_Q_B, self.W_K_B, self.W_V_B]).T).split(self.rank, dim=-1)
+            return (Xq @ self.W_Q.T) @ (X @ self.W_K.T).transpose(-1, -2), X @ self.W_V.T
+        if rows is not None:
+            q = Xq @ self.W_Q_B.T
+            k, v = (X @ torch.cat([self.W_K_B, self.W_V_B]).T).split(self.rank, dim=-1)
+        else:
+            q, k, v = (X @ torch.cat([self.W_Q_B, self.W_K_B, self.W_V_B]).T).split(self.rank, dim=-1)
         core = self.W_Q_A.T @ self.W_K_A                                     # (r, r)
         return (q @ core) @ k.transpose(-1, -2), v
 
@@ -200,18 +206,23 @@ class SelfAttention(nn.Module):
         self._weights_checked()
         return self._normalize(self._scores_values(X)[0], mask, X.dtype)
 
-    def forward(self, X: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, X: torch.Tensor, padding_mask: torch.Tensor | None = None,
+                rows: int | None = None) -> torch.Tensor:
         """Apply the layer to ``X`` of shape ``(..., n, d)``; returns the same shape and dtype.
 
         ``padding_mask`` (bool ``(..., n)``, ``True`` at padding) removes padded tokens from
         every query's keys; the outputs at padded positions are computed but meaningless.
+        ``rows`` (``1 <= rows <= n``) computes only the outputs of the first ``rows`` tokens,
+        ``(..., rows, d)``, equal to ``forward(X)[..., :rows, :]`` at ``O(rows n)`` instead of
+        ``O(n^2)`` cost: LHSL's lookup reads its answer at the query tokens only (Chapter 5).
         """
         X = self._check(X)
         mask = self._check_mask(padding_mask, X)
         self._weights_checked()
-        scores, values = self._scores_values(X)
+        sel = None if rows is None else slice(0, positive_int("rows", rows, maximum=X.shape[-2]))
+        scores, values = self._scores_values(X, sel)
         out = (self._normalize(scores, mask, X.dtype) @ values) @ self._output_matrix().T
-        out = X + out if self.residual else out
+        out = (X if sel is None else X[..., sel, :]) + out if self.residual else out
         if not all_finite(out):
             raise ValueError(f"the layer's output overflows {X.dtype}; rescale X or the weights")
         return out
@@ -431,3 +442,107 @@ class TokenTagger(nn.Module):
 
     def extra_repr(self) -> str:
         return f"vocab_size={self.vocab_size}, n_tags={self.n_tags}, d_model={self.d_model}, n_layers={self.n_layers}, rank={self.rank}"
+
+
+class PatchAttentionClassifier(nn.Module):
+    r"""An image classifier whose only token mixing is one single-head softmax attention layer.
+
+    Patch embedding (each ``patch x patch`` patch flattened and mapped linearly to ``d_model``,
+    plus a learned position embedding), one :class:`SelfAttention` (single head, dense, no
+    residual: attention alone, as in LHSL), mean pooling over the patches and a linear head.
+
+    Args:
+        image_size: side of the square input images (a multiple of ``patch``).
+        patch: side of the square patches (``(image_size / patch)**2`` tokens).
+        channels: colour channels (1 for MNIST/Fashion-MNIST, 3 for CIFAR-10).
+        d_model: token width ``d``; head_dim: head size ``s`` (default ``d_model``).
+        n_classes: output classes.
+        qk_init: factor on the initial ``W_Q`` and ``W_K`` (default 1: :class:`SelfAttention`'s
+            normal initialisation, standard deviation ``1/sqrt(d_model)``). Chapter 5 starts them
+            small so that their final norms measure what training put there.
+        dtype: ``torch.float32`` (default) or ``torch.float64``.
+        seed: seed of the initialisation (embeddings and head: normal with standard deviation
+            ``1/sqrt(fan_in)``, biases and position embedding small; attention as in
+            :class:`SelfAttention`).
+
+    Input: images ``(batch, H, W)`` or ``(batch, H, W, C)``, floating point in the model's dtype
+    (the chapter scales pixels to ``[0, 1]``). Output: logits ``(batch, n_classes)``.
+    :meth:`attention_norms` gives the spectral and Frobenius norms of ``W_K`` and ``W_Q``.
+
+    Raises:
+        ValueError: for non-positive sizes or ``qk_init``, ``image_size`` not a multiple of
+            ``patch``, an unknown dtype; in :meth:`forward` for images of the wrong shape or dtype, or non-finite.
+
+    Source: LHSL (NeurIPS 2025) Appendix B trains "a single-head attention" model whose
+    architecture the paper does not give (PAPERS.md §2.6 [U]); this ViT-style one is ours
+    ([I], as §2.6 suggests). Used in Chapter 5.
+    """
+
+    def __init__(self, image_size: int = 28, patch: int = 7, channels: int = 1, d_model: int = 64,
+                 head_dim: int | None = None, n_classes: int = 10, qk_init: float = 1.0,
+                 dtype: torch.dtype = torch.float32, seed: int = 0):
+        super().__init__()
+        self.image_size = positive_int("image_size", image_size)
+        self.patch = positive_int("patch", patch, maximum=self.image_size)
+        if self.image_size % self.patch:
+            raise ValueError(f"image_size must be a multiple of patch, got image_size={image_size}, patch={patch}")
+        self.channels = positive_int("channels", channels)
+        self.d_model = positive_int("d_model", d_model)
+        self.n_classes = positive_int("n_classes", n_classes, minimum=2)
+        head_dim = self.d_model if head_dim is None else positive_int("head_dim", head_dim)
+        seed = positive_int("seed", seed, minimum=0, maximum=2**62)
+        if dtype not in (torch.float32, torch.float64):
+            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
+        self.n_patches = (self.image_size // self.patch) ** 2
+        fan_in = self.patch * self.patch * self.channels
+        gen = torch.Generator().manual_seed(seed)
+
+        def normal(*shape, std):
+            return nn.Parameter((torch.randn(shape, generator=gen, dtype=torch.float64) * std).to(dtype))
+
+        self.embed_weight = normal(self.d_model, fan_in, std=1 / math.sqrt(fan_in))
+        self.embed_bias = nn.Parameter(torch.zeros(self.d_model, dtype=dtype))
+        self.position = normal(self.n_patches, self.d_model, std=0.02)
+        self.attn = SelfAttention(self.d_model, head_dim, residual=False, dtype=dtype, seed=seed + 1)
+        qk_init = finite_real("qk_init", qk_init, minimum=0.0, strict=True)
+        with torch.no_grad():
+            self.attn.W_Q.mul_(qk_init)
+            self.attn.W_K.mul_(qk_init)
+        self.head_weight = normal(self.n_classes, self.d_model, std=1 / math.sqrt(self.d_model))
+        self.head_bias = nn.Parameter(torch.zeros(self.n_classes, dtype=dtype))
+
+    def patches(self, images: torch.Tensor) -> torch.Tensor:
+        """``(batch, n_patches, patch*patch*channels)``: patches in row-major order, pixels row-major inside."""
+        if not isinstance(images, torch.Tensor) or images.dtype != self.embed_weight.dtype:
+            raise ValueError(f"images must be a {self.embed_weight.dtype} tensor, got {short_repr(images)}")
+        x = images[..., None] if images.ndim == 3 else images
+        want = (self.image_size, self.image_size, self.channels)
+        if x.ndim != 4 or tuple(x.shape[1:]) != want or x.shape[0] == 0:
+            raise ValueError(f"images must have shape (batch, {self.image_size}, {self.image_size}"
+                             f"{'' if self.channels == 1 else f', {self.channels}'}), got {tuple(images.shape)}")
+        g, p = self.image_size // self.patch, self.patch
+        x = x.reshape(len(x), g, p, g, p, self.channels).permute(0, 1, 3, 2, 4, 5)
+        return x.reshape(len(x), g * g, p * p * self.channels)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """Logits ``(batch, n_classes)`` for ``images`` ``(batch, H, W[, C])``."""
+        x = self.patches(images)
+        if not all_finite(x):
+            raise ValueError("images must be finite")
+        Z = nn.functional.linear(x, self.embed_weight, self.embed_bias) + self.position
+        return nn.functional.linear(self.attn(Z).mean(dim=1), self.head_weight, self.head_bias)
+
+    @torch.no_grad()
+    def attention_norms(self) -> dict[str, float]:
+        """``{"W_K spectral", "W_K frobenius", "W_Q spectral", "W_Q frobenius"}`` of the attention layer.
+
+        Spectral = largest singular value (``torch.linalg.matrix_norm(ord=2)``); Frobenius =
+        square root of the sum of squares. LHSL's Figure 2 says "ℓ2 norm" without saying which.
+        """
+        w = self.attn.weights()
+        return {f"{name} {kind}": float(torch.linalg.matrix_norm(w[name].double(), ord=order))
+                for name in ("W_K", "W_Q") for kind, order in (("spectral", 2), ("frobenius", "fro"))}
+
+    def extra_repr(self) -> str:
+        return (f"image_size={self.image_size}, patch={self.patch}, channels={self.channels}, "
+                f"d_model={self.d_model}, n_classes={self.n_classes}")

@@ -154,7 +154,8 @@ def evaluate(model: nn.Module, batches) -> float:
 
 
 def fit(model: nn.Module, batches, *, epochs: int, lr: float = 1e-3, final_lr: float | None = None,
-        seed: int = 0, validation=None, eval_every: int = 1, desc: str | None = None) -> pd.DataFrame:
+        seed: int = 0, validation=None, eval_every: int = 1, desc: str | None = None,
+        progress: bool = True) -> pd.DataFrame:
     """Train ``model`` with Adam on ``batches`` and return its per-epoch history.
 
     Each epoch visits every batch once, in an order drawn from ``seed`` and the epoch number;
@@ -177,6 +178,7 @@ def fit(model: nn.Module, batches, *, epochs: int, lr: float = 1e-3, final_lr: f
             and after the last one.
         eval_every: spacing of the validation scores, in epochs.
         desc: label of the progress bar (silent during book builds).
+        progress: ``False`` hides the bar also outside builds (for callers that show their own).
 
     Returns:
         A DataFrame with one row per epoch and the columns ``epoch`` (1-based), ``loss`` (mean cross-entropy
@@ -214,7 +216,10 @@ def fit(model: nn.Module, batches, *, epochs: int, lr: float = 1e-3, final_lr: f
     gen = torch.Generator().manual_seed(seed)
     rows, start = [], time.perf_counter()
     model.train()
-    bar = config.progress(range(1, epochs + 1), desc=desc, total=epochs)
+    if not isinstance(progress, bool):
+        raise ValueError(f"progress must be a bool, got {short_repr(progress)}")
+    epochs_range = range(1, epochs + 1)
+    bar = config.progress(epochs_range, desc=desc, total=epochs) if progress else epochs_range
     for epoch in bar:
         loss_sum, correct, total = 0.0, 0, 0
         for b in torch.randperm(len(batches), generator=gen).tolist():

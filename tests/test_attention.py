@@ -112,3 +112,49 @@ def test_overflow_and_bad_weights_raise():
         layer.W_V[0, 0] = float("nan")
     with pytest.raises(ValueError, match="W_V is not finite"):
         layer(torch.ones(2, 3, dtype=torch.float64))
+
+
+def test_patch_classifier_patches_shapes_and_norms():
+    from lib.attention import PatchAttentionClassifier
+
+    model = PatchAttentionClassifier(image_size=4, patch=2, d_model=3, n_classes=2, seed=0)
+    img = torch.arange(16, dtype=torch.float32).reshape(1, 4, 4)
+    # patches in row-major order, pixels row-major inside each patch
+    np.testing.assert_array_equal(model.patches(img)[0].numpy(),
+                                  [[0, 1, 4, 5], [2, 3, 6, 7], [8, 9, 12, 13], [10, 11, 14, 15]])
+    assert model(img).shape == (1, 2)
+    colour = PatchAttentionClassifier(image_size=4, patch=2, channels=3, d_model=3, n_classes=2)
+    assert colour(torch.zeros(5, 4, 4, 3)).shape == (5, 2)
+    W_K = torch.tensor([[3.0, 0, 0], [0, 4.0, 0], [0, 0, 0]])
+    model.attn.set_weights(W_K=W_K)
+    norms = model.attention_norms()
+    assert norms["W_K spectral"] == pytest.approx(4.0) and norms["W_K frobenius"] == pytest.approx(5.0)
+    # qk_init scales the initial W_Q and W_K only
+    small = PatchAttentionClassifier(image_size=4, patch=2, d_model=3, n_classes=2, qk_init=0.1, seed=0)
+    big = PatchAttentionClassifier(image_size=4, patch=2, d_model=3, n_classes=2, seed=0)
+    assert small.attention_norms()["W_Q frobenius"] == pytest.approx(0.1 * big.attention_norms()["W_Q frobenius"], rel=1e-5)
+    torch.testing.assert_close(small.attn.W_V, big.attn.W_V)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"image_size": 28, "patch": 5}, "multiple of patch"),
+    ({"qk_init": 0.0}, "qk_init must be > 0"),
+    ({"n_classes": 1}, "n_classes must be >= 2"),
+])
+def test_patch_classifier_bad_arguments(kwargs, match):
+    from lib.attention import PatchAttentionClassifier
+
+    with pytest.raises(ValueError, match=match):
+        PatchAttentionClassifier(**kwargs)
+
+
+def test_patch_classifier_bad_images():
+    from lib.attention import PatchAttentionClassifier
+
+    model = PatchAttentionClassifier()
+    with pytest.raises(ValueError, match="images must have shape"):
+        model(torch.zeros(2, 27, 28))
+    with pytest.raises(ValueError, match="images must be a torch.float32"):
+        model(torch.zeros(2, 28, 28, dtype=torch.float64))
+    with pytest.raises(ValueError, match="images must be finite"):
+        model(torch.full((1, 28, 28), float("nan")))

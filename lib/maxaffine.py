@@ -1,0 +1,878 @@
+r"""Attention as a max-affine partition: LHSL's partition-and-lookup picture made executable (Chapter 5).
+
+Liu, Hu, Song & Liu (NeurIPS 2025; "LHSL") show that one single-head softmax attention layer,
+preceded only by a linear "sum-of-linear" map, approximates any continuous map in
+:math:`L_\infty` (and any :math:`L_p` map in :math:`L_p`). The mechanism:
+
+1. a **max-affine function** :math:`\mathrm{MaxAff}(x) = \max_i (a_i^\top x + b_i)` cuts the domain
+   into convex cells :math:`U_i = \{x : a_i^\top x + b_i \text{ is the max}\}` (the **max-affine
+   partition**); its **partition indicator** :math:`E(x)` is the one-hot vector of the cell;
+2. softmax of the scaled scores, :math:`\sigma(\beta y(x))`, approximates :math:`E(x)`: with
+   :math:`\Delta(x)` the top-two gap (:func:`margin`),
+   :math:`\|\sigma(\beta y(x)) - E(x)\|_1 \le 2(N-1)e^{-\beta\Delta(x)}` (:func:`indicator_bound`);
+3. the linear map copies :math:`\mathrm{vec}(X)` into a query token and appends one constant key
+   token per cell carrying :math:`(a_i, b_i)` and a value :math:`v_i = f(c_i)`; the attention
+   layer then returns (approximately) the value of the cell the input lies in
+   (:func:`attention_approximator`).
+
+With the Voronoi partition of a grid (:func:`voronoi_affine`: :math:`a_i = 2c_i`,
+:math:`b_i = -\|c_i\|^2`) the scores differ from :math:`-\|x - c_i\|^2` by a constant, so the
+layer is a Gaussian-kernel Nadaraya–Watson estimator (:func:`nadaraya_watson`).
+
+What is quoted and what is ours: the definitions and the two universality theorems are LHSL's
+(PAPERS.md §2.3–2.4, informal statements verified [V]); the quantitative indicator bound, the
+token layout of the sum-of-linear map and the seq2seq position bonus are reconstructions
+(PAPERS.md §2.4–2.5, [I]).
+
+Conventions: points are rows ``(..., D)`` of float64; ``A`` is ``(N, D)`` (row ``i`` is
+:math:`a_i`), ``b`` is ``(N,)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from ._validate import as_float_array, finite_real, positive_int, short_repr
+from .attention import SelfAttention
+
+__all__ = [
+    "affine_scores",
+    "max_affine",
+    "cell_index",
+    "partition_indicator",
+    "margin",
+    "soft_indicator",
+    "indicator_error",
+    "indicator_bound",
+    "voronoi_affine",
+    "grid_centres",
+    "hard_lookup",
+    "soft_lookup",
+    "nadaraya_watson",
+    "SumOfLinear",
+    "PartitionLookup",
+    "attention_approximator",
+    "seq2seq_approximator",
+    "error_row",
+    "NOISE_SETTINGS",
+    "NOISE_DATASETS",
+    "noise_datasets",
+    "noise_experiment",
+    "noise_runs",
+    "trend_test",
+]
+
+#: Points scored at once; bounds the memory of the ``(points, N)`` score matrices.
+CHUNK = 2048
+#: Largest number of grid cells :func:`grid_centres` builds.
+MAX_CELLS = 2**20
+
+
+def _affine(A, b) -> tuple[np.ndarray, np.ndarray]:
+    A = as_float_array("A", A, min_ndim=2)
+    if A.ndim != 2:
+        raise ValueError(f"A must have shape (N, D), got {A.shape}")
+    b = as_float_array("b", b)
+    if b.shape != (A.shape[0],):
+        raise ValueError(f"b must have shape ({A.shape[0]},) to match A {A.shape}, got {b.shape}")
+    return A, b
+
+
+def _points(x, D: int) -> np.ndarray:
+    x = as_float_array("x", x)
+    if x.shape[-1] != D:
+        raise ValueError(f"x must have shape (..., {D}) to match A, got {x.shape}")
+    return x
+
+
+def _chunked(x: np.ndarray, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Apply ``fn`` to ``x`` flattened to ``(P, D)`` in chunks of :data:`CHUNK`; restore the leading shape."""
+    flat = x.reshape(-1, x.shape[-1])
+    out = np.concatenate([fn(flat[i:i + CHUNK]) for i in range(0, len(flat), CHUNK)])
+    return out.reshape(x.shape[:-1] + out.shape[1:])
+
+
+def affine_scores(x, A, b) -> np.ndarray:
+    r"""The affine scores :math:`y_i(x) = a_i^\top x + b_i`.
+
+    Args:
+        x: points ``(..., D)``, real, finite.
+        A: slopes ``(N, D)``; b: offsets ``(N,)``.
+
+    Returns:
+        float64 ``(..., N)``.
+
+    Raises:
+        ValueError: for non-finite or empty input, or shapes that do not match.
+
+    Source: LHSL (NeurIPS 2025), the max-affine function (PAPERS.md §2.3). Chapter 5.
+    """
+    A, b = _affine(A, b)
+    x = _points(x, A.shape[1])
+    return x @ A.T + b
+
+
+def max_affine(x, A, b) -> np.ndarray:
+    r""":math:`\mathrm{MaxAff}(x) = \max_i (a_i^\top x + b_i)`, float64 ``(...,)`` for ``x`` ``(..., D)``.
+
+    Raises:
+        ValueError: as :func:`affine_scores`.
+
+    Source: LHSL (NeurIPS 2025), definition of the max-affine function (PAPERS.md §2.3). Chapter 5.
+    """
+    A, b = _affine(A, b)
+    return _chunked(_points(x, A.shape[1]), lambda p: (p @ A.T + b).max(axis=1))
+
+
+def cell_index(x, A, b) -> np.ndarray:
+    r"""The cell :math:`i_x = \arg\max_i (a_i^\top x + b_i)` of each point, int64 ``(...,)``.
+
+    Ties (boundaries, a set of measure zero) go to the lowest index.
+
+    Raises:
+        ValueError: as :func:`affine_scores`.
+
+    Source: LHSL (NeurIPS 2025), the max-affine partition (PAPERS.md §2.3). Chapter 5.
+    """
+    A, b = _affine(A, b)
+    return _chunked(_points(x, A.shape[1]), lambda p: (p @ A.T + b).argmax(axis=1)).astype(np.int64)
+
+
+def partition_indicator(x, A, b) -> np.ndarray:
+    r"""The partition indicator :math:`E(x) = e_{i_x}`: float64 one-hot ``(..., N)``.
+
+    Ties go to the lowest index, as in :func:`cell_index`.
+
+    Raises:
+        ValueError: as :func:`affine_scores`.
+
+    Source: LHSL (NeurIPS 2025), the partition indicator (PAPERS.md §2.3). Chapter 5.
+    """
+    A, b = _affine(A, b)
+    idx = cell_index(x, A, b)
+    return np.eye(A.shape[0])[idx]
+
+
+def margin(x, A, b) -> np.ndarray:
+    r"""The top-two gap :math:`\Delta(x) = y_{(1)}(x) - y_{(2)}(x) \ge 0`, float64 ``(...,)``.
+
+    ``inf`` when there is a single cell (no competitor); 0 on a boundary.
+
+    Raises:
+        ValueError: as :func:`affine_scores`.
+
+    Source: the margin of the indicator bound, PAPERS.md §2.4 (reconstructed [I]). Chapter 5.
+    """
+    A, b = _affine(A, b)
+    if A.shape[0] == 1:
+        return np.full(np.shape(_points(x, A.shape[1]))[:-1], np.inf)
+
+    def gap(p):
+        top2 = np.partition(p @ A.T + b, -2, axis=1)[:, -2:]
+        return top2[:, 1] - top2[:, 0]
+
+    return _chunked(_points(x, A.shape[1]), gap)
+
+
+def _beta(beta) -> float:
+    return finite_real("beta", beta, minimum=0.0, strict=True)
+
+
+def soft_indicator(x, A, b, beta: float) -> np.ndarray:
+    r"""The attention weights :math:`\sigma(\beta\, y(x))` over the cells, float64 ``(..., N)``.
+
+    Args:
+        x: points ``(..., D)``; A, b: the max-affine pieces.
+        beta: inverse temperature (> 0), multiplying the affine scores.
+
+    Raises:
+        ValueError: as :func:`affine_scores`, or for a non-positive or non-finite ``beta``.
+
+    Source: LHSL (NeurIPS 2025), the lemma "attention approximates the partition indicator"
+    (PAPERS.md §2.4). Chapter 5.
+    """
+    beta = _beta(beta)
+    A, b = _affine(A, b)
+    return _chunked(_points(x, A.shape[1]),
+                    lambda p: torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1).numpy())
+
+
+def indicator_error(x, A, b, beta: float) -> np.ndarray:
+    r""":math:`\|\sigma(\beta y(x)) - E(x)\|_1`, computed without cancellation, float64 ``(...,)``.
+
+    With :math:`s = \sum_{j \ne i_x} e^{\beta(y_j - y_{i_x})}` the error is exactly
+    :math:`2s/(1+s) = 2\,\mathrm{sigmoid}(\log s)`; ``log s`` comes from torch's ``logsumexp``, so
+    errors far below float64's ``1e-16`` resolution of :math:`1 - \sigma_{i_x}` are still resolved.
+
+    Raises:
+        ValueError: as :func:`soft_indicator`.
+
+    Source: the left side of the indicator bound, PAPERS.md §2.4 (check C14). Chapter 5.
+    """
+    beta = _beta(beta)
+    A, b = _affine(A, b)
+
+    def err(p):
+        y = torch.from_numpy(p @ A.T + b)
+        top = y.argmax(dim=1, keepdim=True)
+        rel = beta * (y - y.gather(1, top))
+        rel.scatter_(1, top, -math.inf)
+        return (2 * torch.sigmoid(torch.logsumexp(rel, dim=1))).numpy()
+
+    return _chunked(_points(x, A.shape[1]), err)
+
+
+def indicator_bound(beta: float, margin, n_cells: int) -> np.ndarray | float:
+    r"""The bound :math:`2(N-1)e^{-\beta\Delta}` on :math:`\|\sigma(\beta y) - E\|_1` at margin :math:`\Delta`.
+
+    Args:
+        beta: inverse temperature (> 0).
+        margin: :math:`\Delta \ge 0`, a scalar or an array (``inf`` allowed: bound 0).
+        n_cells: :math:`N \ge 1`.
+
+    Returns:
+        A float for a scalar ``margin``, else a float64 array of its shape.
+
+    Raises:
+        ValueError: for a non-positive or non-finite ``beta``, a negative or NaN ``margin``, or
+            ``n_cells < 1``.
+
+    Source: PAPERS.md §2.4, the quantitative form of LHSL's indicator lemma (reconstructed [I];
+    one line: every non-top weight is at most :math:`e^{-\beta\Delta}`). Check C14, Chapter 5.
+    """
+    beta = _beta(beta)
+    n_cells = positive_int("n_cells", n_cells)
+    try:
+        arr = np.asarray(margin, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"margin must be real, got {short_repr(margin)}") from exc
+    if np.isnan(arr).any() or (arr < 0).any():
+        raise ValueError(f"margin must be >= 0 (not NaN), got {short_repr(margin)}")
+    out = 2.0 * (n_cells - 1) * np.exp(-beta * arr)
+    return float(out) if out.ndim == 0 else out
+
+
+def voronoi_affine(centres) -> tuple[np.ndarray, np.ndarray]:
+    r"""The max-affine pieces of the Voronoi partition of ``centres``: :math:`a_i = 2c_i`, :math:`b_i = -\|c_i\|^2`.
+
+    Since :math:`a_i^\top x + b_i = \|x\|^2 - \|x - c_i\|^2`, the arg-max cell is the nearest centre.
+
+    Args:
+        centres: ``(N, D)`` real, finite, ``N >= 1``.
+
+    Returns:
+        ``(A, b)``: float64 ``(N, D)`` and ``(N,)``.
+
+    Raises:
+        ValueError: for an empty, non-finite or non-2-D ``centres``.
+
+    Source: PAPERS.md §2.5 step 2 (reconstructed [I]); check C13. Chapter 5.
+    """
+    c = as_float_array("centres", centres, min_ndim=2)
+    if c.ndim != 2:
+        raise ValueError(f"centres must have shape (N, D), got {c.shape}")
+    return 2.0 * c, -(c ** 2).sum(axis=1)
+
+
+def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+    r"""Centres of the :math:`m^{\text{dim}}` cubes of side :math:`h = (\text{high}-\text{low})/m` tiling :math:`[\text{low}, \text{high}]^{\text{dim}}`.
+
+    Returns:
+        float64 ``(m**dim, dim)``, the first coordinate varying slowest (``itertools.product`` order).
+
+    Raises:
+        ValueError: for ``m < 1``, ``dim < 1``, ``high <= low``, non-finite bounds, or more than
+            ``2**20`` cells.
+
+    Source: the grid of PAPERS.md §2.5 step 2; checks C13–C17. Chapter 5.
+    """
+    m, dim = positive_int("m", m), positive_int("dim", dim)
+    low, high = finite_real("low", low), finite_real("high", high)
+    if not high > low:
+        raise ValueError(f"high must exceed low, got low={low}, high={high}")
+    if m ** dim > MAX_CELLS:
+        raise ValueError(f"m**dim = {m}**{dim} exceeds {MAX_CELLS} cells")
+    axis = low + (np.arange(m) + 0.5) * (high - low) / m
+    return np.stack(np.meshgrid(*([axis] * dim), indexing="ij"), axis=-1).reshape(-1, dim)
+
+
+def _values(name: str, values, n: int) -> np.ndarray:
+    v = as_float_array(name, values)
+    if v.shape[0] != n:
+        raise ValueError(f"{name} must have one row per centre ({n}), got shape {v.shape}")
+    return v
+
+
+def hard_lookup(x, centres, values) -> np.ndarray:
+    r"""The hard partition's answer: the value of the nearest centre (Voronoi cell), ``(..., *values.shape[1:])``.
+
+    The :math:`\beta\to\infty` limit of :func:`attention_approximator`, the reference of check C15.
+
+    Raises:
+        ValueError: for mismatched shapes or non-finite input.
+
+    Source: PAPERS.md §2.5 steps 2 and 4. Chapter 5.
+    """
+    A, b = voronoi_affine(centres)
+    v = _values("values", values, A.shape[0])
+    return v[cell_index(x, A, b)]
+
+
+def soft_lookup(x, centres, values, beta: float) -> np.ndarray:
+    r"""The closed form of :func:`attention_approximator`'s output: :math:`\sigma(\beta y(x))^\top V`.
+
+    The layer's output at the query token is exactly this weighted average of the values (up
+    to the query token's own weight, below :math:`e^{-40}`); it costs ``O(N D)`` per point
+    instead of building the ``N + 1``-token sequence, so Chapter 5's sweeps use it and check it
+    against the literal layer on a sample.
+
+    Args:
+        x: points ``(..., D)``; centres: ``(N, D)``; values: ``(N, k)`` or ``(N,)``; beta: > 0.
+
+    Returns:
+        float64 ``(..., k)`` (or ``(...,)`` for 1-D ``values``).
+
+    Raises:
+        ValueError: as :func:`soft_indicator` and :func:`hard_lookup`.
+
+    Source: PAPERS.md §2.5 steps 3–4 (reconstructed [I]); checks C15–C16, Chapter 5.
+    """
+    beta = _beta(beta)
+    A, b = voronoi_affine(centres)
+    v = torch.from_numpy(_values("values", values, A.shape[0]))
+    flat = v.reshape(len(v), -1)
+    out = _chunked(_points(x, A.shape[1]),
+                   lambda p: (torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1) @ flat).numpy())
+    return out.reshape(out.shape[:-1] + v.shape[1:])
+
+
+def nadaraya_watson(x, centres, values, bandwidth: float) -> np.ndarray:
+    r"""The Gaussian-kernel Nadaraya–Watson estimate :math:`\sum_i K(x - c_i) v_i / \sum_i K(x - c_i)`.
+
+    :math:`K(u) = e^{-\|u\|^2 / (2 h^2)}` with ``h = bandwidth``; computed from the distances
+    (``torch.cdist``), independently of the affine scores. With :math:`\beta = 1/(2h^2)` it equals
+    the output of :func:`attention_approximator` on the Voronoi pieces of ``centres``.
+
+    Args:
+        x: points ``(..., D)``; centres: ``(N, D)``; values: ``(N, k)`` or ``(N,)``.
+        bandwidth: ``h > 0``, in the units of ``x``.
+
+    Returns:
+        float64 ``(..., k)`` (or ``(...,)`` for 1-D ``values``).
+
+    Raises:
+        ValueError: for mismatched shapes, non-finite input or a non-positive bandwidth.
+
+    Source: the kernel-regression reading of LHSL's lookup, PAPERS.md §2.5 step 3 (remark). Chapter 5.
+    """
+    h = finite_real("bandwidth", bandwidth, minimum=0.0, strict=True)
+    c = as_float_array("centres", centres, min_ndim=2)
+    if c.ndim != 2:
+        raise ValueError(f"centres must have shape (N, D), got {c.shape}")
+    v = torch.from_numpy(_values("values", values, c.shape[0]))
+    ct = torch.from_numpy(c)
+
+    def nw(p):
+        w = torch.softmax(-torch.cdist(torch.from_numpy(p), ct) ** 2 / (2 * h * h), dim=-1)
+        return (w @ v.reshape(len(v), -1)).numpy()
+
+    out = _chunked(_points(x, c.shape[1]), nw)
+    return out.reshape(out.shape[:-1] + v.shape[1:])
+
+
+class SumOfLinear(nn.Module):
+    r"""LHSL's sum-of-linear map :math:`L(X) = \sum_k A_k X B_k + C` between sequences.
+
+    In the papers' column convention :math:`X \in \mathbb R^{d\times n}`, :math:`A_k \in \mathbb
+    R^{d'\times d}`, :math:`B_k \in \mathbb R^{n\times n'}`, :math:`C \in \mathbb R^{d'\times n'}`;
+    it is the general affine map between the two matrix spaces: it mixes tokens (``B_k``),
+    mixes features (``A_k``) and appends constant tokens (``C``). Here tokens are rows: input
+    ``(batch, n, d)``, output ``(batch, n', d')`` :math:`= \sum_k B_k^\top X A_k^\top + C^\top`.
+
+    Args:
+        A: ``(K, d', d)``; B: ``(K, n, n')``; C: ``(d', n')`` — real, finite.
+        dtype: ``torch.float64`` (default) or ``torch.float32``.
+
+    The matrices are trainable parameters ``A``, ``B``, ``C``.
+
+    Raises:
+        ValueError: for shapes that do not fit together, non-finite entries, an unknown dtype;
+            in :meth:`forward` for input that is not ``(batch, n, d)`` of the module's dtype or is
+            not finite.
+
+    Source: LHSL (NeurIPS 2025), the "sum-of-linear transformation" (name [V], form [I],
+    PAPERS.md §2.3). Chapter 5.
+    """
+
+    def __init__(self, A, B, C, dtype: torch.dtype = torch.float64):
+        super().__init__()
+        if dtype not in (torch.float32, torch.float64):
+            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
+        A = as_float_array("A", A, min_ndim=3)
+        B = as_float_array("B", B, min_ndim=3)
+        C = as_float_array("C", C, min_ndim=2)
+        if A.ndim != 3 or B.ndim != 3 or C.ndim != 2:
+            raise ValueError(f"A, B, C must be (K, d', d), (K, n, n'), (d', n'), got {A.shape}, {B.shape}, {C.shape}")
+        if A.shape[0] != B.shape[0] or C.shape != (A.shape[1], B.shape[2]):
+            raise ValueError(f"A {A.shape}, B {B.shape} and C {C.shape} must be (K, d', d), (K, n, n') and (d', n')")
+        self.A = nn.Parameter(torch.from_numpy(A).to(dtype))
+        self.B = nn.Parameter(torch.from_numpy(B).to(dtype))
+        self.C = nn.Parameter(torch.from_numpy(C).to(dtype))
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """Map ``X`` ``(batch, n, d)`` to ``(batch, n', d')``."""
+        K, d_out, d = self.A.shape
+        n = self.B.shape[1]
+        if not isinstance(X, torch.Tensor) or X.ndim != 3 or tuple(X.shape[1:]) != (n, d) or X.dtype != self.A.dtype:
+            raise ValueError(f"X must be a {self.A.dtype} tensor (batch, {n}, {d}), got {short_repr(X)}")
+        if not bool(torch.isfinite(X).all()):
+            raise ValueError("X must be finite")
+        return torch.einsum("knq,bnd,kpd->bqp", self.B, X, self.A) + self.C.T
+
+    def extra_repr(self) -> str:
+        K, d_out, d = self.A.shape
+        return f"terms={K}, d={d}, n={self.B.shape[1]}, d'={d_out}, n'={self.B.shape[2]}"
+
+
+class PartitionLookup(nn.Module):
+    r"""``SumOfLinear`` then one single-head ``SelfAttention`` (no residual), read at the query tokens.
+
+    Built by :func:`attention_approximator` and :func:`seq2seq_approximator`. Input: points
+    ``(batch, D)`` (a flattened sequence, ``D = n d``); output ``(batch, k)`` or, for the seq2seq
+    form, ``(batch, P, k)``. Evaluation runs in chunks of ``chunk`` points and only scores the
+    ``P`` query tokens (``SelfAttention(rows=P)``): the outputs at the key tokens are never read.
+
+    Attributes:
+        linear: the :class:`SumOfLinear` map; attention: the :class:`lib.attention.SelfAttention`;
+        centres, values, A, b, beta, bonus, suppress: the construction's data (numpy / floats);
+        token_dim, n_positions, value_dim: sizes.
+
+    Source: LHSL (NeurIPS 2025), the self-attention universality theorems (construction
+    reconstructed, PAPERS.md §2.5 [I]). Chapter 5.
+    """
+
+    def __init__(self, linear: SumOfLinear, attention: SelfAttention, *, token_dim: int, n_positions: int,
+                 value_slice: slice, squeeze: bool, chunk: int = 512, **info):
+        super().__init__()
+        self.linear, self.attention = linear, attention
+        self.token_dim, self.n_positions = token_dim, n_positions
+        self.value_slice, self.squeeze = value_slice, squeeze
+        self.value_dim = value_slice.stop - value_slice.start
+        self.chunk = positive_int("chunk", chunk)
+        for key, value in info.items():
+            setattr(self, key, value)
+
+    @property
+    def D(self) -> int:
+        return self.linear.B.shape[1] * self.token_dim
+
+    def tokens(self, x) -> torch.Tensor:
+        """The sequence ``L(X)`` ``(batch, n', d')`` the attention layer sees (queries first)."""
+        x = self._check(x)
+        return self.linear(x.reshape(len(x), -1, self.token_dim))
+
+    def _check(self, x) -> torch.Tensor:
+        if isinstance(x, np.ndarray):
+            x = torch.from_numpy(as_float_array("x", x))
+        if not isinstance(x, torch.Tensor) or x.ndim != 2 or x.shape[1] != self.D:
+            raise ValueError(f"x must be points (batch, {self.D}), got {short_repr(x)}")
+        return x.to(self.linear.A.dtype)
+
+    @torch.no_grad()
+    def forward(self, x) -> torch.Tensor:
+        """Evaluate at points ``x`` ``(batch, D)`` (torch or numpy); float64 torch output."""
+        x = self._check(x)
+        parts = []
+        for i in range(0, len(x), self.chunk):
+            Z = self.linear(x[i:i + self.chunk].reshape(-1, self.linear.B.shape[1], self.token_dim))
+            parts.append(self.attention(Z, rows=self.n_positions)[..., self.value_slice])
+        out = torch.cat(parts) if parts else torch.empty(0, self.n_positions, self.value_dim, dtype=x.dtype)
+        return out[:, 0] if self.squeeze else out
+
+
+def _centres_values(f: Callable, centres, n_positions: int | None) -> tuple[np.ndarray, np.ndarray]:
+    c = as_float_array("centres", centres, min_ndim=2)
+    if c.ndim != 2:
+        raise ValueError(f"centres must have shape (N, D), got {c.shape}")
+    if not callable(f):
+        raise ValueError(f"f must be callable, got {short_repr(f)}")
+    v = f(c.copy())
+    v = v.detach().cpu().numpy() if isinstance(v, torch.Tensor) else v
+    v = as_float_array("f(centres)", v)
+    want = "(N, k)" if n_positions is None else f"(N, {n_positions}, k)"
+    ndim = 2 if n_positions is None else 3
+    if v.ndim == ndim - 1:
+        v = v[..., None]
+    if v.ndim != ndim or v.shape[0] != len(c) or (n_positions is not None and v.shape[1] != n_positions):
+        raise ValueError(f"f must map (N, D) = {c.shape} to {want}, got {v.shape}")
+    return c, v if n_positions is not None else v[:, None, :]
+
+
+def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positions: int | None,
+           bonus: float, suppress: float | None, chunk: int) -> PartitionLookup:
+    """The token layout shared by both approximators (PAPERS.md §2.5, reconstructed [I]).
+
+    Token fields (width ``d' = D + 2 + P + k``): ``[x (D) | one (1) | query flag (1) |
+    position (P) | value (k)]``. Query token ``j``: ``(vec X, 1, 1, e_j, 0)``; key token
+    ``(i, j)``: ``(a_i, b_i, 0, e_j, f(c_i)_j)``. ``W_Q z = (beta x, beta one, suppress flag, bonus
+    pos)``, ``W_K z = (x, one, -flag, pos)``, so query ``j`` scores key ``(i, j')`` at
+    ``beta (a_i^T x + b_i) + bonus [j = j']`` and every query token at ``beta (|x|^2 + 1) -
+    suppress (+ bonus)``; ``W_O W_V`` copies the value field.
+    """
+    beta = _beta(beta)
+    squeeze = n_positions is None
+    P = 1 if squeeze else positive_int("n_positions", n_positions)
+    c, v = _centres_values(f, centres, None if squeeze else P)
+    N, D = c.shape
+    k = v.shape[2]
+    d = D if token_dim is None else positive_int("token_dim", token_dim)
+    if D % d:
+        raise ValueError(f"token_dim must divide the point dimension D = {D}, got {d}")
+    n = D // d
+    bonus = finite_real("bonus", bonus, minimum=0.0)
+    A, b = voronoi_affine(c)
+    lo, hi = c.min(axis=0), c.max(axis=0)
+    span2 = float(((hi - lo) ** 2).sum()) + 1.0
+    if suppress is None:   # query tokens >= 40 nats below the best key for x within the centres' box, widened by its span
+        suppress = beta * (1.0 + 4.0 * span2) + 40.0
+    suppress = finite_real("suppress", suppress, minimum=0.0)
+    width = D + 2 + P + k
+    X_, ONE, FLAG, POS, VAL = 0, D, D + 1, D + 2, D + 2 + P
+    n_out = P + N * P
+    # Sum-of-linear map: term t copies token t of X into the x field of every query column.
+    A_terms = np.zeros((n, width, d))
+    B_terms = np.zeros((n, n, n_out))
+    for t in range(n):
+        A_terms[t, X_ + t * d:X_ + (t + 1) * d, :] = np.eye(d)
+        B_terms[t, t, :P] = 1.0
+    C = np.zeros((width, n_out))
+    C[ONE, :P] = 1.0
+    C[FLAG, :P] = 1.0
+    C[POS:POS + P, :P] = np.eye(P)
+    for j in range(P):
+        cols = P + j * N + np.arange(N)
+        C[X_:X_ + D, cols] = A.T
+        C[ONE, cols] = b
+        C[POS + j, cols] = 1.0
+        C[VAL:VAL + k, cols] = v[:, j, :].T
+    s = max(D + 2 + P, k)
+    W_Q, W_K, W_V, W_O = np.zeros((s, width)), np.zeros((s, width)), np.zeros((s, width)), np.zeros((width, s))
+    for r in range(D + 1):                       # x and one fields: score beta * (x^T x_t + one_t)
+        W_Q[r, r], W_K[r, r] = beta, 1.0
+    W_Q[D + 1, FLAG], W_K[D + 1, FLAG] = suppress, -1.0
+    for j in range(P):
+        W_Q[D + 2 + j, POS + j], W_K[D + 2 + j, POS + j] = bonus, 1.0
+    for r in range(k):
+        W_V[r, VAL + r], W_O[VAL + r, r] = 1.0, 1.0
+    linear = SumOfLinear(A_terms, B_terms, C)
+    attention = SelfAttention(width, head_dim=s, residual=False).set_weights(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O)
+    return PartitionLookup(linear, attention, token_dim=d, n_positions=P, value_slice=slice(VAL, VAL + k),
+                           squeeze=squeeze, chunk=chunk, centres=c, values=v[:, 0] if squeeze else v,
+                           A=A, b=b, beta=beta, bonus=bonus, suppress=suppress)
+
+
+def attention_approximator(f: Callable, centres, beta: float, *, token_dim: int | None = None,
+                           suppress: float | None = None, chunk: int = 512) -> PartitionLookup:
+    r"""LHSL's partition lookup: one attention layer after a sum-of-linear map that returns :math:`f` at the cell centre.
+
+    The partition is the Voronoi partition of ``centres`` (:func:`voronoi_affine`); key token
+    :math:`i` carries :math:`(a_i, b_i)` and the value :math:`f(c_i)`; the query token carries
+    :math:`(\mathrm{vec} X, 1)`, so the attention weights are :math:`\sigma(\beta y(x))`
+    (:func:`soft_indicator`) and the output is :math:`\sum_i \sigma(\beta y(x))_i f(c_i)`. At
+    margin :math:`\Delta` it is within ``indicator_bound(beta, Δ, N) * max|f(c_i)|`` of
+    :math:`f(c_{i_x})`, plus the query tokens' weight, below :math:`e^{-40}` inside the centres'
+    box by the default ``suppress``.
+
+    Args:
+        f: maps float64 numpy points ``(N, D)`` to values ``(N, k)`` (or ``(N,)``: ``k = 1``).
+        centres: ``(N, D)``, the cells' centres, ``N >= 1``.
+        beta: inverse temperature (> 0, finite) multiplying the affine scores.
+        token_dim: ``d``, the width of one input token; the point is the flattened sequence of
+            ``D / d`` tokens (default ``D``: one token). The output does not depend on it; the
+            sum-of-linear map does (one term per token).
+        suppress: the constant score penalty of the query token itself (default: see
+            ``_build``); chunk: points evaluated at once.
+
+    Returns:
+        A :class:`PartitionLookup` mapping points ``(batch, D)`` to ``(batch, k)`` (float64).
+
+    Raises:
+        ValueError: for empty or non-finite ``centres``, ``f`` not callable or returning the
+            wrong shape or non-finite values, non-finite or non-positive ``beta``, a
+            ``token_dim`` that does not divide ``D``; at call time for points of the wrong width.
+
+    Source: LHSL (NeurIPS 2025), the L_∞ universality of single-head self-attention; the
+    construction is reconstructed (PAPERS.md §2.5 steps 1–4, [I]). Checks C15–C16, Chapter 5.
+    """
+    return _build(f, centres, beta, token_dim=token_dim, n_positions=None, bonus=0.0, suppress=suppress, chunk=chunk)
+
+
+def seq2seq_approximator(f: Callable, centres, beta: float, n_positions: int, bonus: float = 50.0, *,
+                         token_dim: int | None = None, suppress: float | None = None,
+                         chunk: int = 512) -> PartitionLookup:
+    r"""The sequence-to-sequence lookup: ``n_positions`` query tokens, one key block per output position.
+
+    Key token :math:`(i, j)` carries :math:`(a_i, b_i)`, position :math:`e_j` and value
+    :math:`f(c_i)_j`; query :math:`j` adds ``bonus`` :math:`M` to the keys of its own block, so
+    block :math:`j` wins by :math:`M` and query :math:`j` returns :math:`f(\cdot)_j`
+    (:math:`N P` keys in all). With ``bonus = 0`` every query sees all blocks equally and all
+    positions return the same average: the failure case of check C17.
+
+    Args:
+        f: maps ``(N, D)`` to ``(N, n_positions, k)`` (or ``(N, n_positions)``).
+        centres, beta, token_dim, suppress, chunk: as :func:`attention_approximator`.
+        n_positions: output positions ``P >= 1``.
+        bonus: the position bonus :math:`M \ge 0`.
+
+    Returns:
+        A :class:`PartitionLookup` mapping ``(batch, D)`` to ``(batch, n_positions, k)``.
+
+    Raises:
+        ValueError: as :func:`attention_approximator`, and for a negative or non-finite
+            ``bonus`` or a non-positive ``n_positions``.
+
+    Source: PAPERS.md §2.5 step 5 (reconstructed [I]); check C17, Chapter 5.
+    """
+    return _build(f, centres, beta, token_dim=token_dim, n_positions=n_positions, bonus=bonus,
+                  suppress=suppress, chunk=chunk)
+
+
+def error_row(f: Callable, m: int, kappa: float | None, points, *, low: float = 0.0, high: float = 1.0) -> dict:
+    r"""One row of Chapter 5's error tables: the lookup on the ``m``-grid against ``f`` on ``points``.
+
+    Args:
+        f: maps points ``(P, D)`` to ``(P,)`` or ``(P, k)``.
+        m: cells per axis (``N = m^D``); kappa: :math:`\beta = \kappa m^2`, or ``None`` for
+            the hard partition only.
+        points: test points ``(P, D)`` in the domain.
+
+    Returns:
+        dict with ``m``, ``kappa``, ``beta``, ``sup`` and ``L2`` (the soft layer's largest and
+        root-mean-square error over ``points``, through :func:`soft_lookup`; the hard
+        partition's when ``kappa`` is None),
+        ``sup hard``, ``L2 hard`` and ``mean |P-E|1`` (mean :func:`indicator_error`, NaN when
+        hard).
+
+    Raises:
+        ValueError: as :func:`grid_centres` and :func:`attention_approximator`.
+
+    Source: checks C15 and C16 (PAPERS.md §5). Chapter 5.
+    """
+    x = as_float_array("points", points, min_ndim=2)
+    c = grid_centres(m, x.shape[1], low, high)
+    target = np.asarray(f(x), dtype=float).reshape(len(x), -1)
+    hard = hard_lookup(x, c, np.asarray(f(c), dtype=float).reshape(len(c), -1))
+    row = {"m": m, "kappa": np.nan if kappa is None else float(kappa), "beta": np.nan,
+           "sup hard": float(np.abs(hard - target).max()),
+           "L2 hard": float(np.sqrt(((hard - target) ** 2).sum(axis=1).mean())), "mean |P-E|1": np.nan}
+    if kappa is None:
+        return row | {"sup": row["sup hard"], "L2": row["L2 hard"]}
+    beta = finite_real("kappa", kappa, minimum=0.0, strict=True) * m ** 2
+    err = soft_lookup(x, c, np.asarray(f(c), dtype=float).reshape(len(c), -1), beta) - target
+    A, b = voronoi_affine(c)
+    return row | {"beta": beta, "sup": float(np.abs(err).max()), "L2": float(np.sqrt((err ** 2).sum(axis=1).mean())),
+                  "mean |P-E|1": float(indicator_error(x, A, b, beta).mean())}
+
+
+# --- LHSL Appendix B: the scale of W_K and W_Q against training noise (check C19) -------------
+
+#: Our settings of the noise experiment per book mode (the paper's are unknown, PAPERS.md §2.6).
+NOISE_SETTINGS = {
+    "fast": {"train_images": 3000, "test_images": 2000, "epochs": 5, "batch_size": 64, "lr": 3e-3,
+             "d_model": 32, "qk_init": 0.1, "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
+             "input_sigmas": [0.0, 0.5, 1.0], "seeds": [0, 1, 2]},
+    "full": {"train_images": None, "test_images": None, "epochs": 10, "batch_size": 128, "lr": 1e-3,
+             "d_model": 64, "qk_init": 0.1, "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
+             "input_sigmas": [0.0, 0.25, 0.5, 1.0], "seeds": [0, 1, 2]},
+}
+
+#: Datasets of the experiment, their loaders' names and patch sizes (7x7 on 28x28, 8x8 on 32x32).
+NOISE_DATASETS = {"mnist": ("load_mnist", 7), "fashion-mnist": ("load_fashion_mnist", 7), "cifar10": ("load_cifar10", 8)}
+
+
+def noise_datasets() -> list[str]:
+    """The datasets the noise experiment runs on this machine: MNIST, Fashion-MNIST, and CIFAR-10 when available.
+
+    CIFAR-10 is in no package registry; it is included when ``BOOK_CIFAR10`` names a folder with
+    its six python batch files (:func:`lib.data.cifar10_root`).
+
+    Raises:
+        ValueError: when ``BOOK_CIFAR10`` is set but does not hold the six batch files (a
+            mistyped path should not silently drop the dataset).
+
+    Source: LHSL Appendix B's three datasets (PAPERS.md §2.6, DATASETS.md §4). Chapter 5.
+    """
+    import os
+
+    from . import data
+
+    if data.cifar10_root() is not None:
+        return [*NOISE_DATASETS]
+    if os.environ.get("BOOK_CIFAR10", "").strip():
+        raise ValueError(f"BOOK_CIFAR10={os.environ['BOOK_CIFAR10']!r} does not hold the CIFAR-10 python batches "
+                         f"(data_batch_1..5, test_batch); fix or unset it")
+    return ["mnist", "fashion-mnist"]
+
+
+def _image_split(dataset: str, split: str, count: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` images of ``split`` (seeded draw, corpus order kept; all when None), pixels in [0, 1]."""
+    from . import data
+
+    images, labels = getattr(data, NOISE_DATASETS[dataset][0])(split)
+    if count is not None:
+        count = positive_int("count", count, maximum=len(images))
+        keep = np.sort(np.random.default_rng(0).choice(len(images), count, replace=False))
+        images, labels = images[keep], labels[keep]
+    return images.astype(np.float32) / 255.0, np.array(labels, dtype=np.int64)
+
+
+def noise_experiment(dataset: str, kind: str, level: float, seed: int, *, train_images: int | None,
+                     test_images: int | None, epochs: int, batch_size: int, lr: float, d_model: int,
+                     qk_init: float, **_) -> dict:
+    r"""Train one :class:`lib.attention.PatchAttentionClassifier` on noisy data; return its attention norms.
+
+    The training images (a seeded subset of ``train_images``, or all) get either symmetric label
+    flips at ratio ``level`` (:func:`lib.data.add_label_noise`) or Gaussian pixel noise of standard
+    deviation ``level`` on the ``[0, 1]`` scale (:func:`lib.data.add_input_noise`, drawn once);
+    inputs are then standardised with the clean training set's mean and standard deviation.
+    Training is :func:`lib.training.fit` (Adam, constant ``lr``, fixed shuffled batches).
+
+    Args:
+        dataset: ``"mnist"``, ``"fashion-mnist"`` or ``"cifar10"`` (:data:`NOISE_DATASETS`).
+        kind: ``"label"`` or ``"input"``; level: the ratio or the standard deviation.
+        seed: seed of the noise, the initialisation and the batch order.
+        train_images, test_images, epochs, batch_size, lr, d_model, qk_init: the settings of
+            :data:`NOISE_SETTINGS` (``None`` images means the whole split; other keys are ignored).
+
+    Returns:
+        dict with ``dataset``, ``kind``, ``level``, ``seed``, the four norms of
+        :meth:`~lib.attention.PatchAttentionClassifier.attention_norms`, ``train_acc`` (last
+        epoch, against the noisy labels), ``test_acc`` (clean test images) and ``seconds``.
+
+    Raises:
+        ValueError: for an unknown dataset or kind, a level outside the noise functions' range,
+            or bad sizes; the loaders' errors when a dataset is not installed.
+
+    Source: LHSL (NeurIPS 2025) Appendix B, Figure 2 (PAPERS.md §2.6; every setting here is ours
+    [I]). Check C19, Chapter 5.
+    """
+    from . import data, training
+    from .attention import PatchAttentionClassifier
+
+    if dataset not in NOISE_DATASETS:
+        raise ValueError(f"dataset must be one of {tuple(NOISE_DATASETS)}, got {short_repr(dataset)}")
+    if kind not in ("label", "input"):
+        raise ValueError(f"kind must be 'label' or 'input', got {short_repr(kind)}")
+    seed = positive_int("seed", seed, minimum=0, maximum=2**31)
+    x, y = _image_split(dataset, "train", train_images)
+    xt, yt = _image_split(dataset, "test", test_images)
+    mean, std = float(x.mean()), float(x.std())
+    if kind == "label":
+        y = data.add_label_noise(y, level, 10, seed)
+    else:
+        x = data.add_input_noise(x, level, seed)
+    x, xt = torch.tensor((x - mean) / std), torch.tensor((xt - mean) / std)
+    y, yt = torch.tensor(y), torch.tensor(yt)
+    batch_size = positive_int("batch_size", batch_size)
+    order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
+    batches = [(x[order[i:i + batch_size]], y[order[i:i + batch_size]]) for i in range(0, len(x), batch_size)]
+    model = PatchAttentionClassifier(image_size=x.shape[1], patch=NOISE_DATASETS[dataset][1],
+                                     channels=1 if x.ndim == 3 else x.shape[3], d_model=d_model,
+                                     qk_init=qk_init, seed=seed)
+    history = training.fit(model, batches, epochs=epochs, lr=lr, seed=seed, progress=False)
+    test = [(xt[i:i + 1000], yt[i:i + 1000]) for i in range(0, len(xt), 1000)]
+    return {"dataset": dataset, "kind": kind, "level": float(level), "seed": seed, **model.attention_norms(),
+            "train_acc": float(history.train_acc.iloc[-1]), "test_acc": training.evaluate(model, test),
+            "seconds": float(history.seconds.iloc[-1])}
+
+
+def noise_runs(dataset: str, mode: str | None = None) -> pd.DataFrame:
+    """Every run of :func:`noise_experiment` for one dataset, both noise kinds, in ``mode``'s settings.
+
+    Label-noise runs at every ratio and seed of :data:`NOISE_SETTINGS`, input-noise runs at every
+    non-zero standard deviation; the clean runs (level 0) are the same models for both kinds, so
+    they are trained once and appear under both. Fast mode computes in place. Full mode goes
+    through :mod:`lib.artifacts` as :func:`lib.memorization.conll_run` does: a stored result is
+    loaded, a missing one computed and stored, except inside a book build, which stops with the
+    command that computes it (``make full``).
+
+    Returns:
+        A DataFrame of the dicts of :func:`noise_experiment`, one row per kind, level and seed.
+
+    Raises:
+        ValueError: for an unknown mode or dataset; RuntimeError: in a full-mode build whose
+            result is missing.
+
+    Source: LHSL Appendix B (PAPERS.md §2.6). Chapter 5 and ``tools/full_mode.py``.
+    """
+    from . import artifacts, config
+
+    mode = config.MODE if mode is None else mode
+    if mode not in config.MODES:
+        raise ValueError(f"mode must be one of {config.MODES}, got {mode!r}")
+    if dataset not in NOISE_DATASETS:
+        raise ValueError(f"dataset must be one of {tuple(NOISE_DATASETS)}, got {short_repr(dataset)}")
+    settings = NOISE_SETTINGS[mode]
+    runs = [("label", level, seed) for level in settings["label_ratios"] for seed in settings["seeds"]]
+    runs += [("input", level, seed) for level in settings["input_sigmas"] if level > 0 for seed in settings["seeds"]]
+
+    def compute() -> list[dict]:
+        return [noise_experiment(dataset, kind, level, seed, **settings)
+                for kind, level, seed in config.progress(runs, desc=f"{dataset} noise")]
+
+    if mode == "fast":
+        rows = compute()
+    else:
+        name, params = f"noise-{dataset}", {**settings, "dataset": dataset}
+        if config.IN_BUILD and not artifacts.artifact_path(name, params).exists():
+            raise RuntimeError(f"the full-mode result {name} has not been computed for this code; run `make full` "
+                               f"(hours on a CPU) before `BOOK_MODE=full make book`")
+        rows = artifacts.load_or_compute(name, params, compute)
+    clean = [r | {"kind": "input"} for r in rows if r["kind"] == "label" and r["level"] == 0]
+    return pd.DataFrame(rows + clean)
+
+
+def trend_test(levels, values, *, permutations: int = 20_000, seed: int = 0) -> tuple[float, float]:
+    r"""Spearman's rank correlation of ``values`` with ``levels`` and its one-sided permutation p-value for a decline.
+
+    :math:`\rho` is Pearson's correlation of the average ranks (ties share ranks, so replicate runs
+    at one level are handled). The p-value is the share of random relabellings (``levels``
+    permuted, ``numpy.random.default_rng(seed)``) whose :math:`\rho` is at most the observed one,
+    counting the observed labelling itself: :math:`(1 + \#\{\rho_\pi \le \rho\})/(1 + \text{permutations})`.
+
+    Args:
+        levels: noise levels ``(R,)``, one per run (repeated for seeds).
+        values: the measured norms ``(R,)``.
+        permutations: random relabellings (>= 100).
+
+    Returns:
+        ``(rho, p)``: floats, ``rho`` in ``[-1, 1]`` and ``p`` in ``(0, 1]``.
+
+    Raises:
+        ValueError: for arrays of different lengths, fewer than 3 runs, non-finite entries, constant
+            ``levels`` or ``values``, or too few permutations.
+
+    Source: the book's trend test for LHSL's "declines monotonically" (Appendix B, Figure 2),
+    check C19, Chapter 5.
+    """
+    x = as_float_array("levels", levels)
+    y = as_float_array("values", values)
+    if x.ndim != 1 or x.shape != y.shape or len(x) < 3:
+        raise ValueError(f"levels and values must be 1-D of one length >= 3, got shapes {x.shape} and {y.shape}")
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        raise ValueError("levels and values must not be constant")
+    permutations = positive_int("permutations", permutations, minimum=100)
+    rx, ry = pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy()
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    scale = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
+    rho = float(rx @ ry / scale)
+    rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
+    shuffled = rng.permuted(np.broadcast_to(rx, (permutations, len(rx))), axis=1)
+    null = shuffled @ ry / scale
+    return rho, float((1 + np.sum(null <= rho + 1e-12)) / (1 + permutations))

@@ -1,0 +1,241 @@
+"""lib.maxaffine: max-affine partitions, the indicator bound and LHSL's attention lookup."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from lib import maxaffine as M
+from lib.attention import SelfAttention
+
+# Three lines in the plane: y1 = x1, y2 = x2, y3 = 0.5 (hand-computed points below).
+A3 = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+B3 = np.array([0.0, 0.0, 0.5])
+
+
+def target(p):
+    return np.sin(2 * np.pi * p[:, 0]) * np.cos(2 * np.pi * p[:, 1])
+
+
+def test_hand_computed_max_affine_cells_and_margins():
+    x = np.array([[0.9, 0.2], [0.1, 0.7], [0.1, 0.2], [0.3, 0.3]])
+    np.testing.assert_allclose(M.max_affine(x, A3, B3), [0.9, 0.7, 0.5, 0.5])
+    np.testing.assert_array_equal(M.cell_index(x, A3, B3), [0, 1, 2, 2])
+    np.testing.assert_allclose(M.margin(x, A3, B3), [0.4, 0.2, 0.3, 0.2])
+    E = M.partition_indicator(x, A3, B3)
+    np.testing.assert_array_equal(E, np.eye(3)[[0, 1, 2, 2]])
+    # a tie (x1 = x2 = 0.8) goes to the lowest index, and its margin is 0
+    assert M.cell_index([0.8, 0.8], A3, B3) == 0 and M.margin([0.8, 0.8], A3, B3) == 0.0
+    # leading shapes are kept
+    assert M.max_affine(np.zeros((2, 5, 2)), A3, B3).shape == (2, 5)
+    # a single piece has no competitor
+    assert M.margin(x, A3[:1], B3[:1]).tolist() == [math.inf] * 4
+
+
+def test_soft_indicator_and_its_error_by_hand():
+    x = np.array([[0.9, 0.2]])
+    beta = 3.0
+    w = np.exp(beta * np.array([0.9, 0.2, 0.5]))
+    np.testing.assert_allclose(M.soft_indicator(x, A3, B3, beta)[0], w / w.sum(), rtol=1e-14)
+    expected = 2 * (1 - w[0] / w.sum())
+    assert M.indicator_error(x, A3, B3, beta)[0] == pytest.approx(expected, rel=1e-13)
+    # far below float64's resolution of 1 - sigma: still resolved, and equal to 2 s / (1 + s)
+    s = math.exp(-1000 * 0.7) + math.exp(-1000 * 0.4)
+    assert M.indicator_error(x, A3, B3, 1000.0)[0] == pytest.approx(2 * s / (1 + s), rel=1e-12)
+    assert 1 - M.soft_indicator(x, A3, B3, 1000.0)[0, 0] == 0.0  # the naive form cancels to 0
+
+
+def test_indicator_bound_holds_and_is_tight_for_two_cells():
+    rng = np.random.default_rng(1)
+    A, b = rng.normal(size=(7, 3)), rng.normal(size=7)
+    x = rng.normal(size=(4000, 3))
+    for beta in (0.5, 5.0, 50.0):
+        err = M.indicator_error(x, A, b, beta)
+        assert np.all(err <= M.indicator_bound(beta, M.margin(x, A, b), 7) * (1 + 1e-12))
+    # two cells: the error is 2 e^{-bD} / (1 + e^{-bD}), the bound 2 e^{-bD}
+    A2, b2 = np.array([[1.0], [-1.0]]), np.zeros(2)
+    err = M.indicator_error([[0.25]], A2, b2, 2.0)[0]
+    bound = M.indicator_bound(2.0, 0.5, 2)
+    assert bound == pytest.approx(2 * math.exp(-1.0))
+    assert err == pytest.approx(bound / (1 + math.exp(-1.0)))
+    np.testing.assert_allclose(M.indicator_bound(1.0, [0.0, np.inf], 3), [4.0, 0.0])
+
+
+def test_voronoi_is_max_affine():
+    rng = np.random.default_rng(2)
+    c = rng.uniform(size=(50, 3))
+    A, b = M.voronoi_affine(c)
+    np.testing.assert_allclose(A, 2 * c)
+    np.testing.assert_allclose(b, -(c ** 2).sum(1))
+    x = rng.uniform(size=(5000, 3))
+    nearest = ((x[:, None, :] - c[None]) ** 2).sum(-1).argmin(1)
+    np.testing.assert_array_equal(M.cell_index(x, A, b), nearest)
+
+
+def test_grid_centres():
+    np.testing.assert_allclose(M.grid_centres(2, 2), [[0.25, 0.25], [0.25, 0.75], [0.75, 0.25], [0.75, 0.75]])
+    c = M.grid_centres(3, 1, low=-1.5, high=1.5)
+    np.testing.assert_allclose(c[:, 0], [-1.0, 0.0, 1.0])
+    assert M.grid_centres(5, 3).shape == (125, 3)
+
+
+def test_sum_of_linear_matches_the_column_formula():
+    rng = np.random.default_rng(3)
+    K, d_out, d, n, n_out = 2, 4, 3, 5, 6
+    A, B, C = rng.normal(size=(K, d_out, d)), rng.normal(size=(K, n, n_out)), rng.normal(size=(d_out, n_out))
+    L = M.SumOfLinear(A, B, C)
+    X = rng.normal(size=(7, n, d))                      # rows = tokens
+    out = L(torch.from_numpy(X)).detach().numpy()
+    for i in range(7):
+        col = sum(A[k] @ X[i].T @ B[k] for k in range(K)) + C   # the papers' column convention
+        np.testing.assert_allclose(out[i], col.T, atol=1e-12)
+
+
+def test_attention_approximator_at_centres_within_the_bound():
+    c = M.grid_centres(4, 2)
+    beta = 30.0
+    g = M.attention_approximator(target, c, beta)
+    A, b = M.voronoi_affine(c)
+    out = g(c).numpy()[:, 0]
+    bound = M.indicator_bound(beta, M.margin(c, A, b), len(c)) * np.abs(target(c)).max()
+    assert np.all(np.abs(out - target(c)) <= bound + 1e-12)
+    assert np.abs(out - target(c)).max() > 1e-6           # soft: not exact at this beta
+    # a larger beta sharpens it to round-off
+    sharp = M.attention_approximator(target, c, 3000.0)(c).numpy()[:, 0]
+    np.testing.assert_allclose(sharp, target(c), atol=1e-12)
+
+
+def test_literal_layer_equals_closed_form_and_kernel_regression():
+    rng = np.random.default_rng(4)
+    c = M.grid_centres(5, 2)
+    x = rng.uniform(size=(300, 2))
+    beta = 40.0
+    g = M.attention_approximator(target, c, beta, chunk=64)
+    layer = g(torch.from_numpy(x)).numpy()[:, 0]
+    np.testing.assert_allclose(layer, M.soft_lookup(x, c, target(c), beta), atol=1e-13)
+    # Gaussian-kernel Nadaraya-Watson with bandwidth h = 1/sqrt(2 beta), computed from distances
+    np.testing.assert_allclose(layer, M.nadaraya_watson(x, c, target(c), 1 / math.sqrt(2 * beta)), atol=1e-12)
+    # a two-token input sequence (token_dim 1) gives the same outputs through two copy terms
+    g2 = M.attention_approximator(target, c, beta, token_dim=1)
+    assert g2.linear.A.shape[0] == 2
+    np.testing.assert_allclose(g2(x).numpy()[:, 0], layer, atol=1e-13)
+
+
+def test_rows_option_of_self_attention_equals_slicing():
+    layer = SelfAttention(4, head_dim=3, residual=True, seed=1)
+    X = torch.randn(2, 6, 4, dtype=torch.float64)
+    np.testing.assert_allclose(layer(X, rows=2).detach(), layer(X)[:, :2].detach(), atol=1e-14)
+    low = SelfAttention(4, head_dim=3, rank=1, seed=1)
+    np.testing.assert_allclose(low(X, rows=3).detach(), low(X)[:, :3].detach(), atol=1e-14)
+    with pytest.raises(ValueError, match="rows"):
+        layer(X, rows=7)
+
+
+def test_seq2seq_positions_and_the_bonus_zero_collapse():
+    c = M.grid_centres(4, 2)
+    rng = np.random.default_rng(5)
+    x = rng.uniform(size=(200, 2))
+
+    def two(p):
+        return np.stack([target(p), p[:, 0] + p[:, 1]], axis=1)
+
+    s = M.seq2seq_approximator(two, c, 2000.0, n_positions=2, bonus=50.0)
+    out = s(x).numpy()
+    assert out.shape == (200, 2, 1)
+    for j in range(2):
+        np.testing.assert_allclose(out[:, j, 0], M.soft_lookup(x, c, two(c)[:, j], 2000.0), atol=1e-12)
+    flat = M.seq2seq_approximator(two, c, 2000.0, n_positions=2, bonus=0.0)(x).numpy()
+    np.testing.assert_allclose(flat[:, 0], flat[:, 1], atol=1e-14)            # every position the same
+    np.testing.assert_allclose(flat[:, 0, 0], out.mean(axis=1)[:, 0], atol=1e-12)  # ... the blocks' average
+
+
+def test_error_row_reproduces_the_hard_partition_and_first_order_decay():
+    x = np.random.default_rng(6).uniform(size=(4000, 2))
+    rows = [M.error_row(target, m, 10.0, x) for m in (8, 16, 32)]
+    sups = [r["sup hard"] for r in rows]
+    assert sups[0] / sups[1] == pytest.approx(2, rel=0.15) and sups[1] / sups[2] == pytest.approx(2, rel=0.15)
+    assert all(r["sup"] <= r["sup hard"] + 1e-3 for r in rows)
+    hard = M.error_row(target, 8, None, x)
+    assert hard["sup"] == hard["sup hard"] and math.isnan(hard["beta"])
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: M.max_affine([[0.1, 0.2]], A3, B3[:2]), "b must have shape"),
+    (lambda: M.max_affine([[0.1, 0.2, 0.3]], A3, B3), r"x must have shape \(\.\.\., 2\)"),
+    (lambda: M.soft_indicator([[0.1, 0.2]], A3, B3, math.inf), "beta must be finite"),
+    (lambda: M.soft_indicator([[0.1, 0.2]], A3, B3, 0.0), "beta must be > 0"),
+    (lambda: M.voronoi_affine(np.zeros((0, 2))), "centres must not be empty"),
+    (lambda: M.indicator_bound(1.0, -0.1, 3), "margin must be >= 0"),
+    (lambda: M.indicator_bound(1.0, 0.1, 0), "n_cells must be >= 1"),
+    (lambda: M.grid_centres(2000, 2), "exceeds"),
+    (lambda: M.grid_centres(4, 2, low=1.0, high=0.0), "high must exceed low"),
+    (lambda: M.attention_approximator(target, np.zeros((0, 2)), 1.0), "centres must not be empty"),
+    (lambda: M.attention_approximator(target, M.grid_centres(2, 2), float("nan")), "beta must be finite"),
+    (lambda: M.attention_approximator(lambda p: p[:, :1].T, M.grid_centres(2, 2), 1.0), "f must map"),
+    (lambda: M.attention_approximator(target, M.grid_centres(2, 2), 1.0, token_dim=3), "token_dim must divide"),
+    (lambda: M.attention_approximator(target, M.grid_centres(2, 2), 1.0)(np.zeros((3, 3))), r"x must be points"),
+    (lambda: M.seq2seq_approximator(target, M.grid_centres(2, 2), 1.0, 2), "f must map"),
+    (lambda: M.seq2seq_approximator(lambda p: np.stack([target(p)] * 2, 1), M.grid_centres(2, 2), 1.0, 2, -1.0),
+     "bonus must be >= 0"),
+    (lambda: M.SumOfLinear(np.zeros((2, 3, 4)), np.zeros((1, 5, 6)), np.zeros((3, 6))), "must be"),
+    (lambda: M.nadaraya_watson([[0.1, 0.2]], M.grid_centres(2, 2), np.ones(3), 0.1), "values must have one row"),
+])
+def test_bad_input_raises_value_error(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_trend_test_on_known_orderings():
+    levels = np.repeat([0.0, 0.1, 0.2, 0.3], 3)
+    rho, p = M.trend_test(levels, -levels + 0.001 * np.tile([0, 1, 2], 4))
+    # direct Spearman: Pearson correlation of average ranks (ties share ranks)
+    rx = pd_rank(levels)
+    ry = pd_rank(-levels + 0.001 * np.tile([0, 1, 2], 4))
+    assert rho == pytest.approx(np.corrcoef(rx, ry)[0, 1], abs=1e-12)
+    assert p < 0.01
+    rho_up, p_up = M.trend_test(levels, levels)
+    assert rho_up == pytest.approx(1.0) and p_up > 0.99     # a rise is no evidence of a decline
+    # a perfectly decreasing sequence of 5 distinct levels: p = P(rho_perm = -1) = 1/120 (+ resolution)
+    rho5, p5 = M.trend_test(np.arange(5.0), -np.arange(5.0), permutations=100_000)
+    assert rho5 == pytest.approx(-1.0) and p5 == pytest.approx(1 / 120, rel=0.15)
+    with pytest.raises(ValueError, match="must not be constant"):
+        M.trend_test(np.ones(4), np.arange(4.0))
+    with pytest.raises(ValueError, match="one length"):
+        M.trend_test(np.arange(4.0), np.arange(3.0))
+
+
+def pd_rank(a):
+    import pandas as pd
+    return pd.Series(a).rank().to_numpy()
+
+
+def test_noise_settings_and_bad_arguments():
+    for mode in ("fast", "full"):
+        s = M.NOISE_SETTINGS[mode]
+        assert s["label_ratios"][0] == 0.0 and max(s["label_ratios"]) < 1 and s["input_sigmas"][0] == 0.0
+        assert len(s["seeds"]) >= 3
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        M.noise_runs("svhn", "fast")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        M.noise_runs("mnist", "slow")
+    with pytest.raises(ValueError, match="kind must be"):
+        M.noise_experiment("mnist", "blur", 0.1, 0, **M.NOISE_SETTINGS["fast"])
+
+
+def test_noise_experiment_runs_and_reports_norms():
+    settings = {**M.NOISE_SETTINGS["fast"], "train_images": 256, "test_images": 200, "epochs": 1}
+    row = M.noise_experiment("mnist", "label", 0.2, 0, **settings)
+    assert set(row) >= {"W_K spectral", "W_K frobenius", "W_Q spectral", "W_Q frobenius", "train_acc", "test_acc"}
+    assert 0 < row["W_K spectral"] <= row["W_K frobenius"]
+    assert 0.0 <= row["test_acc"] <= 1.0 and row["level"] == 0.2
+    again = M.noise_experiment("mnist", "label", 0.2, 0, **settings)
+    assert again["W_K frobenius"] == row["W_K frobenius"]     # deterministic for a seed
+
+
+def test_noise_datasets_follow_book_cifar10(monkeypatch, tmp_path):
+    monkeypatch.delenv("BOOK_CIFAR10", raising=False)
+    assert M.noise_datasets() == ["mnist", "fashion-mnist"]
+    monkeypatch.setenv("BOOK_CIFAR10", str(tmp_path))          # set, but no batch files
+    with pytest.raises(ValueError, match="BOOK_CIFAR10"):
+        M.noise_datasets()
