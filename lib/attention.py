@@ -21,7 +21,7 @@ from torch import nn
 
 from ._validate import all_finite, finite_real, positive_int, short_repr
 
-__all__ = ["SelfAttention", "FeedForward", "TokenTagger", "PatchAttentionClassifier", "NORMALIZERS"]
+__all__ = ["SelfAttention", "CrossAttention", "FeedForward", "TokenTagger", "PatchAttentionClassifier", "NORMALIZERS"]
 
 NORMALIZERS = ("softmax", "hardmax")
 _NAMES = ("W_Q", "W_K", "W_V", "W_O")
@@ -42,54 +42,33 @@ def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
     return m
 
 
-class SelfAttention(nn.Module):
-    r"""One head of self-attention, optionally with rank-``r`` factorised weights.
+class _SingleHead(nn.Module):
+    """Weights, weight setting, checks and the attention core shared by self- and cross-attention.
 
-    Args:
-        d: token dimension.
-        head_dim: head size ``s``; ``W_Q, W_K, W_V`` have shape ``(s, d)`` and ``W_O`` ``(d, s)``.
-        rank: ``None`` for dense weights, or ``r`` (``1 <= r <= min(s, d)``): each matrix is
-            then stored as a product ``A @ B`` of factors of inner size ``r`` and has rank at most
-            ``r`` by construction.
-        normalizer: ``"softmax"``, or ``"hardmax"``: each query averages the values of the keys
-            that tie for its maximum score (K&S Theorem 1). Ties are exact equalities of the
-            computed float scores: rounding can split a mathematical tie (use
-            :func:`lib.exact.attention_mp` for exact ties).
-        residual: add the input to the output (K&S's :math:`F^{(SA)}`); LHSL's layer has none.
-        dtype: ``torch.float32`` or ``torch.float64`` (default).
-        seed: seed of the random initialisation (normal, standard deviation ``1/sqrt(d)``).
-
-    Input ``(..., n, d)``, output ``(..., n, d)``, same dtype. There is no ``1/sqrt(s)`` scaling.
-
-    Raises:
-        ValueError: for non-positive sizes, a rank above ``min(head_dim, d)``, an unknown
-            normaliser or dtype; in :meth:`forward` for input of the wrong shape, dtype or with
-            NaN/inf, or when the scores or the output overflow the dtype; in :meth:`set_weights`
-            for a wrong shape, a non-real or non-finite matrix (also after the cast to the
-            layer's dtype) or a matrix of too high a rank.
-
-    Source: K&S (ICLR 2024), the self-attention layer of Section 2 and Theorems 1-2 (PAPERS.md
-    §1.2). Used in Chapter 2.
+    Queries are tokens of width ``d_q``, keys and values tokens of width ``d_kv``, outputs of width
+    ``d_out``: ``W_Q`` is ``(s, d_q)``, ``W_K`` and ``W_V`` ``(s, d_kv)``, ``W_O`` ``(d_out, s)``.
     """
 
-    def __init__(self, d: int, head_dim: int = 1, rank: int | None = None, normalizer: str = "softmax",
-                 residual: bool = True, dtype: torch.dtype = torch.float64, seed: int = 0):
+    def __init__(self, d_q: int, d_kv: int, d_out: int, head_dim: int, rank: int | None, normalizer: str,
+                 residual: bool, dtype: torch.dtype, seed: int):
         super().__init__()
-        self.d = positive_int("d", d)
+        self.d_q, self.d_kv, self.d_out = d_q, d_kv, d_out
         self.head_dim = positive_int("head_dim", head_dim)
         if rank is not None:
-            rank = positive_int("rank", rank, maximum=min(self.head_dim, self.d))
+            rank = positive_int("rank", rank, maximum=min(self.head_dim, d_q, d_kv, d_out))
         self.rank = rank
         if not isinstance(normalizer, str) or normalizer not in NORMALIZERS:
             raise ValueError(f"normalizer must be one of {NORMALIZERS}, got {normalizer!r}")
         self.normalizer = normalizer
         if not isinstance(residual, bool):
             raise ValueError(f"residual must be a bool, got {residual!r}")
+        if residual and d_out != d_q:
+            raise ValueError(f"residual needs d_out == d_q, got d_out={d_out}, d_q={d_q}")
         self.residual = residual
         if dtype not in (torch.float32, torch.float64):
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
         gen = torch.Generator().manual_seed(positive_int("seed", seed, minimum=0, maximum=2**63 - 1))
-        std = 1.0 / math.sqrt(self.d)
+        std = 1.0 / math.sqrt(d_q)
         for name in _NAMES:
             rows, cols = self._shape(name)
             if rank is None:
@@ -102,7 +81,8 @@ class SelfAttention(nn.Module):
                 self.register_parameter(name + suffix, nn.Parameter(value.to(dtype)))
 
     def _shape(self, name: str) -> tuple[int, int]:
-        return (self.d, self.head_dim) if name == "W_O" else (self.head_dim, self.d)
+        return {"W_Q": (self.head_dim, self.d_q), "W_K": (self.head_dim, self.d_kv),
+                "W_V": (self.head_dim, self.d_kv), "W_O": (self.d_out, self.head_dim)}[name]
 
     def _dense(self, name: str) -> torch.Tensor:
         if self.rank is None:
@@ -114,11 +94,12 @@ class SelfAttention(nn.Module):
         return {name: self._dense(name).detach().clone() for name in _NAMES}
 
     @torch.no_grad()
-    def set_weights(self, **matrices) -> SelfAttention:
-        """Set any of ``W_Q, W_K, W_V`` (shape ``(head_dim, d)``) and ``W_O`` (``(d, head_dim)``).
+    def set_weights(self, **matrices):
+        """Set any of ``W_Q`` ``(head_dim, d_q)``, ``W_K``, ``W_V`` ``(head_dim, d_kv)`` and ``W_O`` ``(d_out, head_dim)``.
 
-        With ``rank`` set, each matrix is factorised by SVD into ``A @ B``; a matrix whose rank
-        exceeds ``rank`` (singular value ``rank + 1`` above ``1e-12`` times the largest) is refused.
+        For :class:`SelfAttention` ``d_q = d_kv = d_out = d``. With ``rank`` set, each matrix is
+        factorised by SVD into ``A @ B``; a matrix whose rank exceeds ``rank`` (singular value
+        ``rank + 1`` above ``1e-12`` times the largest) is refused.
 
         Returns:
             ``self``, for chaining.
@@ -156,23 +137,22 @@ class SelfAttention(nn.Module):
     def _dtype(self) -> torch.dtype:
         return self.W_Q.dtype if self.rank is None else self.W_Q_A.dtype
 
-    def _scores_values(self, X: torch.Tensor, rows: slice | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """The scores ``(X W_Q^T)(X W_K^T)^T`` and the values ``X W_V^T``, through the factors.
+    def _scores_values(self, Xq: torch.Tensor, Y: torch.Tensor, same: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        """The scores ``(Xq W_Q^T)(Y W_K^T)^T`` and the values ``Y W_V^T``, through the factors.
 
-        With ``W = A B`` (inner size ``r``) the scores are ``(X B_Q^T)(A_Q^T A_K)(X B_K^T)^T`` and
-        the values ``(X B_V^T) A_V^T``; the three projections ``X B^T`` are one product with the
-        stacked ``B`` factors: ``O(n d r + n^2 r)`` operations instead of ``O(n d s + n^2 s)``.
-        For ``rank`` set the values are returned in the factor space, ``X B_V^T`` ``(..., n, r)``.
-        With ``rows`` only those queries are scored: ``(..., len(rows), n)``.
+        With ``W = A B`` (inner size ``r``) the scores are ``(Xq B_Q^T)(A_Q^T A_K)(Y B_K^T)^T`` and
+        the values ``(Y B_V^T) A_V^T``; when the queries are the keys' own tokens (``same``) the
+        three projections are one product with the stacked ``B`` factors: ``O(n d r + n^2 r)``
+        operations instead of ``O(n d s + n^2 s)``. For ``rank`` set the values are returned in
+        the factor space, ``Y B_V^T`` ``(..., m, r)``.
         """
-        Xq = X if rows is None else X[..., rows, :]
         if self.rank is None:
-            return (Xq @ self.W_Q.T) @ (X @ self.W_K.T).transpose(-1, -2), X @ self.W_V.T
-        if rows is not None:
-            q = Xq @ self.W_Q_B.T
-            k, v = (X @ torch.cat([self.W_K_B, self.W_V_B]).T).split(self.rank, dim=-1)
+            return (Xq @ self.W_Q.T) @ (Y @ self.W_K.T).transpose(-1, -2), Y @ self.W_V.T
+        if same:
+            q, k, v = (Y @ torch.cat([self.W_Q_B, self.W_K_B, self.W_V_B]).T).split(self.rank, dim=-1)
         else:
-            q, k, v = (X @ torch.cat([self.W_Q_B, self.W_K_B, self.W_V_B]).T).split(self.rank, dim=-1)
+            q = Xq @ self.W_Q_B.T
+            k, v = (Y @ torch.cat([self.W_K_B, self.W_V_B]).T).split(self.rank, dim=-1)
         core = self.W_Q_A.T @ self.W_K_A                                     # (r, r)
         return (q @ core) @ k.transpose(-1, -2), v
 
@@ -180,17 +160,92 @@ class SelfAttention(nn.Module):
         """``W_O W_V`` restricted to what multiplies the values of :meth:`_scores_values`."""
         if self.rank is None:
             return self.W_O
-        return self.W_O_A @ (self.W_O_B @ self.W_V_A)                       # (d, r)
+        return self.W_O_A @ (self.W_O_B @ self.W_V_A)                       # (d_out, r)
 
     def _normalize(self, scores: torch.Tensor, mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor:
         if not all_finite(scores):
-            raise ValueError(f"the attention scores overflow {dtype}; rescale X or the weights")
+            raise ValueError(f"the attention scores overflow {dtype}; rescale the inputs or the weights")
         if mask is not None:
             scores = scores.masked_fill(mask[..., None, :], float("-inf"))
         if self.normalizer == "softmax":
             return torch.softmax(scores, dim=-1)
         ties = scores == scores.amax(dim=-1, keepdim=True)
         return ties.to(dtype) / ties.sum(dim=-1, keepdim=True).to(dtype)
+
+    def _attend(self, Xq: torch.Tensor, Y: torch.Tensor, mask, same: bool) -> torch.Tensor:
+        scores, values = self._scores_values(Xq, Y, same)
+        out = (self._normalize(scores, mask, Y.dtype) @ values) @ self._output_matrix().T
+        out = Xq + out if self.residual else out
+        if not all_finite(out):
+            raise ValueError(f"the layer's output overflows {Y.dtype}; rescale the inputs or the weights")
+        return out
+
+    @staticmethod
+    def _check_mask(mask, Y: torch.Tensor, name: str = "padding_mask") -> torch.Tensor | None:
+        if mask is None:
+            return None
+        if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or tuple(mask.shape) != tuple(Y.shape[:-1]):
+            raise ValueError(f"{name} must be a bool tensor of shape {tuple(Y.shape[:-1])}, "
+                             f"got {short_repr(mask) if not isinstance(mask, torch.Tensor) else (mask.dtype, tuple(mask.shape))}")
+        if bool(mask.all(dim=-1).any()):
+            raise ValueError(f"{name} masks every token of some sequence; each needs one real token")
+        return mask
+
+    def _weights_checked(self) -> None:
+        """ValueError naming the first weight with a NaN/inf entry (checked on the stored factors;
+        a product of finite factors that overflows shows up as non-finite scores or outputs)."""
+        for name, param in self.named_parameters(recurse=False):
+            if not all_finite(param):
+                raise ValueError(f"{name.removesuffix('_A').removesuffix('_B')} is not finite (NaN or inf)")
+
+    def _check_tokens(self, name: str, X, width: int) -> torch.Tensor:
+        if not isinstance(X, torch.Tensor):
+            raise ValueError(f"{name} must be a torch tensor of shape (..., n, {width}), got {short_repr(X)}")
+        dtype = self._dtype()
+        if X.dtype != dtype:
+            raise ValueError(f"{name} must have the layer's dtype {dtype}, got {X.dtype}")
+        if X.ndim < 2 or X.shape[-1] != width or X.shape[-2] == 0:
+            raise ValueError(f"{name} must have shape (..., n, {width}) with n >= 1, got {tuple(X.shape)}")
+        if not all_finite(X):
+            raise ValueError(f"{name} must be finite")
+        return X
+
+
+class SelfAttention(_SingleHead):
+    r"""One head of self-attention, optionally with rank-``r`` factorised weights.
+
+    Args:
+        d: token dimension.
+        head_dim: head size ``s``; ``W_Q, W_K, W_V`` have shape ``(s, d)`` and ``W_O`` ``(d, s)``.
+        rank: ``None`` for dense weights, or ``r`` (``1 <= r <= min(s, d)``): each matrix is
+            then stored as a product ``A @ B`` of factors of inner size ``r`` and has rank at most
+            ``r`` by construction.
+        normalizer: ``"softmax"``, or ``"hardmax"``: each query averages the values of the keys
+            that tie for its maximum score (K&S Theorem 1). Ties are exact equalities of the
+            computed float scores: rounding can split a mathematical tie (use
+            :func:`lib.exact.attention_mp` for exact ties).
+        residual: add the input to the output (K&S's :math:`F^{(SA)}`); LHSL's layer has none.
+        dtype: ``torch.float32`` or ``torch.float64`` (default).
+        seed: seed of the random initialisation (normal, standard deviation ``1/sqrt(d)``).
+
+    Input ``(..., n, d)``, output ``(..., n, d)``, same dtype. There is no ``1/sqrt(s)`` scaling.
+
+    Raises:
+        ValueError: for non-positive sizes, a rank above ``min(head_dim, d)``, an unknown
+            normaliser or dtype; in :meth:`forward` for input of the wrong shape, dtype or with
+            NaN/inf, or when the scores or the output overflow the dtype; in :meth:`set_weights`
+            for a wrong shape, a non-real or non-finite matrix (also after the cast to the
+            layer's dtype) or a matrix of too high a rank.
+
+    Source: K&S (ICLR 2024), the self-attention layer of Section 2 and Theorems 1-2 (PAPERS.md
+    §1.2). Used in Chapters 2-5.
+    """
+
+    def __init__(self, d: int, head_dim: int = 1, rank: int | None = None, normalizer: str = "softmax",
+                 residual: bool = True, dtype: torch.dtype = torch.float64, seed: int = 0):
+        d = positive_int("d", d)
+        super().__init__(d, d, d, head_dim, rank, normalizer, residual, dtype, seed)
+        self.d = d
 
     def attention(self, X: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         """The attention matrix ``(..., n, n)``: row ``l`` holds query ``l``'s weights over the keys.
@@ -201,10 +256,10 @@ class SelfAttention(nn.Module):
                 ``key_padding_mask`` convention); padded keys get weight 0. Every row needs at
                 least one real token.
         """
-        X = self._check(X)
+        X = self._check_tokens("X", X, self.d)
         mask = self._check_mask(padding_mask, X)
         self._weights_checked()
-        return self._normalize(self._scores_values(X)[0], mask, X.dtype)
+        return self._normalize(self._scores_values(X, X, True)[0], mask, X.dtype)
 
     def forward(self, X: torch.Tensor, padding_mask: torch.Tensor | None = None,
                 rows: int | None = None) -> torch.Tensor:
@@ -216,50 +271,89 @@ class SelfAttention(nn.Module):
         ``(..., rows, d)``, equal to ``forward(X)[..., :rows, :]`` at ``O(rows n)`` instead of
         ``O(n^2)`` cost: LHSL's lookup reads its answer at the query tokens only (Chapter 5).
         """
-        X = self._check(X)
+        X = self._check_tokens("X", X, self.d)
         mask = self._check_mask(padding_mask, X)
         self._weights_checked()
-        sel = None if rows is None else slice(0, positive_int("rows", rows, maximum=X.shape[-2]))
-        scores, values = self._scores_values(X, sel)
-        out = (self._normalize(scores, mask, X.dtype) @ values) @ self._output_matrix().T
-        out = (X if sel is None else X[..., sel, :]) + out if self.residual else out
-        if not all_finite(out):
-            raise ValueError(f"the layer's output overflows {X.dtype}; rescale X or the weights")
-        return out
-
-    @staticmethod
-    def _check_mask(mask, X: torch.Tensor) -> torch.Tensor | None:
-        if mask is None:
-            return None
-        if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or tuple(mask.shape) != tuple(X.shape[:-1]):
-            raise ValueError(f"padding_mask must be a bool tensor of shape {tuple(X.shape[:-1])}, "
-                             f"got {short_repr(mask) if not isinstance(mask, torch.Tensor) else (mask.dtype, tuple(mask.shape))}")
-        if bool(mask.all(dim=-1).any()):
-            raise ValueError("padding_mask masks every token of some sequence; each needs one real token")
-        return mask
-
-    def _weights_checked(self) -> None:
-        """ValueError naming the first weight with a NaN/inf entry (checked on the stored factors;
-        a product of finite factors that overflows shows up as non-finite scores or outputs)."""
-        for name, param in self.named_parameters(recurse=False):
-            if not all_finite(param):
-                raise ValueError(f"{name.removesuffix('_A').removesuffix('_B')} is not finite (NaN or inf)")
-
-    def _check(self, X) -> torch.Tensor:
-        if not isinstance(X, torch.Tensor):
-            raise ValueError(f"X must be a torch tensor of shape (..., n, {self.d}), got {short_repr(X)}")
-        dtype = self._dtype()
-        if X.dtype != dtype:
-            raise ValueError(f"X must have the layer's dtype {dtype}, got {X.dtype}")
-        if X.ndim < 2 or X.shape[-1] != self.d or X.shape[-2] == 0:
-            raise ValueError(f"X must have shape (..., n, {self.d}) with n >= 1, got {tuple(X.shape)}")
-        if not all_finite(X):
-            raise ValueError("X must be finite")
-        return X
+        if rows is None:
+            return self._attend(X, X, mask, True)
+        rows = positive_int("rows", rows, maximum=X.shape[-2])
+        return self._attend(X[..., :rows, :], X, mask, False)
 
     def extra_repr(self) -> str:
         return (f"d={self.d}, head_dim={self.head_dim}, rank={self.rank}, "
                 f"normalizer={self.normalizer!r}, residual={self.residual}")
+
+
+class CrossAttention(_SingleHead):
+    r"""One head of cross-attention: queries from ``X``, keys and values from a context ``Y``.
+
+    .. math:: \mathrm{CrossAttn}(X, Y) = [X +]\; W_O W_V Y\, \sigma[(W_K Y)^\top (W_Q X)]
+
+    in the papers' column convention; with tokens in rows, ``X`` ``(..., n, d_q)`` and ``Y``
+    ``(..., m, d_kv)`` give ``softmax((X W_Q^T)(Y W_K^T)^T, dim=-1) (Y W_V^T) W_O^T`` of shape
+    ``(..., n, d_out)``. No ``1/sqrt(s)`` scaling.
+
+    Args:
+        d_q: query token width; d_kv: context token width.
+        head_dim: head size ``s``: ``W_Q`` is ``(s, d_q)``, ``W_K`` and ``W_V`` ``(s, d_kv)``,
+            ``W_O`` ``(d_out, s)``.
+        d_out: output width (default ``d_q``).
+        rank: ``None`` (dense) or the rank of every factorised matrix, as in :class:`SelfAttention`.
+        normalizer: ``"softmax"`` or ``"hardmax"``.
+        residual: add ``X`` to the output (needs ``d_out == d_q``; default ``False``, as in LHSL).
+        dtype: ``torch.float32`` or ``torch.float64`` (default); seed: of the initialisation
+            (normal, standard deviation ``1/sqrt(d_q)``).
+
+    Raises:
+        ValueError: for non-positive sizes, a bad rank, normaliser or dtype, ``residual`` with
+            ``d_out != d_q``; in :meth:`forward` for ``X`` or ``Y`` of the wrong width, dtype or
+            with NaN/inf, batch shapes that differ, or overflow; in :meth:`set_weights` as
+            :class:`SelfAttention`.
+
+    Source: LHSL (NeurIPS 2025), the cross-attention universality theorem; the form
+    ``W_V Y σ[(W_K Y)^T W_Q X]`` is PAPERS.md §2.3 [I]. Used in Chapter 6.
+    """
+
+    def __init__(self, d_q: int, d_kv: int, head_dim: int = 1, d_out: int | None = None, rank: int | None = None,
+                 normalizer: str = "softmax", residual: bool = False, dtype: torch.dtype = torch.float64,
+                 seed: int = 0):
+        d_q, d_kv = positive_int("d_q", d_q), positive_int("d_kv", d_kv)
+        d_out = d_q if d_out is None else positive_int("d_out", d_out)
+        super().__init__(d_q, d_kv, d_out, head_dim, rank, normalizer, residual, dtype, seed)
+
+    def attention(self, X: torch.Tensor, Y: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The attention matrix ``(..., n, m)``: row ``l`` holds query ``l``'s weights over the context tokens.
+
+        ``padding_mask`` (bool ``(..., m)``, ``True`` at padding) removes context tokens.
+        """
+        X, Y = self._check_pair(X, Y)
+        mask = self._check_mask(padding_mask, Y)
+        self._weights_checked()
+        return self._normalize(self._scores_values(X, Y, False)[0], mask, Y.dtype)
+
+    def forward(self, X: torch.Tensor, Y: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Attend from ``X`` ``(..., n, d_q)`` to the context ``Y`` ``(..., m, d_kv)``; returns ``(..., n, d_out)``.
+
+        The batch shapes of ``X`` and ``Y`` must be equal; a single context ``(m, d_kv)`` is
+        shared by every batch entry of ``X``.
+        """
+        X, Y = self._check_pair(X, Y)
+        mask = self._check_mask(padding_mask, Y)
+        self._weights_checked()
+        return self._attend(X, Y, mask, False)
+
+    def _check_pair(self, X, Y) -> tuple[torch.Tensor, torch.Tensor]:
+        X = self._check_tokens("X", X, self.d_q)
+        Y = self._check_tokens("Y (the context)", Y, self.d_kv)
+        if Y.ndim == 2 and X.ndim > 2:
+            Y = Y.expand(*X.shape[:-2], *Y.shape)
+        if X.shape[:-2] != Y.shape[:-2]:
+            raise ValueError(f"X and Y must have the same batch shape, got {tuple(X.shape)} and {tuple(Y.shape)}")
+        return X, Y
+
+    def extra_repr(self) -> str:
+        return (f"d_q={self.d_q}, d_kv={self.d_kv}, d_out={self.d_out}, head_dim={self.head_dim}, "
+                f"rank={self.rank}, normalizer={self.normalizer!r}, residual={self.residual}")
 
 
 class FeedForward(nn.Module):
@@ -534,14 +628,37 @@ class PatchAttentionClassifier(nn.Module):
 
     @torch.no_grad()
     def attention_norms(self) -> dict[str, float]:
-        """``{"W_K spectral", "W_K frobenius", "W_Q spectral", "W_Q frobenius"}`` of the attention layer.
+        """Norms of the attention layer's weights, as a dict of floats.
 
-        Spectral = largest singular value (``torch.linalg.matrix_norm(ord=2)``); Frobenius =
-        square root of the sum of squares. LHSL's Figure 2 says "ℓ2 norm" without saying which.
+        Keys ``"W_K spectral"``, ``"W_K frobenius"``, ``"W_Q spectral"``, ``"W_Q frobenius"`` (LHSL's
+        Figure 2 says "ℓ2 norm" without saying which), and two controls: ``"W_Q^T W_K spectral"``
+        (the bilinear form of the scores) and ``"W_V frobenius"`` (a matrix the partition picture
+        says nothing about). Spectral = largest singular value (``torch.linalg.matrix_norm(ord=2)``);
+        Frobenius = square root of the sum of squares.
         """
-        w = self.attn.weights()
-        return {f"{name} {kind}": float(torch.linalg.matrix_norm(w[name].double(), ord=order))
-                for name in ("W_K", "W_Q") for kind, order in (("spectral", 2), ("frobenius", "fro"))}
+        w = {name: m.double() for name, m in self.attn.weights().items()}
+        w["W_Q^T W_K"] = w["W_Q"].T @ w["W_K"]
+        out = {f"{name} {kind}": float(torch.linalg.matrix_norm(w[name], ord=order))
+               for name in ("W_K", "W_Q") for kind, order in (("spectral", 2), ("frobenius", "fro"))}
+        out["W_Q^T W_K spectral"] = float(torch.linalg.matrix_norm(w["W_Q^T W_K"], ord=2))
+        out["W_V frobenius"] = float(torch.linalg.matrix_norm(w["W_V"], ord="fro"))
+        return out
+
+    @torch.no_grad()
+    def attention_entropy(self, images: torch.Tensor) -> float:
+        """Mean entropy (nats) of the attention rows on ``images``: ``log(n_patches)`` for uniform attention, 0 for one-hot.
+
+        A direct measure of how sharp the learned partition is, independent of how the scale is
+        split between the embedding and ``W_Q``, ``W_K``.
+
+        Raises:
+            ValueError: as :meth:`forward`.
+        """
+        x = self.patches(images)
+        if not all_finite(x):
+            raise ValueError("images must be finite")
+        P = self.attn.attention(nn.functional.linear(x, self.embed_weight, self.embed_bias) + self.position)
+        return float(torch.special.entr(P.double()).sum(dim=-1).mean())
 
     def extra_repr(self) -> str:
         return (f"image_size={self.image_size}, patch={self.patch}, channels={self.channels}, "

@@ -751,9 +751,10 @@ def noise_experiment(dataset: str, kind: str, level: float, seed: int, *, train_
             :data:`NOISE_SETTINGS` (``None`` images means the whole split; other keys are ignored).
 
     Returns:
-        dict with ``dataset``, ``kind``, ``level``, ``seed``, the four norms of
-        :meth:`~lib.attention.PatchAttentionClassifier.attention_norms`, ``train_acc`` (last
-        epoch, against the noisy labels), ``test_acc`` (clean test images) and ``seconds``.
+        dict with ``dataset``, ``kind``, ``level``, ``seed``, the norms of
+        :meth:`~lib.attention.PatchAttentionClassifier.attention_norms`, ``entropy`` (mean
+        attention entropy on up to 1,000 clean test images, nats), ``train_acc`` (last epoch,
+        against the noisy labels), ``test_acc`` (clean test images) and ``seconds``.
 
     Raises:
         ValueError: for an unknown dataset or kind, a level outside the noise functions' range,
@@ -788,8 +789,8 @@ def noise_experiment(dataset: str, kind: str, level: float, seed: int, *, train_
     history = training.fit(model, batches, epochs=epochs, lr=lr, seed=seed, progress=False)
     test = [(xt[i:i + 1000], yt[i:i + 1000]) for i in range(0, len(xt), 1000)]
     return {"dataset": dataset, "kind": kind, "level": float(level), "seed": seed, **model.attention_norms(),
-            "train_acc": float(history.train_acc.iloc[-1]), "test_acc": training.evaluate(model, test),
-            "seconds": float(history.seconds.iloc[-1])}
+            "entropy": model.attention_entropy(xt[:1000]), "train_acc": float(history.train_acc.iloc[-1]),
+            "test_acc": training.evaluate(model, test), "seconds": float(history.seconds.iloc[-1])}
 
 
 def noise_runs(dataset: str, mode: str | None = None) -> pd.DataFrame:

@@ -158,3 +158,17 @@ def test_patch_classifier_bad_images():
         model(torch.zeros(2, 28, 28, dtype=torch.float64))
     with pytest.raises(ValueError, match="images must be finite"):
         model(torch.full((1, 28, 28), float("nan")))
+
+
+def test_patch_classifier_entropy_bounds_and_controls():
+    from lib.attention import PatchAttentionClassifier
+
+    model = PatchAttentionClassifier(image_size=4, patch=2, d_model=3, n_classes=2, seed=0)
+    img = torch.rand(3, 4, 4)
+    model.attn.set_weights(W_Q=np.zeros((3, 3)))                  # all scores 0: uniform attention
+    assert model.attention_entropy(img) == pytest.approx(np.log(4))
+    model.attn.set_weights(W_Q=np.eye(3), W_K=np.diag([2.0, 0.0, 0.0]))
+    assert 0 <= model.attention_entropy(img) <= np.log(4)
+    norms = model.attention_norms()
+    assert norms["W_Q^T W_K spectral"] == pytest.approx(2.0)
+    assert norms["W_V frobenius"] == pytest.approx(float(torch.linalg.matrix_norm(model.attn.W_V.detach().double())))
