@@ -21,7 +21,7 @@ from torch import nn
 
 from ._validate import all_finite, finite_real, positive_int, short_repr
 
-__all__ = ["SelfAttention", "CrossAttention", "FeedForward", "TokenTagger", "PatchAttentionClassifier", "NORMALIZERS"]
+__all__ = ["SingleHead", "SelfAttention", "CrossAttention", "FeedForward", "TokenTagger", "PatchAttentionClassifier", "NORMALIZERS"]
 
 NORMALIZERS = ("softmax", "hardmax")
 _NAMES = ("W_Q", "W_K", "W_V", "W_O")
@@ -42,8 +42,10 @@ def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
     return m
 
 
-class _SingleHead(nn.Module):
-    """Weights, weight setting, checks and the attention core shared by self- and cross-attention.
+class SingleHead(nn.Module):
+    """Base class of :class:`SelfAttention` and :class:`CrossAttention`: weights, weight setting, checks, the attention core.
+
+    Not used directly.
 
     Queries are tokens of width ``d_q``, keys and values tokens of width ``d_kv``, outputs of width
     ``d_out``: ``W_Q`` is ``(s, d_q)``, ``W_K`` and ``W_V`` ``(s, d_kv)``, ``W_O`` ``(d_out, s)``.
@@ -211,7 +213,7 @@ class _SingleHead(nn.Module):
         return X
 
 
-class SelfAttention(_SingleHead):
+class SelfAttention(SingleHead):
     r"""One head of self-attention, optionally with rank-``r`` factorised weights.
 
     Args:
@@ -233,7 +235,7 @@ class SelfAttention(_SingleHead):
     Raises:
         ValueError: for non-positive sizes, a rank above ``min(head_dim, d)``, an unknown
             normaliser or dtype; in :meth:`forward` for input of the wrong shape, dtype or with
-            NaN/inf, or when the scores or the output overflow the dtype; in :meth:`set_weights`
+            NaN/inf, or when the scores or the output overflow the dtype; in :meth:`~SingleHead.set_weights`
             for a wrong shape, a non-real or non-finite matrix (also after the cast to the
             layer's dtype) or a matrix of too high a rank.
 
@@ -284,7 +286,7 @@ class SelfAttention(_SingleHead):
                 f"normalizer={self.normalizer!r}, residual={self.residual}")
 
 
-class CrossAttention(_SingleHead):
+class CrossAttention(SingleHead):
     r"""One head of cross-attention: queries from ``X``, keys and values from a context ``Y``.
 
     .. math:: \mathrm{CrossAttn}(X, Y) = [X +]\; W_O W_V Y\, \sigma[(W_K Y)^\top (W_Q X)]
@@ -307,7 +309,7 @@ class CrossAttention(_SingleHead):
     Raises:
         ValueError: for non-positive sizes, a bad rank, normaliser or dtype, ``residual`` with
             ``d_out != d_q``; in :meth:`forward` for ``X`` or ``Y`` of the wrong width, dtype or
-            with NaN/inf, batch shapes that differ, or overflow; in :meth:`set_weights` as
+            with NaN/inf, batch shapes that differ, or overflow; in :meth:`~SingleHead.set_weights` as
             :class:`SelfAttention`.
 
     Source: LHSL (NeurIPS 2025), the cross-attention universality theorem; the form
@@ -375,7 +377,7 @@ class FeedForward(nn.Module):
     Raises:
         ValueError: for non-positive sizes, a residual with ``d_out != d_in``, an unknown dtype;
             in :meth:`forward` for input of the wrong shape, dtype or with NaN/inf, or an
-            overflowing output; in :meth:`set_weights` as :meth:`SelfAttention.set_weights`.
+            overflowing output; in :meth:`set_weights` as :meth:`SingleHead.set_weights`.
 
     Source: K&S (ICLR 2024), the feed-forward layer of Section 2 (PAPERS.md §1.2). Used by
     :mod:`lib.memorization` (Chapter 3).

@@ -60,6 +60,10 @@ __all__ = [
     "attention_approximator",
     "seq2seq_approximator",
     "error_row",
+    "context_tokens",
+    "CrossLookup",
+    "cross_attention_approximator",
+    "context_length",
     "NOISE_SETTINGS",
     "NOISE_DATASETS",
     "noise_datasets",
@@ -641,6 +645,158 @@ def seq2seq_approximator(f: Callable, centres, beta: float, n_positions: int, bo
     """
     return _build(f, centres, beta, token_dim=token_dim, n_positions=n_positions, bonus=bonus,
                   suppress=suppress, chunk=chunk)
+
+
+def context_tokens(centres, values, *, biases=None) -> np.ndarray:
+    r"""The context sequence of LHSL's cross-attention lookup: one token :math:`(a_i, b_i, v_i)` per cell.
+
+    Args:
+        centres: ``(N, D)``; the keys are the Voronoi pieces :math:`a_i = 2c_i`,
+            :math:`b_i = -\|c_i\|^2` (:func:`voronoi_affine`) unless ``biases`` is given.
+        values: ``(N, k)`` or ``(N,)``, the value of each cell.
+        biases: optional ``(N,)`` offsets :math:`b_i` to use instead of :math:`-\|c_i\|^2`
+            (for instance 0, what a context computed *linearly* from the points can carry).
+
+    Returns:
+        float64 ``(N, D + 1 + k)``.
+
+    Raises:
+        ValueError: for mismatched shapes or non-finite input.
+
+    Source: PAPERS.md §2.5 step 8 (reconstructed [I]). Chapter 6.
+    """
+    A, b = voronoi_affine(centres)
+    if biases is not None:
+        b = _values("biases", biases, len(A))
+        if b.ndim != 1:
+            raise ValueError(f"biases must have shape ({len(A)},), got {b.shape}")
+    v = _values("values", values, len(A))
+    return np.concatenate([A, b[:, None], v.reshape(len(A), -1)], axis=1)
+
+
+class CrossLookup(nn.Module):
+    r"""A query map, a context sequence and one :class:`lib.attention.CrossAttention` head: LHSL's lookup as cross-attention.
+
+    ``forward`` maps points ``(batch, D)`` to ``(batch, k)``: the query ``linear(X)`` (one token
+    ``(vec X, 1)``) attends to the constant ``context`` ``(N, D + 1 + k)``. Unpacks as
+    ``linear, context, attention = cross_attention_approximator(...)``.
+
+    Source: LHSL (NeurIPS 2025), the cross-attention universality theorem (construction
+    reconstructed, PAPERS.md §2.5 step 8 [I]). Chapter 6.
+    """
+
+    def __init__(self, linear: SumOfLinear, context: torch.Tensor, attention, *, token_dim: int, beta: float,
+                 centres: np.ndarray, values: np.ndarray):
+        super().__init__()
+        self.linear, self.attention = linear, attention
+        self.register_buffer("context", context)
+        self.token_dim, self.beta, self.centres, self.values = token_dim, beta, centres, values
+
+    def __iter__(self):
+        return iter((self.linear, self.context, self.attention))
+
+    @torch.no_grad()
+    def forward(self, x) -> torch.Tensor:
+        """Evaluate at points ``x`` ``(batch, D)`` (torch or numpy); float64 ``(batch, k)``."""
+        if isinstance(x, np.ndarray):
+            x = torch.from_numpy(as_float_array("x", x))
+        D = self.linear.B.shape[1] * self.token_dim
+        if not isinstance(x, torch.Tensor) or x.ndim != 2 or x.shape[1] != D:
+            raise ValueError(f"x must be points (batch, {D}), got {short_repr(x)}")
+        x = x.to(torch.float64)
+        parts = [self.attention(self.linear(x[i:i + CHUNK].reshape(-1, self.linear.B.shape[1], self.token_dim)),
+                                self.context)[:, 0] for i in range(0, len(x), CHUNK)]
+        return torch.cat(parts) if parts else torch.empty(0, self.values.shape[1], dtype=torch.float64)
+
+
+def cross_attention_approximator(f: Callable, centres, beta: float, *, token_dim: int | None = None) -> CrossLookup:
+    r"""LHSL's partition lookup with the keys and values moved into a context sequence ``Y``.
+
+    The sum-of-linear map puts one query token :math:`\beta`-free :math:`(\mathrm{vec}X, 1)`
+    together (``(batch, 1, D + 1)``); the context holds :func:`context_tokens` of the Voronoi
+    pieces of ``centres`` and the values ``f(c_i)``; ``W_Q = \beta I`` reads the query, ``W_K``
+    the key fields :math:`(a_i, b_i)`, ``W_V`` and ``W_O`` the value field. The output
+    :math:`\sum_i \sigma(\beta y(x))_i f(c_i)` is that of :func:`attention_approximator`, without the
+    query token to suppress: a query never attends to itself in cross-attention.
+
+    Args:
+        f, centres, beta, token_dim: as :func:`attention_approximator`.
+
+    Returns:
+        A :class:`CrossLookup`; ``linear, context, attention = ...`` unpacks it.
+
+    Raises:
+        ValueError: as :func:`attention_approximator`.
+
+    Source: LHSL (NeurIPS 2025), single-head cross-attention is a universal approximator
+    (construction reconstructed, PAPERS.md §2.5 step 8 [I]); check C18, Chapter 6.
+    """
+    from .attention import CrossAttention
+
+    beta = _beta(beta)
+    c, v = _centres_values(f, centres, None)
+    v = v[:, 0]
+    N, D = c.shape
+    k = v.shape[1]
+    d = D if token_dim is None else positive_int("token_dim", token_dim)
+    if D % d:
+        raise ValueError(f"token_dim must divide the point dimension D = {D}, got {d}")
+    n = D // d
+    A_terms, B_terms = np.zeros((n, D + 1, d)), np.zeros((n, n, 1))
+    for t in range(n):
+        A_terms[t, t * d:(t + 1) * d, :] = np.eye(d)
+        B_terms[t, t, 0] = 1.0
+    C = np.zeros((D + 1, 1))
+    C[D, 0] = 1.0
+    s = max(D + 1, k)
+    W_Q, W_K = np.zeros((s, D + 1)), np.zeros((s, D + 1 + k))
+    W_V, W_O = np.zeros((s, D + 1 + k)), np.zeros((k, s))
+    for r in range(D + 1):
+        W_Q[r, r], W_K[r, r] = beta, 1.0
+    for r in range(k):
+        W_V[r, D + 1 + r], W_O[r, r] = 1.0, 1.0
+    attention = CrossAttention(D + 1, D + 1 + k, head_dim=s, d_out=k).set_weights(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O)
+    context = torch.from_numpy(context_tokens(c, v))
+    return CrossLookup(SumOfLinear(A_terms, B_terms, C), context, attention, token_dim=d, beta=beta, centres=c, values=v)
+
+
+def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max: int) -> pd.DataFrame:
+    r"""The shortest context (``N = m^dim`` key tokens) whose lookup reaches each target sup error.
+
+    For ``m = 1, ..., m_max`` the sup error over ``points`` of the lookup with ``beta = kappa m^2``
+    (:func:`soft_lookup`, the layer's closed form) is measured; for each target in ``errors`` the
+    smallest ``m`` that reaches it is reported (NaN when none up to ``m_max`` does).
+
+    Args:
+        f: maps ``(P, dim)`` to ``(P,)``; dim: input dimension; errors: target sup errors;
+        kappa: > 0; points: test points ``(P, dim)``; m_max: largest grid tried.
+
+    Returns:
+        DataFrame with ``dim``, ``error`` (target), ``m`` and ``N`` (= ``m**dim``), one row per target.
+
+    Raises:
+        ValueError: as :func:`error_row`, or for a grid above ``2**20`` cells.
+
+    Source: the curse of dimensionality of LHSL's construction (PAPERS.md §2.4, inferred rate
+    [I]). Chapter 6.
+    """
+    x = as_float_array("points", points, min_ndim=2)
+    dim = positive_int("dim", dim)
+    if x.shape[1] != dim:
+        raise ValueError(f"points must have shape (P, {dim}), got {x.shape}")
+    m_max = positive_int("m_max", m_max)
+    target = np.asarray(f(x), dtype=float)
+    sups = []
+    for m in range(1, m_max + 1):
+        c = grid_centres(m, dim)
+        sups.append(float(np.abs(soft_lookup(x, c, np.asarray(f(c), dtype=float), kappa * m * m) - target).max()))
+    sups = np.array(sups)
+    rows = []
+    for e in np.atleast_1d(np.asarray(errors, dtype=float)):
+        hit = np.flatnonzero(sups <= e)
+        m = float(hit[0] + 1) if len(hit) else np.nan
+        rows.append({"dim": dim, "error": float(e), "m": m, "N": m ** dim})
+    return pd.DataFrame(rows)
 
 
 def error_row(f: Callable, m: int, kappa: float | None, points, *, low: float = 0.0, high: float = 1.0) -> dict:

@@ -239,3 +239,39 @@ def test_noise_datasets_follow_book_cifar10(monkeypatch, tmp_path):
     monkeypatch.setenv("BOOK_CIFAR10", str(tmp_path))          # set, but no batch files
     with pytest.raises(ValueError, match="BOOK_CIFAR10"):
         M.noise_datasets()
+
+
+def test_cross_attention_lookup_equals_the_self_attention_construction():
+    rng = np.random.default_rng(8)
+    c = M.grid_centres(6, 2)
+    x = rng.uniform(-0.2, 1.2, size=(400, 2))                 # also outside the grid's square
+    for beta in (5.0, 360.0):
+        cross = M.cross_attention_approximator(target, c, beta)
+        selfa = M.attention_approximator(target, c, beta)
+        np.testing.assert_allclose(cross(x).numpy(), selfa(x).numpy(), atol=1e-12)
+        np.testing.assert_allclose(cross(x).numpy()[:, 0], M.soft_lookup(x, c, target(c), beta), atol=1e-12)
+    linear, context, attention = cross                         # unpacks as (L, Y, CrossAttention)
+    np.testing.assert_allclose(context.numpy(), M.context_tokens(c, target(c)))
+    assert context.shape == (36, 4) and attention.d_q == 3 and attention.d_kv == 4
+    # two scalar tokens instead of one 2-D token: same outputs
+    two = M.cross_attention_approximator(target, c, 360.0, token_dim=1)
+    np.testing.assert_allclose(two(x).numpy(), cross(x).numpy(), atol=1e-13)
+
+
+def test_context_tokens_fields_and_biases():
+    c = np.array([[0.5, 1.0], [2.0, 0.0]])
+    Y = M.context_tokens(c, [3.0, 4.0])
+    np.testing.assert_allclose(Y, [[1.0, 2.0, -1.25, 3.0], [4.0, 0.0, -4.0, 4.0]])
+    np.testing.assert_allclose(M.context_tokens(c, [3.0, 4.0], biases=[0.0, 0.0])[:, 2], [0.0, 0.0])
+    with pytest.raises(ValueError, match="biases must have shape"):
+        M.context_tokens(c, [3.0, 4.0], biases=np.zeros((2, 2)))
+
+
+def test_context_length_for_a_linear_target():
+    # f(x) = x on [0, 1] with the hard-like lookup: the sup error of an m-grid is about 1/(2m)
+    x = np.linspace(0, 1, 2001)[:, None]
+    out = M.context_length(lambda p: p[:, 0], 1, [0.26, 0.06, 1e-9], 1000.0, x, m_max=12)
+    assert out.m.iloc[0] == 2 and out.m.iloc[1] == 9 and np.isnan(out.m.iloc[2])
+    assert out.N.iloc[1] == 9
+    with pytest.raises(ValueError, match="points must have shape"):
+        M.context_length(lambda p: p[:, 0], 2, [0.1], 10.0, x, m_max=3)
