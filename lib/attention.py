@@ -554,7 +554,7 @@ class PatchAttentionClassifier(nn.Module):
         d_model: token width ``d``; head_dim: head size ``s`` (default ``d_model``).
         n_classes: output classes.
         qk_init: factor on the initial ``W_Q`` and ``W_K`` (default 1: :class:`SelfAttention`'s
-            normal initialisation, standard deviation ``1/sqrt(d_model)``). Chapter 5 starts them
+            normal initialisation, standard deviation ``1/sqrt(d_model)``; between 1e-6 and 1e6). Chapter 5 starts them
             small so that their final norms measure what training put there.
         dtype: ``torch.float32`` (default) or ``torch.float64``.
         seed: seed of the initialisation (embeddings and head: normal with standard deviation
@@ -600,7 +600,7 @@ class PatchAttentionClassifier(nn.Module):
         self.embed_bias = nn.Parameter(torch.zeros(self.d_model, dtype=dtype))
         self.position = normal(self.n_patches, self.d_model, std=0.02)
         self.attn = SelfAttention(self.d_model, head_dim, residual=False, dtype=dtype, seed=seed + 1)
-        qk_init = finite_real("qk_init", qk_init, minimum=0.0, strict=True)
+        qk_init = finite_real("qk_init", qk_init, minimum=1e-6, maximum=1e6)
         with torch.no_grad():
             self.attn.W_Q.mul_(qk_init)
             self.attn.W_K.mul_(qk_init)
@@ -638,6 +638,7 @@ class PatchAttentionClassifier(nn.Module):
         says nothing about). Spectral = largest singular value (``torch.linalg.matrix_norm(ord=2)``);
         Frobenius = square root of the sum of squares.
         """
+        self.attn._weights_checked()
         w = {name: m.double() for name, m in self.attn.weights().items()}
         w["W_Q^T W_K"] = w["W_Q"].T @ w["W_K"]
         out = {f"{name} {kind}": float(torch.linalg.matrix_norm(w[name], ord=order))

@@ -643,5 +643,8 @@ def add_input_noise(x, sigma: float, seed: int) -> np.ndarray:
     if not np.isfinite(out).all():
         raise ValueError(f"x must be finite (as float32), got {short_repr(arr)}")
     if sigma > 0:
-        out += np.float32(sigma) * rng.standard_normal(out.shape, dtype=np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out += np.float32(sigma) * rng.standard_normal(out.shape, dtype=np.float32)
+        if not np.isfinite(out).all():
+            raise ValueError(f"sigma={sigma!r} is too large: the noisy inputs overflow float32")
     return out

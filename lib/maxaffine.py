@@ -96,10 +96,17 @@ def _points(x, D: int) -> np.ndarray:
 
 
 def _chunked(x: np.ndarray, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """Apply ``fn`` to ``x`` flattened to ``(P, D)`` in chunks of :data:`CHUNK`; restore the leading shape."""
+    """Apply ``fn`` to ``x`` flattened to ``(P, D)`` in chunks of :data:`CHUNK`; restore the leading shape.
+
+    Raises ValueError when a result is not finite (scores or ``beta`` times scores overflowing float64).
+    """
     flat = x.reshape(-1, x.shape[-1])
-    out = np.concatenate([fn(flat[i:i + CHUNK]) for i in range(0, len(flat), CHUNK)])
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.concatenate([fn(flat[i:i + CHUNK]) for i in range(0, len(flat), CHUNK)])
+    if not np.isfinite(out).all():
+        raise ValueError("the scores overflow float64 (NaN or inf); rescale x, the affine pieces, beta or the bandwidth")
     return out.reshape(x.shape[:-1] + out.shape[1:])
+
 
 
 def affine_scores(x, A, b) -> np.ndarray:
@@ -145,7 +152,13 @@ def cell_index(x, A, b) -> np.ndarray:
     Source: LHSL (NeurIPS 2025), the max-affine partition (PAPERS.md §2.3). Chapter 5.
     """
     A, b = _affine(A, b)
-    return _chunked(_points(x, A.shape[1]), lambda p: (p @ A.T + b).argmax(axis=1)).astype(np.int64)
+    def best(p):
+        y = p @ A.T + b
+        if not np.isfinite(y).all():
+            raise ValueError("the affine scores overflow float64; rescale x or the affine pieces")
+        return y.argmax(axis=1)
+
+    return _chunked(_points(x, A.shape[1]), best).astype(np.int64)
 
 
 def partition_indicator(x, A, b) -> np.ndarray:
@@ -251,11 +264,12 @@ def indicator_bound(beta: float, margin, n_cells: int) -> np.ndarray | float:
     one line: every non-top weight is at most :math:`e^{-\beta\Delta}`). Check C14, Chapter 5.
     """
     beta = _beta(beta)
-    n_cells = positive_int("n_cells", n_cells)
-    try:
-        arr = np.asarray(margin, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"margin must be real, got {short_repr(margin)}") from exc
+    n_cells = positive_int("n_cells", n_cells, maximum=2**53)
+    if isinstance(margin, torch.Tensor):
+        margin = margin.detach().cpu().double().numpy()
+    if isinstance(margin, (str, bytes, bool)) or np.asarray(margin).dtype.kind not in "iuf":
+        raise ValueError(f"margin must be real, got {short_repr(margin)}")
+    arr = np.asarray(margin, dtype=np.float64)
     if np.isnan(arr).any() or (arr < 0).any():
         raise ValueError(f"margin must be >= 0 (not NaN), got {short_repr(margin)}")
     out = 2.0 * (n_cells - 1) * np.exp(-beta * arr)
@@ -281,7 +295,11 @@ def voronoi_affine(centres) -> tuple[np.ndarray, np.ndarray]:
     c = as_float_array("centres", centres, min_ndim=2)
     if c.ndim != 2:
         raise ValueError(f"centres must have shape (N, D), got {c.shape}")
-    return 2.0 * c, -(c ** 2).sum(axis=1)
+    with np.errstate(over="ignore"):
+        b = -(c ** 2).sum(axis=1)
+    if not np.isfinite(b).all() or not np.isfinite(2.0 * c).all():
+        raise ValueError(f"centres are too large: |c_i|^2 overflows float64, got {short_repr(c)}")
+    return 2.0 * c, b
 
 
 def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
@@ -298,9 +316,9 @@ def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.nd
     """
     m, dim = positive_int("m", m), positive_int("dim", dim)
     low, high = finite_real("low", low), finite_real("high", high)
-    if not high > low:
-        raise ValueError(f"high must exceed low, got low={low}, high={high}")
-    if m ** dim > MAX_CELLS:
+    if not high > low or not math.isfinite(high - low):
+        raise ValueError(f"high must exceed low by a finite amount, got low={low}, high={high}")
+    if dim > 20 or m ** dim > MAX_CELLS:
         raise ValueError(f"m**dim = {m}**{dim} exceeds {MAX_CELLS} cells")
     axis = low + (np.arange(m) + 0.5) * (high - low) / m
     return np.stack(np.meshgrid(*([axis] * dim), indexing="ij"), axis=-1).reshape(-1, dim)
@@ -482,10 +500,14 @@ class PartitionLookup(nn.Module):
         return self.linear(x.reshape(len(x), -1, self.token_dim))
 
     def _check(self, x) -> torch.Tensor:
-        if isinstance(x, np.ndarray):
-            x = torch.from_numpy(as_float_array("x", x))
-        if not isinstance(x, torch.Tensor) or x.ndim != 2 or x.shape[1] != self.D:
+        if not isinstance(x, np.ndarray | torch.Tensor) or np.ndim(x) != 2 or np.shape(x)[1] != self.D:
             raise ValueError(f"x must be points (batch, {self.D}), got {short_repr(x)}")
+        x = torch.from_numpy(as_float_array("x", x))
+        # the query token's own score must stay far below the best key's (see _build)
+        nearest = torch.cdist(x, torch.from_numpy(self.centres)).min(dim=1).values ** 2 if len(x) else x[:, 0]
+        if bool((self.beta * (1.0 + nearest) > self.suppress - 30.0).any()):
+            raise ValueError(f"x lies too far from the centres for suppress={self.suppress:.3g} (the query token "
+                             f"would take weight); pass a larger suppress or points nearer the grid")
         return x.to(self.linear.A.dtype)
 
     @torch.no_grad()
@@ -506,9 +528,7 @@ def _centres_values(f: Callable, centres, n_positions: int | None) -> tuple[np.n
         raise ValueError(f"centres must have shape (N, D), got {c.shape}")
     if not callable(f):
         raise ValueError(f"f must be callable, got {short_repr(f)}")
-    v = f(c.copy())
-    v = v.detach().cpu().numpy() if isinstance(v, torch.Tensor) else v
-    v = as_float_array("f(centres)", v)
+    v = as_float_array("f(centres)", f(c.copy()))
     want = "(N, k)" if n_positions is None else f"(N, {n_positions}, k)"
     ndim = 2 if n_positions is None else 3
     if v.ndim == ndim - 1:
@@ -531,7 +551,7 @@ def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positi
     """
     beta = _beta(beta)
     squeeze = n_positions is None
-    P = 1 if squeeze else positive_int("n_positions", n_positions)
+    P = 1 if squeeze else positive_int("n_positions", n_positions, maximum=4096)
     c, v = _centres_values(f, centres, None if squeeze else P)
     N, D = c.shape
     k = v.shape[2]
@@ -539,7 +559,7 @@ def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positi
     if D % d:
         raise ValueError(f"token_dim must divide the point dimension D = {D}, got {d}")
     n = D // d
-    bonus = finite_real("bonus", bonus, minimum=0.0)
+    bonus = finite_real("bonus", bonus, minimum=0.0, maximum=1e6)
     A, b = voronoi_affine(c)
     lo, hi = c.min(axis=0), c.max(axis=0)
     span2 = float(((hi - lo) ** 2).sum()) + 1.0
@@ -609,7 +629,9 @@ def attention_approximator(f: Callable, centres, beta: float, *, token_dim: int 
     Raises:
         ValueError: for empty or non-finite ``centres``, ``f`` not callable or returning the
             wrong shape or non-finite values, non-finite or non-positive ``beta``, a
-            ``token_dim`` that does not divide ``D``; at call time for points of the wrong width.
+            ``token_dim`` that does not divide ``D``, centres whose squared norms overflow; at call
+            time for points of the wrong width, non-finite points, or points so far from the
+            centres that the query token's suppressed score would no longer be negligible.
 
     Source: LHSL (NeurIPS 2025), the L_∞ universality of single-head self-attention; the
     construction is reconstructed (PAPERS.md §2.5 steps 1–4, [I]). Checks C15–C16, Chapter 5.
@@ -643,8 +665,8 @@ def seq2seq_approximator(f: Callable, centres, beta: float, n_positions: int, bo
 
     Source: PAPERS.md §2.5 step 5 (reconstructed [I]); check C17, Chapter 5.
     """
-    return _build(f, centres, beta, token_dim=token_dim, n_positions=n_positions, bonus=bonus,
-                  suppress=suppress, chunk=chunk)
+    return _build(f, centres, beta, token_dim=token_dim, n_positions=positive_int("n_positions", n_positions),
+                  bonus=bonus, suppress=suppress, chunk=chunk)
 
 
 def context_tokens(centres, values, *, biases=None) -> np.ndarray:
@@ -698,12 +720,10 @@ class CrossLookup(nn.Module):
     @torch.no_grad()
     def forward(self, x) -> torch.Tensor:
         """Evaluate at points ``x`` ``(batch, D)`` (torch or numpy); float64 ``(batch, k)``."""
-        if isinstance(x, np.ndarray):
-            x = torch.from_numpy(as_float_array("x", x))
         D = self.linear.B.shape[1] * self.token_dim
-        if not isinstance(x, torch.Tensor) or x.ndim != 2 or x.shape[1] != D:
+        if not isinstance(x, np.ndarray | torch.Tensor) or np.ndim(x) != 2 or np.shape(x)[1] != D:
             raise ValueError(f"x must be points (batch, {D}), got {short_repr(x)}")
-        x = x.to(torch.float64)
+        x = torch.from_numpy(as_float_array("x", x))
         parts = [self.attention(self.linear(x[i:i + CHUNK].reshape(-1, self.linear.B.shape[1], self.token_dim)),
                                 self.context)[:, 0] for i in range(0, len(x), CHUNK)]
         return torch.cat(parts) if parts else torch.empty(0, self.values.shape[1], dtype=torch.float64)
@@ -785,14 +805,22 @@ def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max
     if x.shape[1] != dim:
         raise ValueError(f"points must have shape (P, {dim}), got {x.shape}")
     m_max = positive_int("m_max", m_max)
-    target = np.asarray(f(x), dtype=float)
+    if not callable(f):
+        raise ValueError(f"f must be callable, got {short_repr(f)}")
+    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
+    errors = as_float_array("errors", errors, min_ndim=0).reshape(-1) if not isinstance(errors, str) else None
+    if errors is None or (errors < 0).any():
+        raise ValueError(f"errors must be finite target errors >= 0, got {short_repr(errors)}")
+    target = as_float_array("f(points)", f(x))
+    if target.shape != (len(x),):
+        raise ValueError(f"f must map (P, {dim}) to (P,), got {target.shape}")
     sups = []
     for m in range(1, m_max + 1):
         c = grid_centres(m, dim)
         sups.append(float(np.abs(soft_lookup(x, c, np.asarray(f(c), dtype=float), kappa * m * m) - target).max()))
     sups = np.array(sups)
     rows = []
-    for e in np.atleast_1d(np.asarray(errors, dtype=float)):
+    for e in errors:
         hit = np.flatnonzero(sups <= e)
         m = float(hit[0] + 1) if len(hit) else np.nan
         rows.append({"dim": dim, "error": float(e), "m": m, "N": m ** dim})
@@ -876,13 +904,13 @@ def noise_datasets() -> list[str]:
     return ["mnist", "fashion-mnist"]
 
 
-def _image_split(dataset: str, split: str, count: int | None) -> tuple[np.ndarray, np.ndarray]:
+def _image_split(dataset: str, split: str, count: int | None, name: str = "count") -> tuple[np.ndarray, np.ndarray]:
     """``count`` images of ``split`` (seeded draw, corpus order kept; all when None), pixels in [0, 1]."""
     from . import data
 
     images, labels = getattr(data, NOISE_DATASETS[dataset][0])(split)
     if count is not None:
-        count = positive_int("count", count, maximum=len(images))
+        count = positive_int(name, count, maximum=len(images))
         keep = np.sort(np.random.default_rng(0).choice(len(images), count, replace=False))
         images, labels = images[keep], labels[keep]
     return images.astype(np.float32) / 255.0, np.array(labels, dtype=np.int64)
@@ -922,13 +950,13 @@ def noise_experiment(dataset: str, kind: str, level: float, seed: int, *, train_
     from . import data, training
     from .attention import PatchAttentionClassifier
 
-    if dataset not in NOISE_DATASETS:
+    if not isinstance(dataset, str) or dataset not in NOISE_DATASETS:
         raise ValueError(f"dataset must be one of {tuple(NOISE_DATASETS)}, got {short_repr(dataset)}")
-    if kind not in ("label", "input"):
+    if not isinstance(kind, str) or kind not in ("label", "input"):
         raise ValueError(f"kind must be 'label' or 'input', got {short_repr(kind)}")
     seed = positive_int("seed", seed, minimum=0, maximum=2**31)
-    x, y = _image_split(dataset, "train", train_images)
-    xt, yt = _image_split(dataset, "test", test_images)
+    x, y = _image_split(dataset, "train", train_images, "train_images")
+    xt, yt = _image_split(dataset, "test", test_images, "test_images")
     mean, std = float(x.mean()), float(x.std())
     if kind == "label":
         y = data.add_label_noise(y, level, 10, seed)
@@ -973,7 +1001,7 @@ def noise_runs(dataset: str, mode: str | None = None) -> pd.DataFrame:
     mode = config.MODE if mode is None else mode
     if mode not in config.MODES:
         raise ValueError(f"mode must be one of {config.MODES}, got {mode!r}")
-    if dataset not in NOISE_DATASETS:
+    if not isinstance(dataset, str) or dataset not in NOISE_DATASETS:
         raise ValueError(f"dataset must be one of {tuple(NOISE_DATASETS)}, got {short_repr(dataset)}")
     settings = NOISE_SETTINGS[mode]
     runs = [("label", level, seed) for level in settings["label_ratios"] for seed in settings["seeds"]]
@@ -1024,7 +1052,7 @@ def trend_test(levels, values, *, permutations: int = 20_000, seed: int = 0) -> 
         raise ValueError(f"levels and values must be 1-D of one length >= 3, got shapes {x.shape} and {y.shape}")
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         raise ValueError("levels and values must not be constant")
-    permutations = positive_int("permutations", permutations, minimum=100)
+    permutations = positive_int("permutations", permutations, minimum=100, maximum=1_000_000)
     rx, ry = pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy()
     rx, ry = rx - rx.mean(), ry - ry.mean()
     scale = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())

@@ -138,7 +138,8 @@ def test_patch_classifier_patches_shapes_and_norms():
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"image_size": 28, "patch": 5}, "multiple of patch"),
-    ({"qk_init": 0.0}, "qk_init must be > 0"),
+    ({"qk_init": 0.0}, "qk_init must be >= 1e-06"),
+    ({"qk_init": 1e39}, "qk_init must be <= 1000000"),
     ({"n_classes": 1}, "n_classes must be >= 2"),
 ])
 def test_patch_classifier_bad_arguments(kwargs, match):

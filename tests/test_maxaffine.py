@@ -275,3 +275,30 @@ def test_context_length_for_a_linear_target():
     assert out.N.iloc[1] == 9
     with pytest.raises(ValueError, match="points must have shape"):
         M.context_length(lambda p: p[:, 0], 2, [0.1], 10.0, x, m_max=3)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: M.soft_indicator([[3.0, 9.0]], np.eye(2), [0.0, 0.0], 1e308), "overflow"),
+    (lambda: M.cell_index([[1e300]], [[1e300], [1.0]], [0.0, 0.0]), "overflow"),
+    (lambda: M.nadaraya_watson([[0.5, 0.5]], M.grid_centres(2, 2), np.ones(4), 1e-200), "overflow"),
+    (lambda: M.voronoi_affine([[1e200, 0.0]]), "centres are too large"),
+    (lambda: M.grid_centres(2, 1, -1e308, 1e308), "finite amount"),
+    (lambda: M.attention_approximator(target, [[0.0, 0.0], [1.0, 1.0]], 2.0)(np.array([[50.0, 50.0]])),
+     "too far from the centres"),
+    (lambda: M.seq2seq_approximator(lambda p: np.stack([target(p)] * 2, 1), M.grid_centres(2, 2), 2.0, 2, 1e17),
+     "bonus must be <="),
+    (lambda: M.seq2seq_approximator(target, M.grid_centres(2, 2), 2.0, None), "n_positions must be an integer"),
+    (lambda: M.context_length(lambda p: p[:, 0], 1, [np.nan], 10.0, np.zeros((3, 1)), m_max=2), "errors must be finite"),
+    (lambda: M.context_length(lambda p: p[:, 0], 1, [0.1], None, np.zeros((3, 1)), m_max=2), "kappa must be a real"),
+    (lambda: M.indicator_bound(1.0, "1.5", 3), "margin must be real"),
+    (lambda: M.trend_test(np.arange(4.0), np.arange(4.0), permutations=10**18), "permutations must be <="),
+    (lambda: M.noise_runs(["mnist"], "fast"), "dataset must be one of"),
+])
+def test_robustness_to_extreme_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_f_returning_a_bfloat16_tensor_is_accepted():
+    g = M.attention_approximator(lambda p: torch.tensor(target(p)).to(torch.bfloat16), M.grid_centres(3, 2), 50.0)
+    assert g(M.grid_centres(3, 2)).shape == (9, 1)
