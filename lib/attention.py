@@ -29,7 +29,11 @@ _NAMES = ("W_Q", "W_K", "W_V", "W_O")
 
 def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
     """``value`` as a float64 tensor of ``shape``; ValueError naming ``name`` otherwise."""
-    arr = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu()
+        arr = value.double().numpy() if value.is_floating_point() else value.numpy()
+    else:
+        arr = value
     try:
         arr = np.asarray(arr)
     except (TypeError, ValueError) as exc:

@@ -485,8 +485,11 @@ def _read_cifar(folder: str, split: str) -> tuple[np.ndarray, np.ndarray]:
     images, labels = [], []
     for name in CIFAR10_FILES[split]:
         path = Path(folder) / name
-        with path.open("rb") as f:
-            batch = pickle.load(f, encoding="bytes")
+        try:
+            with path.open("rb") as f:
+                batch = pickle.load(f, encoding="bytes")
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, TypeError) as exc:
+            raise ValueError(f"{path}: not a CIFAR-10 python batch (unpickling failed: {exc})") from None
         if not isinstance(batch, dict) or b"data" not in batch or b"labels" not in batch:
             raise ValueError(f"{path}: expected a pickled dict with keys b'data' and b'labels', "
                              f"got {short_repr(batch)}")
@@ -586,7 +589,7 @@ def add_label_noise(y, ratio: float, n_classes: int, seed: int) -> np.ndarray:
     ratio = finite_real("ratio", ratio, minimum=0.0)
     if ratio >= 1:
         raise ValueError(f"ratio must be < 1, got {ratio!r}")
-    n_classes = positive_int("n_classes", n_classes, minimum=2)
+    n_classes = positive_int("n_classes", n_classes, minimum=2, maximum=2**62)
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
     if isinstance(y, torch.Tensor):
         y = y.detach().cpu().numpy()

@@ -443,9 +443,11 @@ class SumOfLinear(nn.Module):
             raise ValueError(f"A, B, C must be (K, d', d), (K, n, n'), (d', n'), got {A.shape}, {B.shape}, {C.shape}")
         if A.shape[0] != B.shape[0] or C.shape != (A.shape[1], B.shape[2]):
             raise ValueError(f"A {A.shape}, B {B.shape} and C {C.shape} must be (K, d', d), (K, n, n') and (d', n')")
-        self.A = nn.Parameter(torch.from_numpy(A).to(dtype))
-        self.B = nn.Parameter(torch.from_numpy(B).to(dtype))
-        self.C = nn.Parameter(torch.from_numpy(C).to(dtype))
+        for name, value in (("A", A), ("B", B), ("C", C)):
+            cast = torch.from_numpy(value).to(dtype)
+            if not bool(torch.isfinite(cast).all()):
+                raise ValueError(f"{name} does not fit in {dtype} (overflow)")
+            setattr(self, name, nn.Parameter(cast))
 
     def forward(self, X: torch.Tensor) -> torch.Tensor:
         """Map ``X`` ``(batch, n, d)`` to ``(batch, n', d')``."""
@@ -455,7 +457,10 @@ class SumOfLinear(nn.Module):
             raise ValueError(f"X must be a {self.A.dtype} tensor (batch, {n}, {d}), got {short_repr(X)}")
         if not bool(torch.isfinite(X).all()):
             raise ValueError("X must be finite")
-        return torch.einsum("knq,bnd,kpd->bqp", self.B, X, self.A) + self.C.T
+        out = torch.einsum("knq,bnd,kpd->bqp", self.B, X, self.A) + self.C.T
+        if not bool(torch.isfinite(out).all()):
+            raise ValueError(f"the sum-of-linear output overflows {out.dtype}; rescale X or the matrices")
+        return out
 
     def extra_repr(self) -> str:
         K, d_out, d = self.A.shape

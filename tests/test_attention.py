@@ -227,3 +227,10 @@ def test_cross_attention_bad_construction():
         CrossAttention(3, 5, d_out=2, residual=True)
     with pytest.raises(ValueError, match="d_kv must be >= 1"):
         CrossAttention(3, 0)
+
+
+def test_set_weights_accepts_bfloat16_tensors():
+    from lib.attention import CrossAttention
+
+    layer = CrossAttention(2, 2, head_dim=2).set_weights(W_Q=torch.ones(2, 2, dtype=torch.bfloat16))
+    np.testing.assert_allclose(layer.weights()["W_Q"].numpy(), np.ones((2, 2)))

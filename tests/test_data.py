@@ -369,3 +369,21 @@ def test_input_noise():
 def test_input_noise_value_errors(x, sigma, match):
     with pytest.raises(ValueError, match=match):
         data.add_input_noise(x, sigma, seed=0)
+
+
+def test_cifar10_reader_rejects_files_that_are_not_batches(tmp_path):
+    from lib import data
+
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        (folder / name).write_bytes(b"not a pickle")
+    with pytest.raises(ValueError, match="not a CIFAR-10 python batch"):
+        data.load_cifar10("test", root=folder)
+
+
+def test_label_noise_refuses_absurd_class_counts():
+    from lib import data
+
+    with pytest.raises(ValueError, match="n_classes must be <="):
+        data.add_label_noise(np.array([0, 1]), 0.5, 2**63, 0)

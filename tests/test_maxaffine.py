@@ -302,3 +302,11 @@ def test_robustness_to_extreme_input(call, match):
 def test_f_returning_a_bfloat16_tensor_is_accepted():
     g = M.attention_approximator(lambda p: torch.tensor(target(p)).to(torch.bfloat16), M.grid_centres(3, 2), 50.0)
     assert g(M.grid_centres(3, 2)).shape == (9, 1)
+
+
+def test_more_extreme_input():
+    with pytest.raises(ValueError, match="does not fit in torch.float32"):
+        M.SumOfLinear(np.full((1, 2, 2), 1e300), np.ones((1, 1, 1)), np.zeros((2, 1)), dtype=torch.float32)
+    L = M.SumOfLinear(np.ones((1, 2, 2)), np.ones((1, 1, 1)), np.zeros((2, 1)))
+    with pytest.raises(ValueError, match="overflows"):
+        L(torch.full((1, 1, 2), 1e308, dtype=torch.float64))
