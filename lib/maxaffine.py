@@ -505,9 +505,7 @@ class PartitionLookup(nn.Module):
         return self.linear(x.reshape(len(x), -1, self.token_dim))
 
     def _check(self, x) -> torch.Tensor:
-        if not isinstance(x, np.ndarray | torch.Tensor) or np.ndim(x) != 2 or np.shape(x)[1] != self.D:
-            raise ValueError(f"x must be points (batch, {self.D}), got {short_repr(x)}")
-        x = torch.from_numpy(as_float_array("x", x))
+        x = _as_points(x, self.D)
         # the query token's own score must stay far below the best key's (see _build)
         nearest = torch.cdist(x, torch.from_numpy(self.centres)).min(dim=1).values ** 2 if len(x) else x[:, 0]
         if bool((self.beta * (1.0 + nearest) > self.suppress - 30.0).any()):
@@ -525,6 +523,31 @@ class PartitionLookup(nn.Module):
             parts.append(self.attention(Z, rows=self.n_positions)[..., self.value_slice])
         out = torch.cat(parts) if parts else torch.empty(0, self.n_positions, self.value_dim, dtype=x.dtype)
         return out[:, 0] if self.squeeze else out
+
+
+def _query_copy(D: int, token_dim: int | None, width: int, n_out: int, n_queries: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """The copy terms of the sum-of-linear map: term ``t`` writes token ``t`` of ``X`` into the ``x`` field.
+
+    Returns ``(d, A_terms, B_terms)``: the token width, ``A`` ``(n, width, d)`` placing token ``t`` at
+    rows ``t d .. (t + 1) d`` of the first ``D``, and ``B`` ``(n, n, n_out)`` sending it to the first
+    ``n_queries`` output columns (``n = D / d``).
+    """
+    d = D if token_dim is None else positive_int("token_dim", token_dim)
+    if D % d:
+        raise ValueError(f"token_dim must divide the point dimension D = {D}, got {d}")
+    n = D // d
+    A_terms, B_terms = np.zeros((n, width, d)), np.zeros((n, n, n_out))
+    for t in range(n):
+        A_terms[t, t * d:(t + 1) * d, :] = np.eye(d)
+        B_terms[t, t, :n_queries] = 1.0
+    return d, A_terms, B_terms
+
+
+def _as_points(x, D: int) -> torch.Tensor:
+    """``x`` (numpy or torch) as float64 points ``(batch, D)``; ValueError naming ``x`` otherwise."""
+    if not isinstance(x, np.ndarray | torch.Tensor) or np.ndim(x) != 2 or np.shape(x)[1] != D:
+        raise ValueError(f"x must be points (batch, {D}), got {short_repr(x)}")
+    return torch.from_numpy(as_float_array("x", x))
 
 
 def _centres_values(f: Callable, centres, n_positions: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -560,10 +583,6 @@ def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positi
     c, v = _centres_values(f, centres, None if squeeze else P)
     N, D = c.shape
     k = v.shape[2]
-    d = D if token_dim is None else positive_int("token_dim", token_dim)
-    if D % d:
-        raise ValueError(f"token_dim must divide the point dimension D = {D}, got {d}")
-    n = D // d
     bonus = finite_real("bonus", bonus, minimum=0.0, maximum=1e6)
     A, b = voronoi_affine(c)
     lo, hi = c.min(axis=0), c.max(axis=0)
@@ -575,11 +594,7 @@ def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positi
     X_, ONE, FLAG, POS, VAL = 0, D, D + 1, D + 2, D + 2 + P
     n_out = P + N * P
     # Sum-of-linear map: term t copies token t of X into the x field of every query column.
-    A_terms = np.zeros((n, width, d))
-    B_terms = np.zeros((n, n, n_out))
-    for t in range(n):
-        A_terms[t, X_ + t * d:X_ + (t + 1) * d, :] = np.eye(d)
-        B_terms[t, t, :P] = 1.0
+    d, A_terms, B_terms = _query_copy(D, token_dim, width, n_out, P)
     C = np.zeros((width, n_out))
     C[ONE, :P] = 1.0
     C[FLAG, :P] = 1.0
@@ -725,10 +740,7 @@ class CrossLookup(nn.Module):
     @torch.no_grad()
     def forward(self, x) -> torch.Tensor:
         """Evaluate at points ``x`` ``(batch, D)`` (torch or numpy); float64 ``(batch, k)``."""
-        D = self.linear.B.shape[1] * self.token_dim
-        if not isinstance(x, np.ndarray | torch.Tensor) or np.ndim(x) != 2 or np.shape(x)[1] != D:
-            raise ValueError(f"x must be points (batch, {D}), got {short_repr(x)}")
-        x = torch.from_numpy(as_float_array("x", x))
+        x = _as_points(x, self.linear.B.shape[1] * self.token_dim)
         parts = [self.attention(self.linear(x[i:i + CHUNK].reshape(-1, self.linear.B.shape[1], self.token_dim)),
                                 self.context)[:, 0] for i in range(0, len(x), CHUNK)]
         return torch.cat(parts) if parts else torch.empty(0, self.values.shape[1], dtype=torch.float64)
@@ -763,14 +775,7 @@ def cross_attention_approximator(f: Callable, centres, beta: float, *, token_dim
     v = v[:, 0]
     N, D = c.shape
     k = v.shape[1]
-    d = D if token_dim is None else positive_int("token_dim", token_dim)
-    if D % d:
-        raise ValueError(f"token_dim must divide the point dimension D = {D}, got {d}")
-    n = D // d
-    A_terms, B_terms = np.zeros((n, D + 1, d)), np.zeros((n, n, 1))
-    for t in range(n):
-        A_terms[t, t * d:(t + 1) * d, :] = np.eye(d)
-        B_terms[t, t, 0] = 1.0
+    d, A_terms, B_terms = _query_copy(D, token_dim, D + 1, 1, 1)
     C = np.zeros((D + 1, 1))
     C[D, 0] = 1.0
     s = max(D + 1, k)
