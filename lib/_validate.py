@@ -1,5 +1,12 @@
 """Shared input checks: every public function of ``lib`` validates through these.
 
+One rule for every public function: numbers are real. Arrays (numpy, torch, nested lists) go
+through :func:`real_array` or :func:`as_float_array`, which refuse complex, bool, string and
+object dtypes; scalars go through :func:`finite_real` or :func:`positive_int`, which refuse
+``bool``, complex numbers, ``None``, strings, NaN and infinity; yes/no options go through
+:func:`flag`. Builders that allocate or enumerate something whose size follows from their
+arguments check it first with :func:`check_size` against a documented module-level limit.
+
 Each check raises :class:`ValueError` whose message names the argument and shows the value
 (shortened for large arrays), so that a bad call says what was wrong and where.
 """
@@ -14,8 +21,13 @@ import torch
 
 __all__ = [
     "as_float_array",
+    "real_array",
     "finite_real",
     "positive_int",
+    "flag",
+    "check_size",
+    "capped_comb",
+    "real_tensor",
     "short_repr",
 ]
 
@@ -33,13 +45,16 @@ def finite_real(name: str, value, *, minimum: float | None = None, strict: bool 
     Accepts Python and numpy real scalars and 0-d numpy arrays or torch tensors.
 
     Raises:
-        ValueError: if ``value`` is not a real scalar, is NaN or infinite (or too large for a
-            float), is below ``minimum`` (or equal to it when ``strict``) or above ``maximum``.
+        ValueError: if ``value`` is not a real scalar (``bool``, complex, ``None`` and strings
+            are refused), is NaN or infinite (or too large for a float), is below ``minimum``
+            (or equal to it when ``strict``) or above ``maximum``.
     """
     if isinstance(value, torch.Tensor | np.ndarray):
         if value.ndim != 0:
             raise ValueError(f"{name} must be a scalar, got an array of shape {tuple(value.shape)}")
         value = value.item()
+    if isinstance(value, np.generic):
+        value = value.item()  # numpy bool_ becomes bool (refused below), numpy floats stay exact
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {short_repr(value)}")
     try:
@@ -63,7 +78,7 @@ def positive_int(name: str, value, *, minimum: int = 1, maximum: int | None = No
         ValueError: if ``value`` is not an integer (bools are refused) or lies outside
             ``[minimum, maximum]``.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be an integer, got {short_repr(value)}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
@@ -72,32 +87,140 @@ def positive_int(name: str, value, *, minimum: int = 1, maximum: int | None = No
     return int(value)
 
 
-def as_float_array(name: str, value, *, min_ndim: int = 1) -> np.ndarray:
-    """Convert array-like ``value`` to a finite float64 numpy array with ``ndim >= min_ndim``.
+def flag(name: str, value, *, allow_none: bool = False) -> bool | None:
+    """Return the yes/no option ``value`` as a Python bool (``None`` kept when ``allow_none``).
 
     Raises:
-        ValueError: if ``value`` cannot be read as a real array, has too few dimensions, is
-            empty, or holds NaN or infinity.
+        ValueError: if ``value`` is not a bool (numpy bools are accepted; 0, 1, strings are not).
+    """
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, bool | np.bool_):
+        allowed = "True, False or None" if allow_none else "True or False"
+        raise ValueError(f"{name} must be {allowed}, got {short_repr(value)}")
+    return bool(value)
+
+
+def check_size(what: str, count: int | float, limit: int, limit_name: str) -> int | float:
+    """Refuse to allocate or enumerate ``count`` items when it exceeds ``limit``.
+
+    ``count`` is computed by the caller without building anything (``math.comb``,
+    :func:`capped_comb`, products of sizes; ``math.inf`` for "too many to count");
+    ``limit_name`` is the documented module-level constant holding ``limit``.
+
+    Returns:
+        ``count``, unchanged.
+
+    Raises:
+        ValueError: if ``count > limit``; the message names ``what``, the count and the limit.
+    """
+    if count > limit:
+        if count == math.inf:
+            shown = "astronomically large"
+        else:
+            shown = f"{count:,}" if count < 10**30 else f"about 10^{len(str(count)) - 1}"
+        raise ValueError(f"{what} would be {shown}, more than the limit {limit_name} = {limit:,}; "
+                         f"use smaller arguments")
+    return count
+
+
+def capped_comb(n: int, k: int, cap: int) -> int | float:
+    """``math.comb(n, k)``, or ``math.inf`` when it is far above ``cap`` and slow to compute.
+
+    Exact whenever ``min(k, n - k) <= 64`` (``math.comb`` is then fast for any ``n``) or the
+    result is at most ``cap``. Otherwise the binomials ``C(n, i)``, ``i <= min(k, n - k)``,
+    grow at least twofold per step, so the loop passes ``cap`` after about ``log2(cap)`` steps
+    and ``inf`` is returned: enough for :func:`check_size`, where ``math.comb`` of huge
+    arguments would itself take minutes.
+    """
+    k = min(k, n - k)
+    if k < 0:
+        return 0
+    if k <= 64:
+        return math.comb(n, k)
+    count = 1
+    for i in range(k):
+        count = count * (n - i) // (i + 1)  # exactly C(n, i + 1)
+        if count > cap:
+            return math.inf
+    return count
+
+
+def real_tensor(name: str, value: torch.Tensor, *, min_ndim: int = 1) -> torch.Tensor:
+    """Check a torch tensor by :func:`as_float_array`'s rule, keeping it a tensor (and its graph).
+
+    Floating dtypes are kept; integer tensors become float64.
+
+    Raises:
+        ValueError: for a complex or bool tensor, fewer than ``min_ndim`` dimensions, no entries,
+            or NaN or infinity.
+    """
+    if value.is_complex():
+        raise ValueError(f"{name} must be real, got a complex tensor: {short_repr(value)}")
+    if value.dtype == torch.bool:
+        raise ValueError(f"{name} must be a real array, not bool: {short_repr(value)}")
+    if not value.is_floating_point():
+        value = value.to(torch.float64)
+    if value.ndim < min_ndim:
+        raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {tuple(value.shape)}")
+    if value.numel() == 0:
+        raise ValueError(f"{name} must not be empty, got shape {tuple(value.shape)}")
+    if not all_finite(value):
+        raise ValueError(f"{name} must be finite, got {short_repr(value)}")
+    return value
+
+
+def real_array(name: str, value) -> np.ndarray:
+    """``value`` (numpy array, torch tensor, nested lists, scalar) as a real numpy array, dtype kept.
+
+    Integer and floating dtypes are accepted; torch tensors come back as numpy arrays of the
+    same dtype (``bfloat16`` widened exactly to ``float32``). Nothing is checked beyond the
+    dtype: no shape, size or finiteness test.
+
+    Raises:
+        ValueError: for complex, bool, string or object dtypes, and for input that numpy cannot
+            read as one array (ragged lists).
     """
     if isinstance(value, torch.Tensor):
         if value.is_complex():
-            raise ValueError(f"{name} must be real, got a complex tensor")
-        # bfloat16/float16 have no numpy twin: widen to float64 first
-        value = value.detach().to("cpu", torch.float64).numpy()
+            raise ValueError(f"{name} must be real, got a complex tensor: {short_repr(value)}")
+        if value.dtype == torch.bool:
+            raise ValueError(f"{name} must be a real array, not bool: {short_repr(value)}")
+        value = value.detach().cpu()
+        if value.dtype == torch.bfloat16:  # no numpy twin: float32 holds every bfloat16 exactly
+            value = value.to(torch.float32)
+        value = value.numpy()
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:  # ragged lists and the like
         raise ValueError(f"{name} must be a real array, got {short_repr(value)}") from exc
     if arr.dtype.kind == "c":
-        raise ValueError(f"{name} must be real, got a complex array")
-    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be real, got a complex array: {short_repr(value)}")
+    if arr.dtype.kind == "b":
+        raise ValueError(f"{name} must be a real array, not bool: {short_repr(value)}")
+    if arr.dtype.kind not in "iuf":
         raise ValueError(f"{name} must be a real array, got dtype {arr.dtype}: {short_repr(value)}")
+    return arr
+
+
+def as_float_array(name: str, value, *, min_ndim: int = 1, finite: bool = True) -> np.ndarray:
+    """Convert array-like ``value`` to a float64 numpy array with ``ndim >= min_ndim``.
+
+    The dtype rule is :func:`real_array`'s. With ``finite`` (the default) NaN and infinity are
+    refused; with ``finite=False`` they pass and the caller checks what it allows.
+
+    Raises:
+        ValueError: if ``value`` cannot be read as a real array (complex, bool, strings,
+            objects, ragged lists), has too few dimensions, is empty, or (when ``finite``) holds
+            NaN or infinity.
+    """
+    arr = real_array(name, value)
     if arr.ndim < min_ndim:
         raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
     arr = arr.astype(np.float64, copy=False)
-    if not np.isfinite(arr).all():
+    if finite and not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite, got {short_repr(arr)}")
     return arr
 

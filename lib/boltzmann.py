@@ -10,7 +10,12 @@ Lemma 1). K&S apply it with :math:`\beta = 1` to the attention scores themselves
 ``boltz(a) = a^T softmax(a)``; :func:`boltz` covers both.
 
 Every function takes numpy arrays or torch tensors and validates its input: NaN or infinity,
-empty dimensions and non-finite temperatures raise :class:`ValueError`.
+complex or bool entries, empty dimensions and non-finite temperatures raise :class:`ValueError`.
+
+The bounds the docstrings state (``min(a) <= boltz(a) <= max(a)``, those of :func:`boltz_bounds`,
+those of :func:`soft_max_lse` and :func:`mellowmax`) hold for the floating-point results too: a
+result that rounding pushes past a bound is set to the bound (values inside the bounds are
+returned exactly as computed, and gradients are those of the formula).
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._validate import as_float_array, finite_real, positive_int, short_repr
+from ._validate import (as_float_array, capped_comb, check_size, finite_real, positive_int, real_tensor,
+                        short_repr)
 
 __all__ = [
     "boltz",
@@ -39,24 +45,41 @@ __all__ = [
     "lattice_vectors",
     "Lemma1Check",
     "lemma1_check",
+    "MAX_LATTICE_ROWS",
 ]
+
+#: Largest number of vectors :func:`lattice_vectors` builds (``binom(K, n)`` rows).
+MAX_LATTICE_ROWS = 2**20
 
 
 def _as_tensor(name: str, a):
-    """Return ``(tensor, was_numpy)``; ints and bools become float64, complex is refused."""
+    """Return ``(tensor, was_numpy)``; integers become float64, complex and bool are refused."""
     if isinstance(a, torch.Tensor):
-        if a.is_complex():
-            raise ValueError(f"{name} must be real, got a complex tensor")
-        if not a.is_floating_point():
-            a = a.to(torch.float64)
-        if a.ndim == 0:
-            raise ValueError(f"{name} must have at least 1 dimension, got a 0-d tensor")
-        if a.numel() == 0:
-            raise ValueError(f"{name} must not be empty, got shape {tuple(a.shape)}")
-        if a.numel() and not torch.isfinite(a).all():
-            raise ValueError(f"{name} must be finite, got {short_repr(a)}")
-        return a, False
+        return real_tensor(name, a), False
     return torch.from_numpy(as_float_array(name, a)), True
+
+
+def _clamp(out: torch.Tensor, lo: torch.Tensor | None, hi: torch.Tensor | None) -> torch.Tensor:
+    """``out`` with the entries that rounding pushed below ``lo`` or above ``hi`` set to the bound.
+
+    Entries within the bounds are returned unchanged (bit for bit); the gradient is that of
+    ``out`` everywhere (a clamped entry keeps the formula's gradient, not the bound's).
+    """
+    bad = torch.zeros_like(out, dtype=torch.bool)
+    if lo is not None:
+        bad |= out < lo
+    if hi is not None:
+        bad |= out > hi
+    if not bool(bad.any()):
+        return out
+    fixed = out.detach()
+    if lo is not None:
+        fixed = torch.maximum(fixed, lo.detach())
+    if hi is not None:
+        fixed = torch.minimum(fixed, hi.detach())
+    if out.requires_grad:
+        fixed = fixed + (out - out.detach())  # adds exactly 0: the value is the bound, the gradient out's
+    return torch.where(bad, fixed, out)
 
 
 def _check_dim(a: torch.Tensor, dim) -> int:
@@ -111,18 +134,31 @@ def boltz(a, beta: float = 1.0, dim: int = -1):
         (a numpy float64 scalar for 1-D input). Units are those of ``a``.
 
     Raises:
-        ValueError: if ``a`` holds NaN or infinity, is complex or empty along ``dim``; if
+        ValueError: if ``a`` holds NaN or infinity, is complex, bool or empty along ``dim``; if
             ``beta`` is not finite; if ``beta * a`` overflows the dtype.
 
     Numerically stable (torch's max-shifted softmax): finite for ``|beta * a|`` up to 1e6 and
     beyond, as long as ``beta * a`` itself is representable.
 
+    Bounds held exactly in floating point: ``min(a) <= boltz <= max(a)``; for ``beta > 0`` also
+    ``boltz >= max(a) - log(n) / beta`` and for ``beta < 0`` ``boltz <= min(a) + log(n) / |beta|``
+    (:func:`boltz_bounds` applied to ``beta * a``), with the bounds evaluated in the dtype of
+    ``a`` as written. Rounding alone can push the weighted sum past them (``boltz([0.1] * 5)``
+    sums to ``0.10000000000000002``); such a result is set to the bound.
+
     Source: Kajitsuka & Sato (ICLR 2024), the Boltzmann operator of Lemma 1; Asadi & Littman
     (ICML 2017). Used in Chapter 1 and, through the attention layer, in Chapter 2.
     """
     t, was_numpy, dim, z = _scaled(a, beta, dim)
+    beta = float(beta)
     out = (t * torch.softmax(z, dim=dim)).sum(dim=dim)
-    return _back(out, was_numpy)
+    hi, lo = t.amax(dim=dim), t.amin(dim=dim)
+    spread = math.log(t.shape[dim])
+    if beta > 0:
+        lo = torch.maximum(lo, hi - spread / beta)
+    elif beta < 0:
+        hi = torch.minimum(hi, lo + spread / -beta)
+    return _back(_clamp(out, lo, hi), was_numpy)
 
 
 def dboltz_dbeta(a, beta: float = 1.0, dim: int = -1):
@@ -134,7 +170,8 @@ def dboltz_dbeta(a, beta: float = 1.0, dim: int = -1):
 
     Args, returns and errors as :func:`boltz`.
 
-    Source: differentiation of the softmax (PAPERS.md §5, check C2). Used in Chapter 1.
+    Source: differentiation of the softmax, the book's check C2 of the Boltzmann operator of K&S
+    Lemma 1. Used in Chapter 1.
     """
     t, was_numpy, dim, z = _scaled(a, beta, dim)
     p = torch.softmax(z, dim=dim)
@@ -204,8 +241,8 @@ def boltz_bounds(a, dim: int = -1):
     Raises:
         ValueError: as :func:`boltz` for bad ``a`` or ``dim``.
 
-    Source: K&S (ICLR 2024), the log n terms of Lemma 1 (identity reconstructed, PAPERS.md §1.3
-    [I]). Used in Chapter 1 (check C1).
+    Source: K&S (ICLR 2024), the log n terms of Lemma 1; the identity is reconstructed by the
+    book (see the Sources and certainty page). Used in Chapter 1 (check C1).
     """
     t, was_numpy = _as_tensor("a", a)
     dim = _check_dim(t, dim)
@@ -219,11 +256,16 @@ def soft_max_lse(a, beta: float = 1.0, dim: int = -1):
 
     Args, returns and errors as :func:`boltz`, except that ``beta`` must be positive.
 
+    Bounds held exactly in floating point: ``max(a) <= lse <= max(a) + log(n) / beta`` (a result
+    that rounding pushes past them is set to the bound).
+
     Source: the standard smooth maximum compared with the Boltzmann operator by Asadi & Littman
     (ICML 2017). Used in Chapter 1, "Relatives of the Boltzmann operator".
     """
     t, was_numpy, dim, z = _scaled(a, beta, dim, positive=True)
-    return _back(_finite("log-sum-exp / beta", torch.logsumexp(z, dim=dim) / beta), was_numpy)
+    out = _finite("log-sum-exp / beta", torch.logsumexp(z, dim=dim) / beta)
+    top = t.amax(dim=dim)
+    return _back(_clamp(out, top, top + math.log(t.shape[dim]) / beta), was_numpy)
 
 
 def mellowmax(a, omega: float = 1.0, dim: int = -1):
@@ -237,6 +279,10 @@ def mellowmax(a, omega: float = 1.0, dim: int = -1):
 
     Args, returns and errors as :func:`soft_max_lse` with ``omega`` in place of ``beta``.
 
+    Bounds held exactly in floating point: ``mean(a) <= mellowmax <= max(a)`` (Jensen's
+    inequality; ``mean`` as ``torch.mean`` computes it, capped at ``max(a)``); a result that
+    rounding pushes past them is set to the bound.
+
     Source: Asadi & Littman (ICML 2017), Definition of mellowmax. Used in Chapter 1.
     """
     omega = finite_real("omega", omega, minimum=0.0, strict=True)
@@ -249,8 +295,9 @@ def mellowmax(a, omega: float = 1.0, dim: int = -1):
     tiny = torch.finfo(t.dtype).tiny  # below it, omega * (a - max a) loses its digits
     if bool(((z.abs() < tiny) & (t != top)).any()):
         raise ValueError(f"omega={omega!r} is too small for {t.dtype}: omega * (a - max a) underflows")
-    out = top.squeeze(dim) + torch.log1p(torch.expm1(z).mean(dim=dim)) / omega
-    return _back(_finite("mellowmax", out), was_numpy)
+    out = _finite("mellowmax", top.squeeze(dim) + torch.log1p(torch.expm1(z).mean(dim=dim)) / omega)
+    hi = top.squeeze(dim)
+    return _back(_clamp(out, torch.minimum(t.mean(dim=dim), hi), hi), was_numpy)
 
 
 def lemma1_gap(n: int) -> float:
@@ -265,8 +312,8 @@ def lemma1_gap(n: int) -> float:
     Raises:
         ValueError: if ``n`` is not an integer ``>= 2`` (the lemma's hypothesis).
 
-    Source: K&S (ICLR 2024), Lemma 1 (constant recalled and checked numerically, PAPERS.md §1.4
-    [R]). Used in Chapters 1 and 2.
+    Source: K&S (ICLR 2024), Lemma 1 (the constant is recalled and checked numerically; see the
+    Sources and certainty page). Used in Chapters 1 and 2.
     """
     n = positive_int("n", n, minimum=2)
     return 2.0 * math.log(n) + 3.0
@@ -287,7 +334,8 @@ def lemma1_bound(n: int, r: float, *, log10: bool = False) -> float:
     Raises:
         ValueError: if ``n < 2`` or ``r`` is negative or not finite.
 
-    Source: K&S (ICLR 2024), Lemma 1 (PAPERS.md §1.4 [R], checked as C3). Used in Chapters 1-2.
+    Source: K&S (ICLR 2024), Lemma 1 (constant recalled, see the Sources and certainty page;
+    checked as C3). Used in Chapters 1-2.
     """
     n = positive_int("n", n, minimum=2)
     r = finite_real("r", r, minimum=0.0)
@@ -307,7 +355,8 @@ def lemma1_digits(r: float) -> int:
         ValueError: if ``r`` is negative or not finite, or needs more than
             :data:`lib.exact.MAX_DPS` digits.
 
-    Source: PAPERS.md §5 (precision warning). Used in Chapter 1 through :func:`lemma1_check`.
+    Source: the size of the separation K&S Lemma 1 promises (this book's precision rule).
+    Used in Chapter 1 through :func:`lemma1_check`.
     """
     from .exact import MAX_DPS
 
@@ -364,13 +413,16 @@ def lattice_vectors(n: int, K: int, spacing: float) -> np.ndarray:
         increasing along each row.
 
     Raises:
-        ValueError: if ``K < n``, a count is not a positive integer or ``spacing <= 0``.
+        ValueError: if ``K < n``, a count is not a positive integer, ``spacing <= 0``, or
+            ``binom(K, n)`` exceeds :data:`MAX_LATTICE_ROWS` (checked before anything is built).
 
-    Source: PAPERS.md §5, check C3. Used in Chapter 1.
+    Source: the book's check C3 of K&S Lemma 1. Used in Chapter 1.
     """
     n = positive_int("n", n)
     K = positive_int("K", K, minimum=n)
     spacing = finite_real("spacing", spacing, minimum=0.0, strict=True)
+    check_size(f"lattice_vectors({n}, {K}, ...): the number of vectors binom({K}, {n})",
+               capped_comb(K, n, MAX_LATTICE_ROWS), MAX_LATTICE_ROWS, "lib.boltzmann.MAX_LATTICE_ROWS")
     with np.errstate(over="ignore"):  # overflow is reported below as a ValueError
         points = (np.arange(K) - (K - 1) / 2.0) * spacing
     if not np.isfinite(points).all() or (K > 1 and not (np.diff(points) > 0).all()):
@@ -437,7 +489,8 @@ def lemma1_check(vectors, *, dps: int | None = None) -> Lemma1Check:
         ValueError: for a wrong shape, NaN/inf, a row with a repeated entry, two rows that are
             permutations of each other, or ``dps < 15``.
 
-    Source: K&S (ICLR 2024), Lemma 1 (PAPERS.md §1.4, check C3). Used in Chapter 1.
+    Source: K&S (ICLR 2024), Lemma 1 (constant recalled, see the Sources and certainty page;
+    the book's check C3). Used in Chapter 1.
     """
     from . import exact
 

@@ -17,13 +17,15 @@ import mpmath
 import numpy as np
 import torch
 
-from ._validate import positive_int, short_repr
+from ._validate import as_float_array, check_size, positive_int, short_repr
 
-__all__ = ["MAX_DPS", "to_mpf", "boltz_mp", "min_gap", "attention_mp", "project_mp", "min_distance"]
+__all__ = ["MAX_DPS", "MAX_PAIRS", "to_mpf", "boltz_mp", "min_gap", "attention_mp", "project_mp", "min_distance"]
 
 #: Largest working precision (decimal digits) the book's functions accept; beyond it a single
 #: evaluation would take minutes to hours.
 MAX_DPS = 100_000
+#: Largest number of pairs :func:`min_distance` compares (``m (m - 1) / 2`` for ``m`` points).
+MAX_PAIRS = 1_000_000
 
 
 def to_mpf(name: str, value) -> mpmath.mpf:
@@ -62,11 +64,15 @@ def boltz_mp(a, beta=1, dps: int = 50) -> mpmath.mpf:
 
     Returns:
         An ``mpmath.mpf`` carrying ``dps`` digits. Subtract two such values inside
-        ``mpmath.workdps(dps)`` (or with :func:`min_gap`) to keep those digits.
+        ``mpmath.workdps(dps)`` (or with :func:`min_gap`) to keep those digits. The bounds of
+        :func:`lib.boltzmann.boltz` hold exactly at this precision too: ``min(a) <= result <=
+        max(a)``, and ``result >= max(a) - log(n) / beta`` for ``beta > 0`` (``<= min(a) +
+        log(n) / |beta|`` for ``beta < 0``); a result that rounding pushes past them is set to
+        the bound.
 
     Raises:
-        ValueError: if ``a`` is empty, not 1-D, or holds a non-finite or non-real entry; if
-            ``beta`` is not finite; if ``dps < 15``.
+        ValueError: if ``a`` is empty, not 1-D, or holds a non-finite or non-real entry (bools
+            and complex numbers are refused); if ``beta`` is not finite; if ``dps < 15``.
 
     Source: K&S (ICLR 2024), the operator of Lemma 1; the float64 version is :func:`lib.boltzmann.boltz`.
     Used in Chapter 1 (checks C3, C4).
@@ -85,7 +91,13 @@ def boltz_mp(a, beta=1, dps: int = 50) -> mpmath.mpf:
         b = to_mpf("beta", beta)
         top = max(b * x for x in entries)
         weights = [mpmath.exp(b * x - top) for x in entries]
-        return mpmath.fsum(x * w for x, w in zip(entries, weights, strict=True)) / mpmath.fsum(weights)
+        out = mpmath.fsum(x * w for x, w in zip(entries, weights, strict=True)) / mpmath.fsum(weights)
+        lo, hi = min(entries), max(entries)
+        if b > 0:
+            lo = max(lo, hi - mpmath.log(len(entries)) / b)
+        elif b < 0:
+            hi = min(hi, lo - mpmath.log(len(entries)) / b)
+        return min(max(out, lo), hi)
 
 
 def min_gap(values, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
@@ -108,7 +120,8 @@ def min_gap(values, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
     Raises:
         ValueError: if fewer than two values are given, or a value is not a finite real.
 
-    Source: the "minimum gap" of K&S Lemma 1 and Theorem 2 (PAPERS.md §5). Used in Chapters 1-2.
+    Source: the "minimum gap" of K&S Lemma 1 and Theorem 2 (the book's checks C3 and C6).
+    Used in Chapters 1-2.
     """
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
     if isinstance(values, torch.Tensor | np.ndarray):
@@ -139,27 +152,46 @@ def _matmul_t(A, B):
     return [[mpmath.fsum(a * b for a, b in zip(row, col, strict=True)) for col in B] for row in A]
 
 
+def _mp_entry(name: str, value) -> mpmath.mpf:
+    """An mpf kept as it is (after a finiteness check) or a real scalar converted by :func:`to_mpf`."""
+    if isinstance(value, mpmath.mpf):
+        if not mpmath.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {short_repr(value)}")
+        return value
+    return to_mpf(name, value)
+
+
 def project_mp(rows, v) -> list:
     """``[v . row for row in rows]`` in mpmath at the current precision (``mpmath.workdps``).
 
     Args:
-        rows: sequences of mpf (or floats) of length ``d``, e.g. the context ids of
-            :func:`attention_mp`; v: ``d`` floats (the projection direction).
+        rows: sequences of mpf (or real scalars) of length ``d``, e.g. the context ids of
+            :func:`attention_mp`; v: ``d`` real numbers (the projection direction), 1-D.
 
     Returns:
         A list of mpf, one per row.
 
     Raises:
-        ValueError: if a row's length differs from ``len(v)``.
+        ValueError: if ``v`` is not a finite real vector (NaN, ``None``, complex and bool are
+            refused), ``rows`` is not a sequence of sequences, a row's length differs from
+            ``len(v)``, or an entry of a row is not a finite real number.
 
     Used by :mod:`lib.memorization` and :mod:`lib.approximation` (Chapters 3-4).
     """
-    vm = [mpmath.mpf(float(c)) for c in np.asarray(v, dtype=float).reshape(-1)]
-    rows = [list(r) for r in rows]
-    bad = [len(r) for r in rows if len(r) != len(vm)]
-    if bad:
-        raise ValueError(f"rows must have length {len(vm)} like v, got a row of length {bad[0]}")
-    return [row[0] for row in _matmul_t(rows, [vm])]
+    v = as_float_array("v", v)
+    if v.ndim != 1:
+        raise ValueError(f"v must be 1-D, got shape {v.shape}")
+    vm = [mpmath.mpf(float(c)) for c in v]
+    if isinstance(rows, str | bytes) or not hasattr(rows, "__iter__"):
+        raise ValueError(f"rows must be a sequence of rows, got {short_repr(rows)}")
+    checked = []
+    for i, r in enumerate(rows):
+        if isinstance(r, str | bytes) or not hasattr(r, "__len__"):
+            raise ValueError(f"rows[{i}] must be a sequence of {len(vm)} reals, got {short_repr(r)}")
+        if len(r) != len(vm):
+            raise ValueError(f"rows must have length {len(vm)} like v, got a row of length {len(r)}")
+        checked.append([_mp_entry(f"rows[{i}][{j}]", c) for j, c in enumerate(r)])
+    return [row[0] for row in _matmul_t(checked, [vm])]
 
 
 def attention_mp(X, layer, dps: int = 50) -> list:
@@ -179,29 +211,20 @@ def attention_mp(X, layer, dps: int = 50) -> list:
         such outputs. Each mpf carries ``dps`` digits.
 
     Raises:
-        ValueError: for a shape that does not match the layer, NaN/inf, or a bad ``dps``.
+        ValueError: for a shape that does not match the layer, NaN/inf, complex or bool input,
+            or a bad ``dps``.
 
-    Source: K&S (ICLR 2024), the layer of Theorem 2, evaluated exactly as PAPERS.md §5 requires
-    ("float64 reports collisions"). Chapter 2 (checks C6-C8).
+    Source: K&S (ICLR 2024), the layer of Theorem 2, evaluated exactly because float64 reports
+    false collisions between its context ids. Chapter 2 (checks C6-C8).
     """
     from .attention import SelfAttention
 
     if not isinstance(layer, SelfAttention):
         raise ValueError(f"layer must be a lib.attention.SelfAttention, got {short_repr(layer)}")
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
-    if isinstance(X, torch.Tensor) and X.is_complex():
-        raise ValueError("X must be real, got a complex tensor")
-    try:
-        arr = X.detach().to("cpu", torch.float64).numpy() if isinstance(X, torch.Tensor) else np.asarray(X)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"X must be a real array, got {short_repr(X)}") from exc
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(f"X must be a real array, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
-    if arr.ndim not in (2, 3) or arr.shape[-1] != layer.d or arr.shape[-2] == 0 or arr.shape[0] == 0:
+    arr = as_float_array("X", X, min_ndim=2)
+    if arr.ndim not in (2, 3) or arr.shape[-1] != layer.d:
         raise ValueError(f"X must have shape (n, {layer.d}) or (N, n, {layer.d}), got {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError("X must be finite")
     if arr.ndim == 3:
         return [attention_mp(seq, layer, dps) for seq in arr]
     with mpmath.workdps(dps):
@@ -239,11 +262,17 @@ def min_distance(points, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
         The distance as an mpf (``mpmath.inf`` if ``distinct`` and all points coincide).
 
     Raises:
-        ValueError: for fewer than two points, ragged points or non-finite coordinates.
+        ValueError: for fewer than two points, ragged points, non-finite or non-real coordinates,
+            or more than :data:`MAX_PAIRS` pairs to compare (checked before any is computed).
+
+    Source: the distance between context ids in K&S Theorem 2 (the book's checks C6-C8).
+    Used in Chapter 2.
     """
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
     if not isinstance(points, list | tuple) or len(points) < 2:
-        raise ValueError("points must be a list of at least two vectors")
+        raise ValueError(f"points must be a list of at least two vectors, got {short_repr(points)}")
+    check_size(f"min_distance over {len(points):,} points: the number of pairs", len(points) * (len(points) - 1) // 2,
+               MAX_PAIRS, "lib.exact.MAX_PAIRS")
     for i, p in enumerate(points):
         if not isinstance(p, list | tuple | np.ndarray | torch.Tensor) or len(p) == 0:
             raise ValueError(f"points[{i}] must be a non-empty vector (list, tuple or array), got {short_repr(p)}")

@@ -1,6 +1,7 @@
 """Unit tests of lib.boltzmann against closed forms, identities and independent computations."""
 
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -168,7 +169,7 @@ def test_lattice_vectors():
 
 
 def test_lemma1_check_reproduces_papers_table():
-    # PAPERS.md §5 C3: n = 3, K = 5 -> min gap 2.53e-6 > bound 1.09e-9
+    # check C3 of K&S Lemma 1 (Chapter 1): n = 3, K = 5 -> min gap 2.53e-6 > bound 1.09e-9
     V = boltzmann.lattice_vectors(3, 5, boltzmann.lemma1_gap(3) + 0.01)
     c = boltzmann.lemma1_check(V)
     assert c.hypothesis and c.conclusion
@@ -293,3 +294,105 @@ def test_low_precision_and_numpy_int_dim():
     assert c.conclusion
     assert boltzmann.boltz(np.ones((2, 3)), dim=np.int64(0)).shape == (3,)
     assert boltzmann.lemma1_bound(3, 1e308, log10=True) > -math.inf
+
+
+TIED_VALUES = [0.1, 0.3, -0.7, 1 / 3, 2.2, 1e-3, -12.34, 123.456, 0.0, 5e-324, 1e300]
+
+
+@pytest.mark.parametrize("v", TIED_VALUES)
+def test_bounds_hold_exactly_on_tied_inputs(v):
+    # n equal entries: boltz, mellowmax and the mean are exactly v (closed form); the bounds
+    # min(a) <= boltz <= max(a) pin the float64 result to v as well
+    for n in range(1, 13):
+        a = np.full(n, v)
+        for beta in (1.0, 0.5, 3.0, -2.0, 0.0):
+            assert boltzmann.boltz(a, beta=beta) == v
+        assert boltzmann.mellowmax(a, 0.7) == v
+        lse = boltzmann.soft_max_lse(a)
+        assert v <= lse <= v + math.log(n)
+    assert boltzmann.boltz(np.full(5, 0.1)) == 0.1                 # summed naively: 0.10000000000000002
+    t = torch.full((4, 6), 0.1, dtype=torch.float32)
+    assert torch.equal(boltzmann.boltz(t), torch.full((4,), 0.1, dtype=torch.float32))
+
+
+def test_bounds_hold_in_floating_point_on_random_and_tied_rows():
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        n = int(rng.integers(1, 9))
+        a = rng.choice(rng.normal(0, 10 ** rng.uniform(-3, 3), size=3), size=(200, n))   # many ties
+        for beta in (1.0, float(rng.uniform(0.01, 50)), -float(rng.uniform(0.01, 50))):
+            b = boltzmann.boltz(a, beta=beta)
+            assert np.all(a.min(1) <= b) and np.all(b <= a.max(1))
+            if beta == 1.0:
+                lower, upper = boltzmann.boltz_bounds(a)
+                assert np.all(lower <= b) and np.all(b <= upper)
+            elif beta > 0:
+                assert np.all(a.max(1) - math.log(n) / beta <= b)
+            else:
+                assert np.all(b <= a.min(1) + math.log(n) / -beta)
+            if beta > 0:
+                lse = boltzmann.soft_max_lse(a, beta=beta)
+                assert np.all(a.max(1) <= lse) and np.all(lse <= a.max(1) + math.log(n) / beta)
+                mm = boltzmann.mellowmax(a, beta)
+                assert np.all(np.minimum(a.mean(1), a.max(1)) <= mm) and np.all(mm <= a.max(1))
+
+
+def test_clamping_keeps_values_inside_the_bounds_and_the_gradient():
+    # rows inside the bounds are returned exactly as the formula computes them
+    rng = np.random.default_rng(12)
+    a = rng.normal(0, 3, size=(500, 7))
+    t = torch.from_numpy(a)
+    raw = (t * torch.softmax(t, dim=-1)).sum(-1)
+    inside = (raw <= t.amax(-1)) & (raw >= t.amax(-1) - math.log(7))
+    assert torch.equal(torch.from_numpy(boltzmann.boltz(a))[inside], raw[inside])
+    # at a tie the gradient is the formula's, p_i (1 + beta (a_i - boltz)) = 1/n, not amax's
+    x = torch.full((3, 5), 0.1, dtype=torch.float64, requires_grad=True)
+    boltzmann.boltz(x).sum().backward()
+    torch.testing.assert_close(x.grad, torch.full((3, 5), 0.2, dtype=torch.float64), rtol=1e-15, atol=0)
+
+
+def test_boltz_mp_respects_the_bounds_at_its_precision():
+    for v in ("0.1", "0.3", "-0.7", 0.1):
+        with mpmath.workdps(20):
+            assert exact.boltz_mp([v] * 7, dps=20) == mpmath.mpf(v)
+    with mpmath.workdps(30):   # mpmath reference: the bounds hold on random tied rows as well
+        rng = np.random.default_rng(13)
+        for _ in range(50):
+            a = list(rng.choice([0.1, 0.7, -1.3], size=int(rng.integers(2, 7))))
+            b = exact.boltz_mp(a, dps=30)
+            assert min(a) <= b <= max(a) and b >= max(a) - mpmath.log(len(a))
+
+
+def test_lattice_size_is_checked_before_building(monkeypatch):
+    with pytest.raises(ValueError, match=r"binom\(2000, 6\) would be 88,224,108,612,633,000.*MAX_LATTICE_ROWS"):
+        boltzmann.lattice_vectors(6, 2000, 1.0)
+    with pytest.raises(ValueError, match="astronomically large.*MAX_LATTICE_ROWS"):
+        boltzmann.lattice_vectors(10**6, 10**18, 1.0)
+    monkeypatch.setattr(boltzmann, "MAX_LATTICE_ROWS", 10)
+    assert boltzmann.lattice_vectors(2, 5, 1.0).shape == (math.comb(5, 2), 2)     # exactly at the limit
+    with pytest.raises(ValueError, match="MAX_LATTICE_ROWS = 10"):
+        boltzmann.lattice_vectors(2, 6, 1.0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: boltzmann.boltz(np.array([True, False])),
+    lambda: boltzmann.boltz(torch.tensor([True, False])),
+    lambda: boltzmann.boltz(np.array([1.0, 2.0j])),
+    lambda: boltzmann.boltz_bounds(torch.tensor([1.0, 2.0j])),
+    lambda: boltzmann.mellowmax([True, True]),
+    lambda: boltzmann.lemma1_check(np.ones((2, 2), dtype=bool)),
+])
+def test_bool_and_complex_arrays_are_refused(call):
+    with pytest.raises(ValueError, match=r"a must be|vectors must be"):
+        call()
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: boltzmann.boltz([0.0, 1.0], beta=True), "beta must be a real number, got True"),
+    (lambda: boltzmann.boltz([0.0, 1.0], beta=None), "beta must be a real number, got None"),
+    (lambda: boltzmann.boltz([0.0, 1.0], beta=1j), "beta must be a real number, got 1j"),
+    (lambda: boltzmann.lemma1_bound(np.True_, 1.0), "n must be an integer, got np.True_"),
+])
+def test_scalars_follow_one_rule(call, match):
+    with pytest.raises(ValueError, match=re.escape(match)):
+        call()

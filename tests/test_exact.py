@@ -99,3 +99,49 @@ def test_bfloat16_and_fractions():
     assert float(exact.boltz_mp(torch.tensor([0.0, 1.0], dtype=torch.bfloat16))) == pytest.approx(math.e / (1 + math.e))
     with mpmath.workdps(30):
         assert exact.to_mpf("x", Fraction(1, 3)) == mpmath.mpf(1) / 3
+
+
+def test_project_mp_against_hand_computed_values():
+    with mpmath.workdps(40):
+        rows = [[mpmath.mpf(1) / 3, 2.0], [0.5, "0.25"]]
+        got = exact.project_mp(rows, [3.0, 0.5])
+        assert got[0] == 1 + mpmath.mpf(1) and got[1] == mpmath.mpf("1.625")
+
+
+@pytest.mark.parametrize("rows, v, match", [
+    ([[1.0, 2.0]], [1.0, float("nan")], "v must be finite"),
+    ([[1.0, 2.0]], None, "v must be a real array"),
+    ([[1.0, 2.0]], [1.0, 1j], "v must be real"),
+    ([[1.0, 2.0]], np.array([True, False]), "v must be a real array, not bool"),
+    ([[1.0, 2.0]], [[1.0, 2.0]], "v must be 1-D"),
+    ([[1.0, float("nan")]], [1.0, 1.0], r"rows\[0\]\[1\] must be finite"),
+    ([[1.0, None]], [1.0, 1.0], r"rows\[0\]\[1\] must be a real number"),
+    ([[1.0, 2j]], [1.0, 1.0], r"rows\[0\]\[1\] must be a real number"),
+    ([[1.0, True]], [1.0, 1.0], r"rows\[0\]\[1\] must be a real number"),
+    ([[1.0, mpmath.inf]], [1.0, 1.0], r"rows\[0\]\[1\] must be finite"),
+    ([[1.0]], [1.0, 1.0], "length 2"),
+    (None, [1.0], "rows must be a sequence"),
+])
+def test_project_mp_refuses_what_is_not_a_finite_real(rows, v, match):
+    with mpmath.workdps(30), pytest.raises(ValueError, match=match):
+        exact.project_mp(rows, v)
+
+
+def test_attention_mp_refuses_bool_and_complex_tokens():
+    from lib.attention import SelfAttention
+
+    layer = SelfAttention(2)
+    for X in (np.ones((3, 2), dtype=bool), np.ones((3, 2)) * 1j, torch.ones(3, 2, dtype=torch.bool)):
+        with pytest.raises(ValueError, match="X must be"):
+            exact.attention_mp(X, layer, 20)
+    with pytest.raises(ValueError, match="X must have at least 2"):
+        exact.attention_mp(np.ones(2), layer, 20)
+
+
+def test_min_distance_checks_the_number_of_pairs(monkeypatch):
+    pts = [[0.0], [3.0], [1.0], [7.5]]
+    assert exact.min_distance(pts, 20) == 1                     # hand computed
+    monkeypatch.setattr(exact, "MAX_PAIRS", 6)                  # 4 points: exactly 6 pairs
+    assert exact.min_distance(pts, 20) == 1
+    with pytest.raises(ValueError, match="MAX_PAIRS = 6"):
+        exact.min_distance(pts + [[9.0]], 20)
