@@ -9,38 +9,37 @@ with tokens as the columns of :math:`Z \in \mathbb{R}^{d\times n}` and :math:`\s
 (or the hardmax) over the keys of each query. Here tokens are the *rows* of ``X`` of shape
 ``(..., n, d)``, as in torch, so the same layer reads
 ``X + softmax((X W_Q^T)(X W_K^T)^T, dim=-1) (X W_V^T) W_O^T``.
+
+Every layer counts the parameters its sizes ask for before allocating any and refuses more than
+:data:`MAX_PARAMETERS`.
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 from torch import nn
 
-from ._validate import all_finite, finite_real, positive_int, short_repr
+from ._validate import all_finite, as_float_array, check_size, finite_real, positive_int, short_repr
 
-__all__ = ["SingleHead", "SelfAttention", "CrossAttention", "FeedForward", "TokenTagger", "PatchAttentionClassifier", "NORMALIZERS"]
+__all__ = ["SingleHead", "SelfAttention", "CrossAttention", "FeedForward", "TokenTagger", "PatchAttentionClassifier",
+           "NORMALIZERS", "MAX_PARAMETERS"]
 
 NORMALIZERS = ("softmax", "hardmax")
 _NAMES = ("W_Q", "W_K", "W_V", "W_O")
+#: Largest number of parameters (weights and biases) one layer or model of this module allocates
+#: (2**27, 1 GiB in float64); the count is checked from the sizes before anything is built.
+MAX_PARAMETERS = 2**27
+
+
+def _check_parameters(what: str, count: int) -> None:
+    check_size(f"{what}: the number of parameters", count, MAX_PARAMETERS, "lib.attention.MAX_PARAMETERS")
 
 
 def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
-    """``value`` as a float64 tensor of ``shape``; ValueError naming ``name`` otherwise."""
-    if isinstance(value, torch.Tensor):
-        value = value.detach().cpu()
-        arr = value.double().numpy() if value.is_floating_point() else value.numpy()
-    else:
-        arr = value
-    try:
-        arr = np.asarray(arr)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a real array, got {short_repr(value)}") from exc
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(f"{name} must be a real array, got dtype {arr.dtype}")
-    m = torch.as_tensor(arr.astype(np.float64))
+    """``value`` as a float64 tensor of ``shape``; ValueError naming ``name`` otherwise (NaN/inf pass)."""
+    m = torch.from_numpy(as_float_array(name, value, min_ndim=0, finite=False))
     if tuple(m.shape) != shape:
         raise ValueError(f"{name} must have shape {shape}, got {tuple(m.shape)}")
     return m
@@ -63,6 +62,8 @@ class SingleHead(nn.Module):
         if rank is not None:
             rank = positive_int("rank", rank, maximum=min(self.head_dim, d_q, d_kv, d_out))
         self.rank = rank
+        _check_parameters(f"{type(self).__name__}(d_q={d_q}, d_kv={d_kv}, d_out={d_out}, head_dim={head_dim}, "
+                          f"rank={rank})", self.parameter_count(d_q, d_kv, d_out, self.head_dim, rank))
         if not isinstance(normalizer, str) or normalizer not in NORMALIZERS:
             raise ValueError(f"normalizer must be one of {NORMALIZERS}, got {normalizer!r}")
         self.normalizer = normalizer
@@ -85,6 +86,12 @@ class SingleHead(nn.Module):
                 value = torch.randn(shape, generator=gen, dtype=torch.float64) * (
                     std if rank is None else math.sqrt(std))
                 self.register_parameter(name + suffix, nn.Parameter(value.to(dtype)))
+
+    @staticmethod
+    def parameter_count(d_q: int, d_kv: int, d_out: int, head_dim: int, rank: int | None) -> int:
+        """Parameters of a head of these sizes: ``W_Q, W_K, W_V, W_O`` dense or as rank-``rank`` factors."""
+        shapes = [(head_dim, d_q), (head_dim, d_kv), (head_dim, d_kv), (d_out, head_dim)]
+        return sum(r * c if rank is None else rank * (r + c) for r, c in shapes)
 
     def _shape(self, name: str) -> tuple[int, int]:
         return {"W_Q": (self.head_dim, self.d_q), "W_K": (self.head_dim, self.d_kv),
@@ -238,13 +245,14 @@ class SelfAttention(SingleHead):
 
     Raises:
         ValueError: for non-positive sizes, a rank above ``min(head_dim, d)``, an unknown
-            normaliser or dtype; in :meth:`forward` for input of the wrong shape, dtype or with
+            normaliser or dtype, more than :data:`MAX_PARAMETERS` parameters (checked before
+            allocating); in :meth:`forward` for input of the wrong shape, dtype or with
             NaN/inf, or when the scores or the output overflow the dtype; in :meth:`~SingleHead.set_weights`
-            for a wrong shape, a non-real or non-finite matrix (also after the cast to the
-            layer's dtype) or a matrix of too high a rank.
+            for a wrong shape, a non-real (complex, bool) or non-finite matrix (also after the
+            cast to the layer's dtype) or a matrix of too high a rank.
 
-    Source: K&S (ICLR 2024), the self-attention layer of Section 2 and Theorems 1-2 (PAPERS.md
-    §1.2). Used in Chapters 2-5.
+    Source: K&S (ICLR 2024), the self-attention layer of Section 2 used by Theorems 1-2.
+    Used in Chapters 2-5.
     """
 
     def __init__(self, d: int, head_dim: int = 1, rank: int | None = None, normalizer: str = "softmax",
@@ -312,12 +320,14 @@ class CrossAttention(SingleHead):
 
     Raises:
         ValueError: for non-positive sizes, a bad rank, normaliser or dtype, ``residual`` with
-            ``d_out != d_q``; in :meth:`forward` for ``X`` or ``Y`` of the wrong width, dtype or
+            ``d_out != d_q``, more than :data:`MAX_PARAMETERS` parameters (checked before
+            allocating); in :meth:`forward` for ``X`` or ``Y`` of the wrong width, dtype or
             with NaN/inf, batch shapes that differ, or overflow; in :meth:`~SingleHead.set_weights` as
             :class:`SelfAttention`.
 
     Source: LHSL (NeurIPS 2025), the cross-attention universality theorem; the form
-    ``W_V Y σ[(W_K Y)^T W_Q X]`` is PAPERS.md §2.3 [I]. Used in Chapter 6.
+    ``W_V Y σ[(W_K Y)^T W_Q X]`` is reconstructed by the book (see the Sources and certainty
+    page). Used in Chapter 6.
     """
 
     def __init__(self, d_q: int, d_kv: int, head_dim: int = 1, d_out: int | None = None, rank: int | None = None,
@@ -379,12 +389,13 @@ class FeedForward(nn.Module):
     ``(..., d_in)``, output ``(..., d_out)``.
 
     Raises:
-        ValueError: for non-positive sizes, a residual with ``d_out != d_in``, an unknown dtype;
-            in :meth:`forward` for input of the wrong shape, dtype or with NaN/inf, or an
+        ValueError: for non-positive sizes, a residual with ``d_out != d_in``, an unknown dtype,
+            more than :data:`MAX_PARAMETERS` parameters (checked before allocating); in
+            :meth:`forward` for input of the wrong shape, dtype or with NaN/inf, or an
             overflowing output; in :meth:`set_weights` as :meth:`SingleHead.set_weights`.
 
-    Source: K&S (ICLR 2024), the feed-forward layer of Section 2 (PAPERS.md §1.2). Used by
-    :mod:`lib.memorization` (Chapter 3).
+    Source: K&S (ICLR 2024), the feed-forward layer of Section 2. Used by
+    :mod:`lib.memorization` and :mod:`lib.approximation` (Chapters 3-4).
     """
 
     _NAMES = ("W1", "b1", "W2", "b2")
@@ -399,6 +410,8 @@ class FeedForward(nn.Module):
             raise ValueError(f"residual must be a bool, got {residual!r}")
         if residual and self.d_out != self.d_in:
             raise ValueError(f"a residual layer needs d_out == d_in, got {self.d_out} and {self.d_in}")
+        _check_parameters(f"FeedForward(d_in={self.d_in}, width={self.width}, d_out={self.d_out})",
+                          self.parameter_count(self.d_in, self.width, self.d_out))
         self.residual = residual
         if dtype not in (torch.float32, torch.float64):
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
@@ -406,6 +419,11 @@ class FeedForward(nn.Module):
         for name, shape in self._shapes().items():
             value = torch.randn(shape, generator=gen, dtype=torch.float64) / math.sqrt(shape[-1])
             self.register_parameter(name, nn.Parameter(value.to(dtype)))
+
+    @staticmethod
+    def parameter_count(d_in: int, width: int, d_out: int) -> int:
+        """Parameters of a layer of these sizes: ``W1, b1, W2, b2``."""
+        return width * d_in + width + d_out * width + d_out
 
     def _shapes(self) -> dict[str, tuple[int, ...]]:
         return {"W1": (self.width, self.d_in), "b1": (self.width,), "W2": (self.d_out, self.width),
@@ -478,12 +496,13 @@ class TokenTagger(nn.Module):
     Input: word ids, int64 ``(batch, n)``. Output: logits ``(batch, n, n_tags)`` in ``dtype``.
 
     Raises:
-        ValueError: for non-positive sizes or a bad rank (as :class:`SelfAttention`); in
+        ValueError: for non-positive sizes or a bad rank (as :class:`SelfAttention`), more than
+            :data:`MAX_PARAMETERS` parameters in all (checked before allocating); in
             :meth:`forward` for ids that are not an int64 ``(batch, n)`` tensor, ids outside
             ``[0, vocab_size)``, or a row that is all padding.
 
     Source: K&S (ICLR 2024) Section 5, the rank-1 Transformer trained on CoNLL-2003; its sizes
-    are not in the paper and are ours (PAPERS.md §1.7). Used in Chapter 3.
+    are not in the paper and are the book's own. Used in Chapter 3.
     """
 
     def __init__(self, vocab_size: int, n_tags: int, d_model: int = 128, n_layers: int = 1,
@@ -500,6 +519,13 @@ class TokenTagger(nn.Module):
         seed = positive_int("seed", seed, minimum=0, maximum=2**62)
         if dtype not in (torch.float32, torch.float64):
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
+        if rank is not None:
+            rank = positive_int("rank", rank, maximum=min(head_dim, self.d_model))
+        d = self.d_model
+        block = (SingleHead.parameter_count(d, d, d, head_dim, rank)
+                 + FeedForward.parameter_count(d, ffn_width, d))
+        _check_parameters(f"TokenTagger(vocab_size={self.vocab_size}, d_model={d}, n_layers={self.n_layers})",
+                          self.vocab_size * d + self.n_layers * block + self.n_tags * d + self.n_tags)
         gen = torch.Generator().manual_seed(seed)
         self.embed = nn.Embedding(self.vocab_size, self.d_model, padding_idx=self.pad_id, dtype=dtype)
         with torch.no_grad():
@@ -571,11 +597,13 @@ class PatchAttentionClassifier(nn.Module):
 
     Raises:
         ValueError: for non-positive sizes or ``qk_init``, ``image_size`` not a multiple of
-            ``patch``, an unknown dtype; in :meth:`forward` for images of the wrong shape or dtype, or non-finite.
+            ``patch``, an unknown dtype, more than :data:`MAX_PARAMETERS` parameters (checked
+            before allocating); in :meth:`forward` for images of the wrong shape or dtype, or
+            non-finite.
 
     Source: LHSL (NeurIPS 2025) Appendix B trains "a single-head attention" model whose
-    architecture the paper does not give (PAPERS.md §2.6 [U]); this ViT-style one is ours
-    ([I], as §2.6 suggests). Used in Chapter 5.
+    architecture the paper does not give; this ViT-style one is the book's own (see the
+    Sources and certainty page). Used in Chapter 5.
     """
 
     def __init__(self, image_size: int = 28, patch: int = 7, channels: int = 1, d_model: int = 64,
@@ -595,6 +623,11 @@ class PatchAttentionClassifier(nn.Module):
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
         self.n_patches = (self.image_size // self.patch) ** 2
         fan_in = self.patch * self.patch * self.channels
+        d = self.d_model
+        _check_parameters(f"PatchAttentionClassifier(image_size={self.image_size}, patch={self.patch}, "
+                          f"channels={self.channels}, d_model={d})",
+                          d * fan_in + d + self.n_patches * d + SingleHead.parameter_count(d, d, d, head_dim, None)
+                          + self.n_classes * d + self.n_classes)
         gen = torch.Generator().manual_seed(seed)
 
         def normal(*shape, std):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.attention import SelfAttention
+from lib.attention import CrossAttention, FeedForward, PatchAttentionClassifier, SelfAttention, TokenTagger
 
 
 def direct(X, W, residual=True, hard=False):
@@ -234,3 +234,56 @@ def test_set_weights_accepts_bfloat16_tensors():
 
     layer = CrossAttention(2, 2, head_dim=2).set_weights(W_Q=torch.ones(2, 2, dtype=torch.bfloat16))
     np.testing.assert_allclose(layer.weights()["W_Q"].numpy(), np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("build, count", [
+    (lambda: SelfAttention(10**18), 4 * 10**18),
+    (lambda: SelfAttention(10**5, head_dim=10**4, rank=1), 4 * (10**5 + 10**4)),   # within: factors only
+    (lambda: CrossAttention(10**9, 3), 10**9 + 2 * 3 + 10**9),
+    (lambda: FeedForward(10**6, 10**6), 10**12 + 10**6 + 10**12 + 10**6),
+    (lambda: TokenTagger(10**9, 5, d_model=8), None),
+    (lambda: PatchAttentionClassifier(image_size=10**6, patch=1), None),
+])
+def test_layers_count_their_parameters_before_allocating(build, count):
+    from lib import attention
+
+    if count is not None and count <= attention.MAX_PARAMETERS:
+        assert sum(p.numel() for p in build().parameters()) == count
+        return
+    with pytest.raises(ValueError, match="number of parameters would be .*MAX_PARAMETERS = 134,217,728"):
+        build()
+
+
+def test_parameter_limit_is_inclusive(monkeypatch):
+    from lib import attention
+
+    n = FeedForward.parameter_count(3, 5, 2)
+    assert n == sum(p.numel() for p in FeedForward(3, 5, 2).parameters()) == 5 * 3 + 5 + 2 * 5 + 2
+    tagger = sum(p.numel() for p in TokenTagger(7, 3, d_model=4).parameters())
+    patch = sum(p.numel() for p in PatchAttentionClassifier(image_size=8, patch=4, d_model=4).parameters())
+    monkeypatch.setattr(attention, "MAX_PARAMETERS", n)
+    FeedForward(3, 5, 2)
+    with pytest.raises(ValueError, match=f"MAX_PARAMETERS = {n}"):
+        FeedForward(3, 6, 2)
+    monkeypatch.setattr(attention, "MAX_PARAMETERS", tagger)
+    TokenTagger(7, 3, d_model=4)
+    with pytest.raises(ValueError, match="MAX_PARAMETERS"):
+        TokenTagger(8, 3, d_model=4)
+    monkeypatch.setattr(attention, "MAX_PARAMETERS", patch)
+    PatchAttentionClassifier(image_size=8, patch=4, d_model=4)
+    with pytest.raises(ValueError, match="MAX_PARAMETERS"):
+        PatchAttentionClassifier(image_size=8, patch=4, d_model=4, n_classes=11)
+
+
+@pytest.mark.parametrize("value, match", [
+    (np.ones((1, 2), dtype=bool), "W_Q must be a real array, not bool"),
+    (torch.ones(1, 2, dtype=torch.bool), "W_Q must be a real array, not bool"),
+    (np.ones((1, 2)) * 1j, "W_Q must be real"),
+    (torch.ones(1, 2, dtype=torch.complex128), "W_Q must be real"),
+    ([["a", "b"]], "W_Q must be a real array"),
+])
+def test_set_weights_refuses_bool_and_complex(value, match):
+    with pytest.raises(ValueError, match=match):
+        SelfAttention(2).set_weights(W_Q=value)
+    with pytest.raises(ValueError, match=match.replace("W_Q", "W1")):
+        FeedForward(2, 1).set_weights(W1=value)
