@@ -2,9 +2,13 @@ r"""Contextual mappings: tokenwise separation, the projection constant, K&S Theo
 attention layer and the hardmax counterexample of Theorem 1 (Chapter 2).
 
 Tokens are rows: a family of ``N`` sequences of ``n`` tokens in :math:`\mathbb{R}^d` is an array
-of shape ``(N, n, d)``. All formulas follow PAPERS.md §1.3-1.6, where each is tagged: the shapes
-of Definition 1 and Theorems 1-2 are quoted, their constants recalled, the construction and the
-counterexample reconstructed.
+of shape ``(N, n, d)``. The shapes of K&S Definition 1 and Theorems 1-2 are quoted, their
+constants recalled; the construction of the Theorem 2 layer and the Theorem 1 counterexample are
+reconstructed by the book (see the Sources and certainty page).
+
+Functions that enumerate subsets, pairs or random draws check the count first against
+:data:`MAX_SEQUENCE_ENTRIES`, :data:`MAX_PAIR_ENTRIES`, :data:`MAX_DRAWS` (and
+:data:`lib.exact.MAX_PAIRS` for :func:`context_ids`) and raise ``ValueError`` beyond them.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import math
 import numpy as np
 import torch
 
-from ._validate import as_float_array, finite_real, positive_int, short_repr
+from ._validate import as_float_array, capped_comb, check_size, finite_real, positive_int, short_repr
 from .attention import SelfAttention
 from .boltzmann import lemma1_gap
 
@@ -32,7 +36,18 @@ __all__ = [
     "id_distance",
     "hardmax_trials",
     "context_ids",
+    "MAX_SEQUENCE_ENTRIES",
+    "MAX_PAIR_ENTRIES",
+    "MAX_DRAWS",
 ]
+
+#: Largest number of float64 entries :func:`subset_sequences` builds (``binom(K, n) n d``, 128 MiB).
+MAX_SEQUENCE_ENTRIES = 2**24
+#: Largest number of float64 entries of the pairwise differences of tokens (``binom(K + 1, 2) d``)
+#: that :func:`tokenwise_separation`, :func:`projection_constant` and :func:`rank_one_attention` form.
+MAX_PAIR_ENTRIES = 2**24
+#: Largest number of random draws :func:`best_direction` and :func:`hardmax_trials` make.
+MAX_DRAWS = 100_000
 
 
 def _sequences(X) -> np.ndarray:
@@ -56,8 +71,9 @@ def tokenwise_separation(X) -> tuple[float, float, float]:
         are strict). ``eps`` is ``inf`` when all tokens are equal.
 
     Raises:
-        ValueError: for a wrong shape, NaN/inf, or a sequence that holds the same token twice
-            (Theorem 2 excludes it).
+        ValueError: for a wrong shape, NaN/inf, complex or bool entries, a sequence that holds the
+            same token twice (Theorem 2 excludes it), or more than :data:`MAX_PAIR_ENTRIES`
+            entries of pairwise differences.
 
     Source: K&S (ICLR 2024), Definition 1 (name and triple quoted, wording recalled). Chapter 2.
     """
@@ -80,9 +96,16 @@ def _norms(x: np.ndarray) -> np.ndarray:
         return (scale * np.linalg.norm(x / safe, axis=-1, keepdims=True))[..., 0]
 
 
+def _check_pairs(count: int, d: int) -> None:
+    """Refuse to form the ``binom(count, 2) d`` entries of all pairwise differences beyond the limit."""
+    check_size(f"the pairwise differences of {count:,} tokens in dimension {d}: the number of entries",
+               count * (count - 1) // 2 * d, MAX_PAIR_ENTRIES, "lib.contextual.MAX_PAIR_ENTRIES")
+
+
 def _min_distance(points: np.ndarray) -> float:
     if len(points) < 2:
         return math.inf
+    _check_pairs(len(points), points.shape[1])
     i, j = np.triu_indices(len(points), 1)
     with np.errstate(over="ignore"):
         diff = points[i] - points[j]
@@ -129,12 +152,15 @@ def projection_constant(w, vocab) -> float:
         fails). Including 0 makes :math:`|w^\top x| \ge c_w \|x\|` for every token.
 
     Raises:
-        ValueError: for wrong shapes, NaN/inf, a zero ``w`` or repeated tokens.
+        ValueError: for wrong shapes, NaN/inf, complex or bool entries, a zero ``w``, repeated
+            tokens, or more than :data:`MAX_PAIR_ENTRIES` entries of pairwise differences.
 
-    Source: the projection lemma K&S cite (Park et al. 2021); PAPERS.md §1.5 step 1 [I]. Chapter 2.
+    Source: the projection lemma K&S cite (Park et al. 2021) for Theorem 2; its use in the
+    construction is reconstructed by the book (see the Sources and certainty page). Chapter 2.
     """
     V = _vocab(vocab)
     u = _unit(w, V.shape[1])
+    _check_pairs(len(V) + 1, V.shape[1])
     V = V / np.abs(V).max() if np.any(V) else V  # c_w is scale invariant: avoid over/underflow
     points = np.vstack([V, np.zeros((1, V.shape[1]))]) if not (V == 0).all(axis=1).any() else V
     if len(points) < 2:
@@ -155,7 +181,8 @@ def projection_bound(vocab_size: int, d: int) -> float:
     Raises:
         ValueError: for non-positive sizes.
 
-    Source: PAPERS.md §1.5 step 1 [I]; K&S Theorem 2's constant. Chapter 2 (check C9).
+    Source: Park et al. (2021), the constant in K&S Theorem 2 (its role there reconstructed by
+    the book; see the Sources and certainty page). Chapter 2 (check C9).
     """
     K = positive_int("vocab_size", vocab_size, maximum=10**12)
     d = positive_int("d", d, maximum=10**12)
@@ -169,14 +196,18 @@ def best_direction(vocab, draws: int = 64, seed: int = 0) -> tuple[np.ndarray, f
         ``(w, c_w)`` with ``w`` a unit float64 vector ``(d,)``.
 
     Raises:
-        ValueError: for bad ``vocab``, ``draws < 1`` or a negative ``seed``.
+        ValueError: for bad ``vocab`` (as :func:`projection_constant`), ``draws`` outside
+            ``[1, MAX_DRAWS]`` (:data:`MAX_DRAWS`) or a negative ``seed``.
 
-    Source: PAPERS.md §5, check C9 ("take the best of k random w"). Chapter 2.
+    Source: the book's check C9 of the projection constant in K&S Theorem 2 ("take the best of
+    k random w"). Chapter 2.
     """
     V = _vocab(vocab)
+    draws = positive_int("draws", draws, maximum=MAX_DRAWS)
+    _check_pairs(len(V) + 1, V.shape[1])
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
     best, best_c = None, -1.0
-    for _ in range(positive_int("draws", draws)):
+    for _ in range(draws):
         w = rng.normal(size=V.shape[1])
         w /= np.linalg.norm(w)
         c = projection_constant(w, V)
@@ -189,7 +220,7 @@ def best_direction(vocab, draws: int = 64, seed: int = 0) -> tuple[np.ndarray, f
 
 def rank_one_attention(vocab, n: int, *, w=None, eps=None, r_min=None, r_max=None, head_dim: int = 1,
                        seed: int = 0, gamma=None) -> SelfAttention:
-    r"""The rank-1 self-attention layer of K&S Theorem 2, built as in PAPERS.md §1.5.
+    r"""The rank-1 self-attention layer of K&S Theorem 2, as the book reconstructs its construction.
 
     With a unit direction ``w`` of projection constant :math:`c_w` and
     :math:`\gamma = (2\log n + 3)/(c_w^2 r_{\min} \epsilon)`:
@@ -215,11 +246,12 @@ def rank_one_attention(vocab, n: int, *, w=None, eps=None, r_min=None, r_max=Non
 
     Raises:
         ValueError: for a zero token, repeated tokens, a ``w`` that does not separate
-            :math:`V \cup \{0\}` (:math:`c_w = 0`), constants inconsistent with ``vocab``, or
-            a non-finite or non-positive ``gamma``.
+            :math:`V \cup \{0\}` (:math:`c_w = 0`), constants inconsistent with ``vocab``, a
+            non-finite or non-positive ``gamma``, or a vocabulary too large for
+            :data:`MAX_PAIR_ENTRIES`.
 
-    Source: K&S (ICLR 2024), Theorem 2; construction reconstructed (PAPERS.md §1.5 [R/I]).
-    Chapter 2.
+    Source: K&S (ICLR 2024), Theorem 2; the constants are recalled and the construction is
+    reconstructed by the book (see the Sources and certainty page). Chapter 2.
     """
     V = _vocab(vocab)
     n = positive_int("n", n, minimum=2)
@@ -283,10 +315,12 @@ def theorem2_delta(n: int, vocab_size: int, d: int, r_min: float, r_max: float, 
         ``r`` (``r_max + eps / 4``).
 
     Raises:
-        ValueError: for out-of-range arguments.
+        ValueError: for out-of-range arguments, among them ``eps > 2 r_max`` (two different
+            tokens of norm at most ``r_max`` are at most ``2 r_max`` apart, so no vocabulary has
+            such constants) and ``r_max < r_min``.
 
-    Source: K&S (ICLR 2024), Theorem 2 (formula recalled; PAPERS.md §1.4-1.5 shows the
-    construction reproduces it exactly). Chapter 2.
+    Source: K&S (ICLR 2024), Theorem 2 (formula recalled, see the Sources and certainty page;
+    the book's reconstruction of the construction reproduces it exactly). Chapter 2.
     """
     import mpmath
 
@@ -295,7 +329,7 @@ def theorem2_delta(n: int, vocab_size: int, d: int, r_min: float, r_max: float, 
     d = positive_int("d", d, maximum=10**12)
     r_min = finite_real("r_min", r_min, minimum=0.0, strict=True)
     r_max = finite_real("r_max", r_max, minimum=r_min)
-    eps = finite_real("eps", eps, minimum=0.0, strict=True)
+    eps = finite_real("eps", eps, minimum=0.0, strict=True, maximum=2 * r_max)
     c_w = None if c_w is None else finite_real("c_w", c_w, minimum=0.0, strict=True, maximum=1.0)
 
     with mpmath.workdps(30):  # log space in mpmath: no overflow or underflow for any valid input
@@ -315,13 +349,18 @@ def theorem2_delta(n: int, vocab_size: int, d: int, r_min: float, r_max: float, 
 def subset_sequences(vocab, n: int) -> np.ndarray:
     """All ``n``-subsets of the tokens of ``vocab`` as sequences ``(binom(K, n), n, d)``.
 
-    No two are permutations of each other and none repeats a token: the family of checks C6-C7.
+    No two are permutations of each other and none repeats a token: the family of checks C6-C7
+    of K&S Theorem 2 (Chapters 2-3).
 
     Raises:
-        ValueError: for bad ``vocab`` or ``n`` outside ``[1, K]``.
+        ValueError: for bad ``vocab``, ``n`` outside ``[1, K]``, or more than
+            :data:`MAX_SEQUENCE_ENTRIES` entries ``binom(K, n) n d`` (checked before building).
     """
     V = _vocab(vocab)
     n = positive_int("n", n, maximum=len(V))
+    count = capped_comb(len(V), n, MAX_SEQUENCE_ENTRIES)
+    check_size(f"subset_sequences of {len(V)} tokens, n = {n}: the number of entries binom({len(V)}, {n}) * {n} * "
+               f"{V.shape[1]}", count * n * V.shape[1], MAX_SEQUENCE_ENTRIES, "lib.contextual.MAX_SEQUENCE_ENTRIES")
     return np.array([V[list(idx)] for idx in itertools.combinations(range(len(V)), n)])
 
 
@@ -342,8 +381,8 @@ def hardmax_counterexample(v) -> np.ndarray:
     Raises:
         ValueError: if ``v`` is zero, not 1-D, or not finite.
 
-    Source: K&S (ICLR 2024), Theorem 1 (statement quoted; this counterexample reconstructed,
-    PAPERS.md §1.6 [I]). Chapter 2 (check C5).
+    Source: K&S (ICLR 2024), Theorem 1 (statement quoted; this counterexample is reconstructed
+    by the book, see the Sources and certainty page). Chapter 2 (check C5).
     """
     v = as_float_array("v", v)
     if v.ndim != 1:
@@ -406,9 +445,10 @@ def hardmax_trials(pair, draws: int = 2000, seed: int = 0):
         ``hardmax`` and ``softmax`` (the two distances).
 
     Raises:
-        ValueError: for a bad pair, ``draws`` or ``seed``.
+        ValueError: for a bad pair, ``draws`` outside ``[1, MAX_DRAWS]`` (:data:`MAX_DRAWS`) or
+            a negative ``seed``.
 
-    Source: K&S Theorem 1; PAPERS.md §5, check C5. Chapter 2.
+    Source: K&S Theorem 1, the book's check C5. Chapter 2.
     """
     import pandas as pd
 
@@ -421,7 +461,7 @@ def hardmax_trials(pair, draws: int = 2000, seed: int = 0):
     layers = {(s, norm): SelfAttention(d, head_dim=s, normalizer=norm) for s in (1, 2, 3)
               for norm in ("hardmax", "softmax")}
     rows = []
-    for i in range(positive_int("draws", draws)):
+    for i in range(positive_int("draws", draws, maximum=MAX_DRAWS)):
         s, scale = 1 + i % 3, (0.1, 1.0, 10.0)[(i // 3) % 3]
         W = {name: scale * rng.normal(size=(s, d)) for name in ("W_Q", "W_K", "W_V")}
         W["W_O"] = rng.normal(size=(d, s))
@@ -457,15 +497,19 @@ def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> dict:
         (largest id norm, float), ``delta`` (the dict of :func:`theorem2_delta`).
 
     Raises:
-        ValueError: as :func:`rank_one_attention`, or for ``digits_beyond < 10``.
+        ValueError: as :func:`rank_one_attention`, for ``digits_beyond < 10``, for constants that
+            need more than :data:`lib.exact.MAX_DPS` digits, or when the ``binom(K, n) n`` ids
+            would have more pairs to compare than :data:`lib.exact.MAX_PAIRS` (checked before
+            anything is evaluated) or their sequences more entries than
+            :data:`MAX_SEQUENCE_ENTRIES`.
 
-    Source: K&S Theorem 2 (PAPERS.md §5, checks C6-C8). Chapter 2.
+    Source: K&S Theorem 2, the book's checks C6-C8. Chapter 2.
     """
     import mpmath
 
     from . import exact
 
-    from .exact import MAX_DPS
+    from .exact import MAX_DPS, MAX_PAIRS
 
     beyond = positive_int("digits_beyond", digits_beyond, minimum=10)
     allowed = {"w", "eps", "r_min", "r_max", "head_dim", "seed", "gamma"}
@@ -473,6 +517,9 @@ def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> dict:
         raise ValueError(f"unknown arguments {sorted(set(kwargs) - allowed)}; allowed: {sorted(allowed)}")
     layer = rank_one_attention(vocab, n, **kwargs)
     V = layer.vocab
+    ids = capped_comb(len(V), n, MAX_PAIRS) * n
+    check_size(f"context_ids of {len(V)} tokens, n = {n}: the number of pairs of the binom({len(V)}, {n}) * {n} ids",
+               ids * (ids - 1) // 2 if ids != math.inf else ids, MAX_PAIRS, "lib.exact.MAX_PAIRS")
     X = subset_sequences(V, n)
     delta = theorem2_delta(n, len(V), V.shape[1], layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
     worst = max(-delta["construction"], 2 * layer.gamma * layer.r_max**2 / math.log(10))

@@ -176,3 +176,46 @@ def test_exact_input_validation():
         exact.attention_mp(np.ones((0, 2, 3)), layer)
     with pytest.raises(ValueError, match="real"):
         exact.attention_mp(torch.ones(2, 3, dtype=torch.complex128), layer)
+
+
+def test_theorem2_delta_refuses_impossible_constants():
+    # two different tokens of norm <= r_max are at most 2 r_max apart: eps <= 2 r_max
+    d = contextual.theorem2_delta(3, 5, 1, 1.0, 2.0, 4.0)                 # eps = 2 r_max: tokens -2 and 2
+    assert d["r"] == 2.0 + 4.0 / 4
+    with pytest.raises(ValueError, match=r"eps must be <= 4.0, got 4.5"):
+        contextual.theorem2_delta(3, 5, 1, 1.0, 2.0, 4.5)
+    with pytest.raises(ValueError, match="r_max must be >= 1.0"):
+        contextual.theorem2_delta(3, 5, 1, 1.0, 0.5, 0.1)
+    for bad in (True, None, 1j, float("nan")):
+        with pytest.raises(ValueError, match="eps must be"):
+            contextual.theorem2_delta(3, 5, 1, 1.0, 2.0, bad)
+
+
+def test_enumerations_are_sized_before_they_start(monkeypatch):
+    vocab = np.arange(1.0, 41.0)[:, None]                         # 40 tokens
+    with pytest.raises(ValueError, match=r"binom\(40, 20\) \* 20 \* 1 would be 2,756,930,576,400.*MAX_SEQUENCE_ENTRIES"):
+        contextual.subset_sequences(vocab, 20)
+    with pytest.raises(ValueError, match=r"pairs of the binom\(40, 20\) \* 20 ids.*MAX_PAIRS"):
+        contextual.context_ids(vocab, 20, w=[1.0])
+    with pytest.raises(ValueError, match="draws must be <= 100000"):
+        contextual.hardmax_trials(contextual.hardmax_counterexample([1.0]), draws=10**18)
+    with pytest.raises(ValueError, match="draws must be <= 100000"):
+        contextual.best_direction(vocab, draws=10**18)
+    # the limits are inclusive: binom(5, 3) * 3 * 1 = 30 entries
+    monkeypatch.setattr(contextual, "MAX_SEQUENCE_ENTRIES", 30)
+    assert contextual.subset_sequences(np.arange(1.0, 6.0)[:, None], 3).shape == (10, 3, 1)
+    with pytest.raises(ValueError, match="MAX_SEQUENCE_ENTRIES = 30"):
+        contextual.subset_sequences(np.arange(1.0, 7.0)[:, None], 3)
+    monkeypatch.setattr(contextual, "MAX_PAIR_ENTRIES", 15)               # 5 tokens and 0: binom(6, 2) = 15 pairs
+    assert contextual.projection_constant([1.0], np.arange(1.0, 6.0)[:, None]) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="MAX_PAIR_ENTRIES = 15"):
+        contextual.projection_constant([1.0], np.arange(1.0, 7.0)[:, None])
+
+
+def test_bool_and_complex_tokens_are_refused():
+    with pytest.raises(ValueError, match="vocab must be a real array, not bool"):
+        contextual.rank_one_attention(np.eye(3, dtype=bool), 2)
+    with pytest.raises(ValueError, match="X must be real"):
+        contextual.tokenwise_separation(np.ones((1, 2, 2)) * 1j)
+    with pytest.raises(ValueError, match="w must be a real array, not bool"):
+        contextual.projection_constant(np.array([True, False]), np.eye(2))
