@@ -11,13 +11,18 @@ is approximated by :math:`F^{(FF)}_2 \circ F^{(SA)} \circ F^{(FF)}_1`:
 
 The error is small in :math:`L_p` because the inputs where it is not — a token on a ramp, or two
 tokens in one cell (the representatives then repeat, which Theorem 2 excludes) — have small
-measure; it does not vanish in :math:`L_\infty`. The three stages follow PAPERS.md §1.5 step 7
-(reconstructed [I]); the exact quantization widths of the paper are unknown [U].
+measure; it does not vanish in :math:`L_\infty`. The three stages are the book's reconstruction
+of the construction behind K&S Proposition 1 (see the Sources and certainty page); the paper's own
+quantization widths are not known, so the widths here are the book's choice.
 
 Our lookup layer puts its ReLU knots *at* the sorted ids (piecewise-linear interpolation between
 neighbouring ids, constant beyond the ends), so its output always lies within the range of the
 table: on inputs outside the table the error is bounded by the range of :math:`f`. This choice is
-ours.
+ours; the bound holds for the floating-point output too (an output that rounding pushes past the
+table's range is set to the range's end).
+
+Builders check what they will allocate or enumerate first: :data:`MAX_TABLE_ENTRIES`,
+:data:`MAX_SAMPLE_ENTRIES`, :data:`MAX_MEASURE_BITS` and :data:`lib.attention.MAX_PARAMETERS`.
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ import mpmath
 import numpy as np
 import torch
 
-from ._validate import as_float_array, finite_real, positive_int, short_repr
+from . import attention as _attention
+from ._validate import as_float_array, capped_comb, check_size, finite_real, flag, positive_int, short_repr
 from .attention import FeedForward
 
 __all__ = [
@@ -49,7 +55,18 @@ __all__ = [
     "bad_sets",
     "error_row",
     "price_row",
+    "MAX_TABLE_ENTRIES",
+    "MAX_SAMPLE_ENTRIES",
+    "MAX_MEASURE_BITS",
 ]
+
+#: Largest lookup table :func:`ks_approximator` builds: ``binom(m^d, n) n`` context ids.
+MAX_TABLE_ENTRIES = 200_000
+#: Largest number of float64 entries ``k n d`` a sampler of :func:`uniform_sampler` draws at once.
+MAX_SAMPLE_ENTRIES = 2**26
+#: Largest size, in bits, of the exact rational :func:`duplicate_cell_measure` forms (about
+#: ``n log2(m^d)``).
+MAX_MEASURE_BITS = 2**20
 
 
 def _grid(m: int, low: float, high: float) -> tuple[int, float, float, float]:
@@ -61,18 +78,38 @@ def _grid(m: int, low: float, high: float) -> tuple[int, float, float, float]:
     return m, low, high, (high - low) / m
 
 
+def _ramp_width(tau, h: float) -> float:
+    """``tau`` checked as a ramp width: a finite real in ``(0, h)``."""
+    tau = finite_real("tau", tau, minimum=0.0, strict=True)
+    if not tau < h:
+        raise ValueError(f"tau must be below the cell width h = {h}, got {tau}")
+    return tau
+
+
 def cell_representatives(m: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
     """The representative of each of the ``m`` cells along one axis, ``(m,)`` float64.
 
     The cell centres ``low + (i + 1/2) h``; when one of them is 0 (a token of norm 0 would break
-    Theorem 2's ``r_min > 0``) all are shifted by ``h/4``.
+    Theorem 2's ``r_min > 0``) that centre is set to exactly 0 and all are shifted by ``h/4``.
+
+    "Is 0" is decided without rounding artefacts: the float64 centres carry a rounding error of
+    at most about ``1.5 eps max(|low|, |high|)`` (``eps`` the float64 machine epsilon; the
+    error of ``h``, of the product and of the sum), so a centre within ``4 eps max(|low|,
+    |high|)`` of 0 is one whose exact value is 0 (``low = -0.21, high = 0.21, m = 3`` gives a
+    float64 middle centre of ``-2.8e-17``) or is indistinguishable from it at this precision.
 
     Raises:
         ValueError: for ``m < 1``, non-finite bounds or ``high <= low``.
+
+    Source: the book's quantization for K&S Proposition 1 (Chapter 4).
     """
     m, low, high, h = _grid(m, low, high)
     reps = low + (np.arange(m) + 0.5) * h
-    return reps + h / 4 if np.any(reps == 0) else reps
+    zero = np.abs(reps) <= 4 * np.finfo(np.float64).eps * max(abs(low), abs(high))
+    if not zero.any():
+        return reps
+    reps[zero] = 0.0
+    return reps + h / 4
 
 
 def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -> FeedForward:
@@ -92,27 +129,28 @@ def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -
         ``2 (m - 1) d`` (``max(1, ...)``; for ``m = 1`` it is the constant ``r_0``).
 
     Raises:
-        ValueError: for non-positive ``m`` or ``d``, ``tau`` outside ``(0, h)``, bad bounds.
+        ValueError: for non-positive ``m`` or ``d``, ``tau`` outside ``(0, h)`` (also NaN, bool or
+            complex), bad bounds, or a layer of more than :data:`lib.attention.MAX_PARAMETERS`
+            parameters (checked before anything is allocated).
 
-    Source: K&S Proposition 1, "the first FFN quantizes the input" [V]; construction
-    reconstructed (PAPERS.md §1.5 step 7). Chapter 4.
+    Source: K&S Proposition 1, "the first FFN quantizes the input" (quoted); the construction is
+    reconstructed by the book (see the Sources and certainty page). Chapter 4.
     """
     m, low, high, h = _grid(m, low, high)
     d = positive_int("d", d)
-    tau = finite_real("tau", tau, minimum=0.0, strict=True)
-    if not tau < h:
-        raise ValueError(f"tau must be below the cell width h = {h}, got {tau}")
+    tau = _ramp_width(tau, h)
+    width = max(1, 2 * (m - 1) * d)
+    check_size(f"quantizer({m}, {d}, ...): the number of parameters", FeedForward.parameter_count(d, width, d),
+               _attention.MAX_PARAMETERS, "lib.attention.MAX_PARAMETERS")
     reps = cell_representatives(m, low, high)
     lines = low + np.arange(1, m) * h
-    width = max(1, 2 * (m - 1) * d)
     W1, b1, W2 = np.zeros((width, d)), np.zeros(width), np.zeros((d, width))
-    unit = 0
-    for c in range(d):
-        for t in lines:
-            W1[unit, c] = W1[unit + 1, c] = 1.0
-            b1[unit], b1[unit + 1] = -(t - tau), -t
-            W2[c, unit], W2[c, unit + 1] = h / tau, -h / tau
-            unit += 2
+    if m > 1:  # coordinate c, grid line j: units 2 ((m - 1) c + j) and the one after it
+        first = (2 * (m - 1) * np.arange(d)[:, None] + 2 * np.arange(m - 1)[None, :]).ravel()
+        coord = np.repeat(np.arange(d), m - 1)
+        W1[first, coord] = W1[first + 1, coord] = 1.0
+        b1[first], b1[first + 1] = np.tile(-(lines - tau), d), np.tile(-lines, d)
+        W2[coord, first], W2[coord, first + 1] = h / tau, -h / tau
     ffn = FeedForward(d, width, d)
     ffn.set_weights(W1=W1, b1=b1, W2=W2, b2=np.full(d, reps[0]))
     return ffn
@@ -122,12 +160,21 @@ def duplicate_cell_measure(m: int, n: int, d: int) -> float:
     r"""Probability that two of ``n`` uniform tokens in ``[0,1]^d`` share one of the ``m^d`` cells.
 
     ``1 - \prod_{k=0}^{n-1} (1 - k / m^d)``, computed exactly in rationals (the birthday
-    problem); 1 when ``n > m^d``.
+    problem) and rounded once; 1 when ``n > m^d``.
 
     Raises:
-        ValueError: for non-positive arguments.
+        ValueError: for non-positive arguments, or when the exact rational would exceed
+            :data:`MAX_MEASURE_BITS` bits (about ``n d log2(m)``; checked before computing).
+
+    Source: the measure of the duplicate-cell set in the book's reading of K&S Proposition 1
+    (Chapter 4).
     """
     m, n, d = positive_int("m", m), positive_int("n", n), positive_int("d", d)
+    log2_cells = d * math.log2(m)
+    if n.bit_length() > log2_cells + 2:  # n >= 2^(bits - 1) > 2 m^d: more tokens than cells
+        return 1.0
+    check_size(f"duplicate_cell_measure({m}, {n}, {d}): the bits of the exact rational, n * log2(m^d)",
+               math.ceil(n * log2_cells), MAX_MEASURE_BITS, "lib.approximation.MAX_MEASURE_BITS")
     cells = m**d
     if n > cells:
         return 1.0
@@ -148,28 +195,33 @@ def ramp_measure(m: int, n: int, d: int, tau: float, low: float = 0.0, high: flo
     """
     m, low, high, h = _grid(m, low, high)
     n, d = positive_int("n", n), positive_int("d", d)
-    tau = finite_real("tau", tau, minimum=0.0, strict=True)
-    if not tau < h:
-        raise ValueError(f"tau must be below the cell width h = {h}, got {tau}")
+    tau = _ramp_width(tau, h)
     return float(1 - (1 - (m - 1) * tau / (high - low)) ** (n * d))
 
 
 def uniform_sampler(n: int, d: int, low: float = 0.0, high: float = 1.0) -> Callable:
-    """``sampler(rng, k) -> (k, n, d)`` float64 sequences of i.i.d. uniform tokens in ``[low, high]^d``."""
+    """``sampler(rng, k) -> (k, n, d)`` float64 sequences of i.i.d. uniform tokens in ``[low, high]^d``.
+
+    Raises:
+        ValueError: for non-positive sizes or bad bounds; the sampler for a non-positive ``k``
+            or more than :data:`MAX_SAMPLE_ENTRIES` entries ``k n d`` (checked before drawing).
+    """
     n, d = positive_int("n", n), positive_int("d", d)
     low, high = finite_real("low", low), finite_real("high", high)
     if not high > low:
         raise ValueError(f"high must exceed low, got low={low}, high={high}")
 
     def sample(rng: np.random.Generator, k: int) -> np.ndarray:
-        return rng.uniform(low, high, size=(positive_int("k", k), n, d))
+        k = positive_int("k", k)
+        check_size(f"a sample of {k:,} sequences of {n} tokens in dimension {d}: the number of entries", k * n * d,
+                   MAX_SAMPLE_ENTRIES, "lib.approximation.MAX_SAMPLE_ENTRIES")
+        return rng.uniform(low, high, size=(k, n, d))
 
     return sample
 
 
 def _outputs(f: Callable, X: np.ndarray, name: str = "f") -> np.ndarray:
-    out = f(X)
-    out = out.detach().cpu().numpy() if isinstance(out, torch.Tensor) else np.asarray(out, dtype=float)
+    out = as_float_array(f"{name}(X)", f(X), min_ndim=0, finite=False)
     if out.ndim != 3 or out.shape[:2] != X.shape[:2]:
         raise ValueError(f"{name} must map (batch, n, d) to (batch, n, d_out), got {X.shape} -> {out.shape}")
     if not np.isfinite(out).all():
@@ -192,7 +244,8 @@ def check_equivariant(f: Callable, n: int, d: int, *, low: float = 0.0, high: fl
 
     Raises:
         ValueError: if ``f`` is not permutation equivariant on a probe (the deviation is given),
-            or returns the wrong shape or non-finite values.
+            or returns the wrong shape, non-finite, complex or bool values; for more probe
+            entries than :data:`MAX_SAMPLE_ENTRIES`.
     """
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
     X = uniform_sampler(n, d, low, high)(rng, positive_int("probes", probes))
@@ -262,16 +315,23 @@ class KSApproximator:
                                     self.v)
 
     def __call__(self, X) -> np.ndarray:
-        """The approximation ``(batch, n, d_out)`` float64 at sequences ``X`` ``(batch, n, d)``."""
+        """The approximation ``(batch, n, d_out)`` float64 at sequences ``X`` ``(batch, n, d)``.
+
+        Every output coordinate lies within the range of its column of ``values`` (the table),
+        in floating point too: the ReLU sum can overshoot an end of the range by rounding, and
+        such an output is set to the end (others are returned as computed).
+        """
         z = self.context_ids(X)
         batch = len(z) // self.n
         if not self.exact:
             with torch.no_grad():
                 out = self.lookup(torch.as_tensor(np.asarray(z, dtype=float))[:, None]).numpy()
-            return out.reshape(batch, self.n, -1)
-        with mpmath.workdps(self.dps):
-            rows = [_pwl_mp(zi, self.knots, self.values) for zi in z]
-        return np.array(rows, dtype=float).reshape(batch, self.n, -1)
+        else:
+            with mpmath.workdps(self.dps):
+                out = np.array([_pwl_mp(zi, self.knots, self.values) for zi in z], dtype=float)
+        lo, hi = self.values.min(axis=0), self.values.max(axis=0)
+        out = np.where(out < lo, lo, np.where(out > hi, hi, out))
+        return out.reshape(batch, self.n, -1)
 
 
 def _pwl_mp(z, knots, values) -> list:
@@ -325,13 +385,22 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
     Returns:
         A :class:`KSApproximator`.
 
+    The working precision of the exact evaluation follows the construction: with the theorem's
+    ``gamma``, 30 digits beyond the separation it guarantees (:func:`lib.contextual.theorem2_delta`,
+    ``construction``); with a given ``gamma``, at least 60 digits and 30 beyond
+    :math:`-\log_{10}` of the same separation formula at that ``gamma``,
+    :math:`\epsilon(\log n)^2 e^{-2\gamma r_{\max}^2}/(4\gamma r_{\max}^2)` (the ids of a large
+    ``gamma`` differ by about :math:`e^{-2\gamma r_{\max}^2}`).
+
     Raises:
         ValueError: for a non-equivariant ``f``, bad grid arguments, ``n > m^d`` (no sequence of
-            distinct cells), a table of more than 200,000 entries, ``exact=False`` when float64
-            cannot separate the ids, or ids that collide even in exact arithmetic.
+            distinct cells), a table of more than :data:`MAX_TABLE_ENTRIES` entries (counted
+            before anything is built), ``exact`` other than True, False or None, ``exact=False``
+            when float64 cannot separate the ids, a precision above
+            :data:`lib.exact.MAX_DPS`, or ids that collide even in exact arithmetic.
 
-    Source: K&S (ICLR 2024) Proposition 1 [V for the statement's shape]; the construction is
-    reconstructed (PAPERS.md §1.5 step 7). Chapter 4.
+    Source: K&S (ICLR 2024) Proposition 1 (the statement's shape quoted); the construction is
+    reconstructed by the book (see the Sources and certainty page). Chapter 4.
     """
     from . import contextual
     from . import exact as exact_mod
@@ -340,15 +409,17 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
         raise ValueError(f"f must be callable, got {short_repr(f)}")
     m, low, high, h = _grid(m, low, high)
     n, d = positive_int("n", n, minimum=2), positive_int("d", d)
+    exact = flag("exact", exact, allow_none=True)
+    n_cells = m**d if d * m.bit_length() <= 64 else math.inf   # math.inf: far more than any table allows
+    if n > n_cells:
+        raise ValueError(f"n = {n} tokens cannot lie in distinct cells of a grid with only {n_cells} cells")
+    count = math.inf if n_cells == math.inf else capped_comb(n_cells, n, MAX_TABLE_ENTRIES) * n
+    check_size(f"the lookup table of m = {m}, n = {n}, d = {d}: the number of entries binom({m}^{d}, {n}) * {n}",
+               count, MAX_TABLE_ENTRIES, "lib.approximation.MAX_TABLE_ENTRIES")
     q = quantizer(m, d, tau, low, high)
     check_equivariant(f, n, d, low=low, high=high, seed=seed, tol=tol)
     reps1 = cell_representatives(m, low, high)
     cells = np.array(list(itertools.product(reps1, repeat=d)))          # (m^d, d)
-    if n > len(cells):
-        raise ValueError(f"n = {n} tokens cannot lie in distinct cells of a grid with only {len(cells)} cells")
-    entries = math.comb(len(cells), n) * n
-    if entries > 200_000:
-        raise ValueError(f"the lookup table would hold {entries:,} entries (C({len(cells)}, {n}) x {n}); use a smaller m")
     seqs = np.array([cells[list(c)] for c in itertools.combinations(range(len(cells)), n)])  # (S, n, d)
     targets = _outputs(f, seqs).reshape(len(seqs) * n, -1)
     layer = contextual.rank_one_attention(cells, n, gamma=gamma, seed=seed)
@@ -370,8 +441,17 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
         lookup = _lookup_layer(knots, values)
         return KSApproximator(**parts, exact=False, dps=15, knots=knots, values=values, min_gap=float(gaps.min()),
                               lookup=lookup, max_weight=float(lookup.weights()["W2"].abs().max()))
-    delta = contextual.theorem2_delta(n, len(cells), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
-    dps = 30 + max(0, int(-delta["construction"])) if gamma is None else 60
+    if gamma is None:
+        delta = contextual.theorem2_delta(n, len(cells), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
+        dps = 30 + max(0, int(-delta["construction"]))
+    else:
+        r2 = layer.gamma * layer.r_max**2
+        log10_gap = (math.log10(layer.eps) + 2 * math.log10(math.log(n)) - math.log10(4 * r2)
+                     - 2 * r2 / math.log(10))
+        dps = max(60, 30 + math.ceil(-log10_gap))
+    if dps > exact_mod.MAX_DPS:
+        raise ValueError(f"the context ids need {dps:,} digits (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}), "
+                         f"more than lib.exact.MAX_DPS={exact_mod.MAX_DPS}")
     with mpmath.workdps(dps):
         z = exact_mod.project_mp([row for out in exact_mod.attention_mp(seqs, layer, dps) for row in out], v)
         order = sorted(range(len(z)), key=lambda i: z[i])
@@ -442,21 +522,32 @@ def sup_error(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed:
 def bad_sets(X, m: int, tau: float, low: float = 0.0, high: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """Which sequences ``X`` ``(batch, n, d)`` have a coordinate on a ramp, and which two tokens in one cell.
 
+    Decided against the grid lines ``t_j = low + j h`` and ramp starts ``t_j - tau`` exactly as
+    :func:`quantizer` computes them in float64 (a coordinate on a line belongs to the cell above
+    it), so rounding in ``(x - low) / h`` cannot put a point on the wrong side of a line.
+
     Returns:
         Two bool arrays ``(batch,)``: ``on_ramp`` (some coordinate in ``(t_j - tau, t_j)`` for a
         grid line ``t_j``) and ``duplicate`` (two tokens in the same cell).
 
     Raises:
-        ValueError: as :func:`quantizer`, or for ``X`` that is not ``(batch, n, d)``.
+        ValueError: as :func:`quantizer` (among them ``tau`` outside ``(0, h)``, NaN, bool or
+            complex), or for ``X`` that is not a real ``(batch, n, d)`` array.
+
+    Source: the two small sets of the book's reading of K&S Proposition 1 (Chapter 4).
     """
     m, low, high, h = _grid(m, low, high)
+    tau = _ramp_width(tau, h)
     X = as_float_array("X", X, min_ndim=3)
     if X.ndim != 3:
         raise ValueError(f"X must have shape (batch, n, d), got {X.shape}")
-    r = (X - low) / h
-    j = np.ceil(r)
-    on_ramp = ((j - r) * h < tau) & (j >= 1) & (j <= m - 1) & (j != r)
-    cells = np.clip(np.floor(r), 0, m - 1)
+    lines = low + np.arange(1, m) * h                          # the quantizer's grid lines
+    cells = np.searchsorted(lines, X, side="right")            # lines at or below x: the cell, 0 .. m - 1
+    if m > 1:
+        above = lines[np.minimum(cells, m - 2)]                # the next line up (where there is one)
+        on_ramp = (cells < m - 1) & (X > above - tau)          # the quantizer's relu(x - (t - tau)) > 0
+    else:
+        on_ramp = np.zeros(X.shape, dtype=bool)
     duplicate = np.array([len({tuple(c) for c in seq}) < len(seq) for seq in cells])
     return on_ramp.any(axis=(1, 2)), duplicate
 

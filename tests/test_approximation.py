@@ -1,7 +1,9 @@
 """lib.approximation: the quantizer, the FF-SA-FF approximator of K&S Proposition 1, error estimates."""
 
 import math
+import re
 
+import mpmath
 import numpy as np
 import pytest
 import torch
@@ -122,3 +124,142 @@ def test_bad_sets_hand_computed():
     ramp, dup = A.bad_sets(X, 4, 0.05)
     assert ramp.tolist() == [False, True, False, False]
     assert dup.tolist() == [False, True, True, False]
+
+
+def test_cell_representatives_decide_zero_without_rounding_artefacts():
+    # low = -0.21, high = 0.21, m = 3: the exact middle centre is 0 (the bounds are exact negatives),
+    # float64 computes -2.8e-17; it must count as 0 and the documented h/4 shift must happen
+    h = (0.21 - -0.21) / 3
+    reps = A.cell_representatives(3, -0.21, 0.21)
+    assert reps[1] == h / 4
+    np.testing.assert_allclose(reps, np.array([-h, 0.0, h]) + h / 4, rtol=0, atol=1e-16)
+    # every symmetric box with an odd m has an exactly-zero middle centre: always shifted to h/4
+    for a in np.linspace(0.01, 3.0, 150):
+        for m in (1, 3, 5, 7, 9, 11):
+            reps = A.cell_representatives(m, -a, a)
+            assert reps[(m - 1) // 2] == (2 * a / m) / 4 and np.all(reps != 0)
+    # a box whose centres are all far from 0 (exact rationals: min |centre| >= h/2 - ulps) is not shifted
+    for low, high, m in ((0.0, 1.0, 4), (-0.3, 0.7, 2), (0.1, 0.9, 5), (-1.0, 2.0, 2)):
+        hh = (high - low) / m
+        np.testing.assert_array_equal(A.cell_representatives(m, low, high), low + (np.arange(m) + 0.5) * hh)
+
+
+def test_approximator_on_a_symmetric_box_needs_no_extra_precision():
+    g = A.ks_approximator(lambda X: X, 3, 2, 1, 0.001, low=-0.21, high=0.21)
+    reps = A.cell_representatives(3, -0.21, 0.21)
+    assert min(abs(reps)) == pytest.approx(0.035)                  # r_min = h/4, not 2.8e-17
+    X = np.array([[[-0.2], [0.0]], [[0.2], [-0.15]]])                # off the ramps, distinct cells
+    np.testing.assert_allclose(g(X), reps[[[0, 1], [2, 0]]][..., None], atol=1e-12)
+
+
+def exact_ids(seqs, W, v, dps):
+    """Projected context ids v . (t + W_O W_V X softmax((W_K X)^T W_Q t)) of a d = 1 layer, in mpmath.
+
+    Written out from the layer's float64 weights, independently of lib.exact.
+    """
+    q, k, val, o = (mpmath.mpf(float(W[name][0, 0])) for name in ("W_Q", "W_K", "W_V", "W_O"))
+    with mpmath.workdps(dps):
+        out = []
+        for seq in seqs:
+            xs = [mpmath.mpf(float(x)) for x in seq[:, 0]]
+            for t in xs:
+                a = [(q * t) * (k * x) for x in xs]
+                top = max(a)
+                p = [mpmath.exp(s - top) for s in a]
+                out.append(mpmath.mpf(float(v)) * (t + o * mpmath.fsum(val * x * w for x, w in zip(xs, p)) / mpmath.fsum(p)))
+        return sorted(out)
+
+
+def test_working_precision_follows_gamma_and_r_max():
+    g = A.ks_approximator(lambda X: X, 4, 2, 1, 0.001, gamma=800.0)
+    assert g.exact and g.dps >= 560          # 2 gamma r_max^2 / ln 10 = 532 digits, plus the prefactor and 30
+    reps = A.cell_representatives(4)
+    seqs = np.array([[[reps[i]], [reps[j]]] for i in range(4) for j in range(i + 1, 4)])
+    ids = exact_ids(seqs, g.attention.weights(), g.v[0], 1200)
+    with mpmath.workdps(1200):
+        gap = min(b - a for a, b in zip(ids, ids[1:]))
+        assert mpmath.log10(gap) < -150                              # the exact smallest gap is about 1e-153
+        assert abs(g.min_gap - gap) < gap * mpmath.mpf(10) ** -30
+    X = seqs.copy()
+    np.testing.assert_allclose(g(X), X, atol=1e-12)                 # f = identity is exact at the centres
+
+
+def test_lookup_output_stays_within_the_table_range_in_floating_point():
+    g = A.ks_approximator(product_target, 6, 3, 1, tau=0.1 / 36, gamma=1.0)
+    X = A.uniform_sampler(3, 1)(np.random.default_rng(3), 2000)
+    with torch.no_grad():   # the raw ReLU sum overshoots the table's maximum by rounding on some inputs
+        raw = g.lookup(torch.as_tensor(np.asarray(g.context_ids(X), dtype=float))[:, None]).numpy()
+    assert raw.max() > g.values.max()
+    out = g(X).reshape(-1, 1)
+    assert out.min() >= g.values.min() and out.max() <= g.values.max()
+    inside = (raw >= g.values.min()) & (raw <= g.values.max())
+    np.testing.assert_array_equal(out[inside], raw[inside])         # untouched where within the range
+
+
+@pytest.mark.parametrize("tau, match", [
+    (0.25, "tau must be below the cell width h = 0.25, got 0.25"),
+    (0.3, "tau must be below the cell width"),
+    (float("nan"), "tau must be finite, got nan"),
+    (-0.01, "tau must be > 0.0, got -0.01"),
+    (0.01j, "tau must be a real number, got 0.01j"),
+    (True, "tau must be a real number, got True"),
+    (None, "tau must be a real number, got None"),
+])
+def test_bad_sets_validates_tau_like_the_quantizer(tau, match):
+    X = np.zeros((1, 2, 1))
+    with pytest.raises(ValueError, match=re.escape(match)):
+        A.bad_sets(X, 4, tau)
+    with pytest.raises(ValueError, match=re.escape(match)):
+        A.quantizer(4, 1, tau)
+
+
+def test_bad_sets_use_the_quantizers_own_grid_lines():
+    # m = 2 on [-0.3, 0.7]: the line is at 0.2; (x + 0.3) / 0.5 rounds up to 1 for the float just below
+    # it, which the quantizer (and so the cell) puts below the line
+    x = np.nextafter(0.2, 0)
+    ramp, dup = A.bad_sets(np.array([[[x], [0.45]]]), 2, 1e-3, low=-0.3, high=0.7)
+    assert ramp.tolist() == [True] and dup.tolist() == [False]
+    # independent: cells and ramps read off the quantizer's weights (b1 = -(t - tau), -t), many m, h inexact
+    rng = np.random.default_rng(5)
+    for m in (3, 6, 7, 10):
+        tau = 0.1 / m**2
+        q = A.quantizer(m, 1, tau)
+        b1 = q.weights()["b1"].numpy()
+        starts, lines = -b1[0::2], -b1[1::2]
+        pts = np.concatenate([lines, np.nextafter(lines, 0), np.nextafter(lines, 1), starts, np.nextafter(starts, 1),
+                              rng.uniform(size=50)])
+        X = np.stack([pts, np.full_like(pts, 0.999)], axis=1)[:, :, None]
+        ramp, dup = A.bad_sets(X, m, tau)
+        cells = (pts[:, None] >= lines[None]).sum(1)
+        want_ramp = ((pts[:, None] > starts[None]) & (pts[:, None] < lines[None])).any(1)
+        np.testing.assert_array_equal(ramp, want_ramp)
+        np.testing.assert_array_equal(dup, cells == m - 1)
+
+
+def test_sizes_are_checked_before_anything_is_built(monkeypatch):
+    with pytest.raises(ValueError, match=r"would be 3,169,925,001,442,312,192.*MAX_MEASURE_BITS"):
+        A.duplicate_cell_measure(3, 2, 10**18)
+    assert A.duplicate_cell_measure(3, 10**30, 2) == 1.0              # more tokens than cells: no loop
+    assert A.duplicate_cell_measure(2, 2, 60) == pytest.approx(2.0**-60, rel=1e-15)   # 1 - (1 - 1/N), N = 2^60
+    with pytest.raises(ValueError, match=r"MAX_TABLE_ENTRIES"):
+        A.ks_approximator(product_target, 10**6, 3, 4, 1e-9)
+    with pytest.raises(ValueError, match=r"MAX_PARAMETERS"):
+        A.quantizer(10**9, 1, 1e-12)
+    with pytest.raises(ValueError, match=r"MAX_SAMPLE_ENTRIES"):
+        A.uniform_sampler(3, 2)(np.random.default_rng(0), 10**9)
+    monkeypatch.setattr(A, "MAX_TABLE_ENTRIES", math.comb(4, 3) * 3)   # exactly the table of m = 4, n = 3
+    A.ks_approximator(product_target, 4, 3, 1, 0.01, gamma=0.5)
+    with pytest.raises(ValueError, match="MAX_TABLE_ENTRIES = 12"):
+        A.ks_approximator(product_target, 5, 3, 1, 0.01, gamma=0.5)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: A.ks_approximator(product_target, 4, 3, 1, 0.01, exact="yes"), "exact must be True, False or None"),
+    (lambda: A.ks_approximator(lambda X: X.astype(complex), 4, 3, 1, 0.01), r"f\(X\) must be real"),
+    (lambda: A.ks_approximator(lambda X: X > 0.5, 4, 3, 1, 0.01), r"f\(X\) must be a real array, not bool"),
+    (lambda: A.bad_sets(np.ones((1, 2, 1), dtype=bool), 4, 0.01), "X must be a real array, not bool"),
+    (lambda: A.lp_error(product_target, lambda X: X * 1j, 1, A.uniform_sampler(3, 1), 10), r"g\(X\) must be real"),
+])
+def test_complex_and_bool_values_are_refused(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
