@@ -10,8 +10,9 @@ labels. For distinct scalars :math:`z_1 < \dots < z_M` (a projection of the ids)
           \sum_{m \le j} c_m (z_j - b_m) = y_j \quad (j = 1, \dots, M)
 
 is a lower-triangular system with positive diagonal: hidden width :math:`M`, output weights that
-grow like one over the smallest gap between the ids (PAPERS.md §1.5 step 6, reconstructed [I];
-the finite-sample construction of Zhang et al. 2017).
+grow like one over the smallest gap between the ids (the feed-forward half of K&S Corollary 1 as
+the book reconstructs it, see the Sources and certainty page; the finite-sample construction of
+Zhang et al. 2017).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import mpmath
 import numpy as np
 import torch
 
-from ._validate import as_float_array, positive_int, short_repr
+from ._validate import as_float_array, finite_real, positive_int, short_repr
 from .attention import FeedForward
 
 __all__ = [
@@ -70,7 +71,8 @@ def interpolation_knots(z) -> tuple[np.ndarray, np.ndarray]:
         ValueError: for repeated ids (no function can give them different labels), NaN/inf or a
             wrong shape.
 
-    Source: PAPERS.md §1.5 step 6 [I]. Chapter 3.
+    Source: the interpolation step of K&S Corollary 1, reconstructed by the book (see the
+    Sources and certainty page). Chapter 3.
     """
     z = as_float_array("z", z)
     if z.ndim != 1:
@@ -89,21 +91,32 @@ def knot_layer(knots, coeffs, offset) -> FeedForward:
     r"""The float64 ReLU layer ``z -> offset + sum_m coeffs[m] relu(z - knots[m])`` on scalar ids.
 
     Args:
-        knots: ``(M,)`` floats; coeffs: ``(M, k)`` output weights; offset: ``(k,)`` output bias.
+        knots: ``(M,)`` reals; coeffs: ``(M, k)`` (or ``(M,)``) output weights; offset: ``(k,)``
+            output bias.
 
     Returns:
         ``FeedForward(1, M, k)`` with ``W1 = 1``, ``b1 = -knots``, ``W2 = coeffs^T``, ``b2 = offset``.
 
     Raises:
-        ValueError: for mismatched shapes or values that are not finite in float64.
+        ValueError: for mismatched shapes, complex or bool values (never read as their real part
+            or as 0/1), or values that are not finite in float64.
 
-    Shared by :func:`interpolating_ffn`, :func:`float64_network` and the lookup layer of
+    Source: the ReLU layer of K&S Corollary 1 (reconstructed by the book). Shared by
+    :func:`interpolating_ffn`, :func:`float64_network` and the lookup layer of
     :mod:`lib.approximation` (Chapters 3-4).
     """
     knots = as_float_array("knots", knots)
-    coeffs = np.asarray(coeffs, dtype=float).reshape(len(knots), -1)
+    if knots.ndim != 1:
+        raise ValueError(f"knots must be 1-D, got shape {knots.shape}")
+    coeffs = as_float_array("coeffs", coeffs)
+    if coeffs.shape[0] != len(knots) or coeffs.ndim > 2:
+        raise ValueError(f"coeffs must have shape ({len(knots)}, k) like knots, got {coeffs.shape}")
+    coeffs = coeffs.reshape(len(knots), -1)
+    offset = as_float_array("offset", offset)
+    if offset.shape != (coeffs.shape[1],):
+        raise ValueError(f"offset must have shape ({coeffs.shape[1]},), got {offset.shape}")
     ffn = FeedForward(1, len(knots), coeffs.shape[1])
-    ffn.set_weights(W1=np.ones((len(knots), 1)), b1=-knots, W2=coeffs.T, b2=np.asarray(offset, dtype=float))
+    ffn.set_weights(W1=np.ones((len(knots), 1)), b1=-knots, W2=coeffs.T, b2=offset)
     return ffn
 
 
@@ -126,8 +139,8 @@ def interpolating_ffn(z, y) -> FeedForward:
     Raises:
         ValueError: for repeated ids, NaN/inf, mismatched shapes, or coefficients that overflow.
 
-    Source: K&S (ICLR 2024), Corollary 1 (construction reconstructed, PAPERS.md §1.5 step 6).
-    Chapter 3.
+    Source: K&S (ICLR 2024), Corollary 1 (construction reconstructed by the book; see the
+    Sources and certainty page). Chapter 3.
     """
     z, y = _points(z, y)
     order, biases = interpolation_knots(z)
@@ -163,7 +176,7 @@ def interpolation_mp(z, y, dps: int = 50) -> dict:
     Raises:
         ValueError: for fewer than one id, repeated ids, non-finite values, mismatched shapes.
 
-    Source: K&S (ICLR 2024), Corollary 1; PAPERS.md §5, check C10. Chapter 3.
+    Source: K&S (ICLR 2024), Corollary 1; the book's check C10. Chapter 3.
     """
     from .exact import MAX_DPS, to_mpf
 
@@ -203,7 +216,8 @@ def corollary1_parameter_count(n: int, N: int, d: int, s: int) -> int:
 
     ``4(s + d)``: the four rank-1 attention matrices, each an outer product of an ``s``- and a
     ``d``-vector; ``d(2nN + d)``: per output coordinate, ``nN`` biases, ``nN`` output weights and a
-    ``d``-dimensional projection of the ids (reading reconstructed, PAPERS.md §1.4 [I]).
+    ``d``-dimensional projection of the ids (this reading is reconstructed by the book; see the
+    Sources and certainty page).
 
     Args:
         n: sequence length; N: number of sequences; d: token dimension; s: head size (all ``>= 1``).
@@ -214,7 +228,8 @@ def corollary1_parameter_count(n: int, N: int, d: int, s: int) -> int:
     Raises:
         ValueError: for non-positive arguments.
 
-    Source: K&S (ICLR 2024), Corollary 1 (count confirmed in shape, PAPERS.md §1.4). Chapter 3.
+    Source: K&S (ICLR 2024), Corollary 1 (the count's shape quoted, its reading reconstructed).
+    Chapter 3.
     """
     n, N, d, s = (positive_int(name, v) for name, v in (("n", n), ("N", N), ("d", d), ("s", s)))
     return 4 * (s + d) + d * (2 * n * N + d)
@@ -246,9 +261,12 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
         X: sequences ``(N, n, d)`` (tokenwise separated, no repeated token inside a sequence).
         Y: labels ``(N, n)`` or ``(N, n, k)``; permutation-equivalent sequences must give the same
             token the same label (consistent labels).
-        dps: working precision; by default 30 digits beyond the construction's separation.
+        dps: working precision; by default 30 digits beyond the construction's separation
+            (:func:`lib.contextual.theorem2_delta`, ``construction``, which follows the theorem's
+            ``gamma`` and ``r_max`` through its factor :math:`e^{-2\gamma r_{\max}^2}`).
         seed: seed of the attention layer's direction and of the fallback projections.
-        directions: how many random projections to try if ``w`` does not separate the ids.
+        directions: how many random projections to try if ``w`` does not separate the ids, at
+            most :data:`lib.contextual.MAX_DRAWS`.
 
     Returns:
         dict with ``attention`` (the layer), ``v`` (projection, ``(d,)``), ``interpolation`` (the
@@ -260,13 +278,16 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
 
     Raises:
         ValueError: for inconsistent labels, shapes that do not match, a sequence with a repeated
-            token, or when no tried direction separates the context ids.
+            token, complex or bool entries, a precision outside ``[15, lib.exact.MAX_DPS]``, more
+            than :data:`lib.contextual.MAX_DRAWS` directions, or when no tried direction
+            separates the context ids.
 
-    Source: K&S (ICLR 2024), Corollary 1 (statement and count confirmed in shape; construction
-    reconstructed, PAPERS.md §1.4-1.5). Chapter 3 (check C10).
+    Source: K&S (ICLR 2024), Corollary 1 (statement and count quoted in shape; the construction
+    is reconstructed by the book, see the Sources and certainty page). Chapter 3 (check C10).
     """
     from . import contextual, exact
 
+    directions = positive_int("directions", directions, maximum=contextual.MAX_DRAWS)
     Xa = as_float_array("X", X, min_ndim=3)
     if Xa.ndim != 3:
         raise ValueError(f"X must have shape (N, n, d), got {Xa.shape}")
@@ -286,11 +307,16 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
                              f"token {j % n}) are forced to share a context id but ask {labels[i]} and {labels[j]}")
     layer = contextual.rank_one_attention(contextual.vocabulary(Xa), n, seed=seed)
     delta = contextual.theorem2_delta(n, len(layer.vocab), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
-    dps = 30 + int(-delta["construction"]) if dps is None else positive_int("dps", dps, minimum=15)
+    if dps is None:
+        dps = 30 + max(0, int(-delta["construction"]))
+        if dps > exact.MAX_DPS:
+            raise ValueError(f"the context ids need {dps:,} digits, more than lib.exact.MAX_DPS={exact.MAX_DPS}")
+    else:
+        dps = positive_int("dps", dps, minimum=15, maximum=exact.MAX_DPS)
     ids = [row for out in exact.attention_mp(Xa, layer, dps) for row in out]
     reps = sorted(first.values())  # one (sequence, token) per context
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
-    candidates = [layer.w] + [rng.normal(size=d) for _ in range(positive_int("directions", directions))]
+    candidates = [layer.w] + [rng.normal(size=d) for _ in range(directions)]
     with mpmath.workdps(dps):
         for v in candidates:
             v = v / np.linalg.norm(v)
@@ -364,10 +390,14 @@ def interpolation_price(spacings, labels, base: float = 1.0) -> "pd.DataFrame":
         last place higher: the rounding any float64 computation of the ids carries).
 
     Raises:
-        ValueError: for non-positive or non-finite spacings, or spacings that make ids collide.
+        ValueError: for non-positive or non-finite spacings, a non-finite ``base``, complex or bool
+            input, or spacings that make ids collide.
+
+    Source: the interpolation step of K&S Corollary 1 (reconstructed by the book). Chapter 3.
     """
     import pandas as pd
 
+    base = finite_real("base", base)
     spacings = as_float_array("spacings", spacings)
     if spacings.ndim != 1 or (spacings <= 0).any():
         raise ValueError(f"spacings must be positive, got {short_repr(spacings)}")
@@ -486,7 +516,7 @@ def permutation_ceiling(pairs) -> float:
 
 
 #: The settings of the CoNLL-2003 experiment in each mode. K&S Section 5 gives none of them except
-#: the 800 epochs and the depths (PAPERS.md §1.7, [U]): everything here is ours.
+#: the 800 epochs and the depths (see the Sources and certainty page): everything here is ours.
 CONLL_SETTINGS = {
     "fast": {"sentences": 600, "validation_sentences": 500, "epochs": 30, "d_model": 64, "batch_size": 32,
              "lr": 3e-3, "final_lr": 3e-4, "eval_every": 5, "layers": [1, 3, 6], "seed": 0},
@@ -538,7 +568,7 @@ def conll_experiment(train_pairs, validation_pairs, *, n_layers: int, rank: int 
         ValueError: as :func:`lib.data.build_vocab`, :class:`~lib.attention.TokenTagger` and
             :func:`lib.training.fit`.
 
-    Source: K&S (ICLR 2024) Section 5 (PAPERS.md §1.7). Chapter 3.
+    Source: K&S (ICLR 2024) Section 5, the CoNLL-2003 experiment. Chapter 3.
     """
     from . import config, data, training
     from .attention import TokenTagger

@@ -43,7 +43,7 @@ def test_knots_and_validation():
 
 
 def test_parameter_count_hand_computed():
-    # s = d = 1, n = 3, N = 10: 4 * 2 + 1 * (60 + 1) = 69 (PAPERS.md, check C11)
+    # s = d = 1, n = 3, N = 10: 4 * 2 + 1 * (60 + 1) = 69 (K&S Corollary 1, check C11 of Chapter 3)
     assert memorization.corollary1_parameter_count(3, 10, 1, 1) == 69
     assert memorization.corollary1_parameter_count(2, 5, 3, 2) == 4 * 5 + 3 * (20 + 3)
     with pytest.raises(ValueError, match="N must be >= 1"):
@@ -143,3 +143,36 @@ def test_knot_layer_hand_computed():
     np.testing.assert_allclose(memorization.scalar_outputs(layer, [-1.0, 0.25, 3.0])[:, 0], [0.5, 0.75, 1.5])
     with pytest.raises(ValueError, match="knots"):
         memorization.knot_layer([np.nan], [[1.0]], [0.0])
+
+
+def test_knot_layer_hand_computed_and_refuses_complex_and_bool():
+    ffn = memorization.knot_layer([0.0, 1.0], [[1.0], [-2.0]], [0.5])
+    z = np.array([-1.0, 0.25, 1.0, 3.0])
+    want = 0.5 + np.maximum(z, 0) - 2 * np.maximum(z - 1, 0)     # 0.5 + relu(z) - 2 relu(z - 1)
+    np.testing.assert_allclose(memorization.scalar_outputs(ffn, z)[:, 0], want, rtol=0, atol=1e-15)
+    for kwargs, match in [
+        ({"coeffs": [[1.0], [-2.0 + 1j]]}, "coeffs must be real"),
+        ({"coeffs": np.array([[True], [False]])}, "coeffs must be a real array, not bool"),
+        ({"offset": [0.5j]}, "offset must be real"),
+        ({"offset": np.array([True])}, "offset must be a real array, not bool"),
+        ({"knots": torch.tensor([0.0, 1.0], dtype=torch.complex64)}, "knots must be real"),
+        ({"coeffs": [[1.0, 2.0, 3.0]]}, r"coeffs must have shape \(2, k\)"),
+        ({"offset": [0.5, 0.5]}, r"offset must have shape \(1,\)"),
+    ]:
+        args = {"knots": [0.0, 1.0], "coeffs": [[1.0], [-2.0]], "offset": [0.5]} | kwargs
+        with pytest.raises(ValueError, match=match):
+            memorization.knot_layer(**args)
+
+
+def test_more_arguments_follow_the_rule():
+    with pytest.raises(ValueError, match="base must be finite, got nan"):
+        memorization.interpolation_price([0.1], [0.0, 1.0], base=float("nan"))
+    with pytest.raises(ValueError, match="base must be a real number, got True"):
+        memorization.interpolation_price([0.1], [0.0, 1.0], base=True)
+    X = np.array([[[1.0], [2.0]], [[1.0], [3.0]]])
+    with pytest.raises(ValueError, match="directions must be <= 100000"):
+        memorization.memorizing_transformer(X, np.zeros((2, 2)), directions=10**18)
+    with pytest.raises(ValueError, match="dps must be <= 100000"):
+        memorization.memorizing_transformer(X, np.zeros((2, 2)), dps=10**6)
+    with pytest.raises(ValueError, match="Y must be a real array, not bool"):
+        memorization.memorizing_transformer(X, np.zeros((2, 2), dtype=bool))
