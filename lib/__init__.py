@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 
 __all__ = ["approximation", "artifacts", "attention", "boltzmann", "claims", "config", "contextual", "data", "exact", "maxaffine", "memorization",
-           "plotting", "sphinxext", "training"]
+           "plotting", "training"]
 __version__ = "0.1.0"
 
 

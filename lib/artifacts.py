@@ -113,7 +113,7 @@ def load_or_compute(name: str, params: dict, compute: Callable[[], object], *,
             holds another key (the message names the file to delete), or a result that cannot
             be stored (it is still computed; the message says why).
 
-    Source: DESIGN.md ("artifacts"). Used in Chapter 3 (full mode).
+    Used by the full-mode experiments of Chapters 3 and 5.
     """
     if not callable(compute):
         raise ValueError(f"compute must be callable, got {short_repr(compute)}")

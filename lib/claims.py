@@ -2,9 +2,10 @@
 
 * :func:`glue` is ``myst_nb.glue`` with the value coerced to a Python ``int``/``float``/``str``
   (numpy 2 and torch scalars break ``{glue:text}`` format specs) and never displayed.
-* :func:`record` turns one check (C1-C19 of PAPERS.md, or a check the book adds) into a glued
-  record ``claim-<id>``; the ``claims-table`` directive of :mod:`lib.sphinxext` collects every
-  record of every chapter into the table of ``chapters/claims.md``, so nothing is retyped.
+* :func:`record` turns one check (C1-C19, the checks planned with the book, or a check the book
+  adds) into a glued record ``claim-<id>``; the book's Sphinx extension (``_ext/book_sphinx``)
+  collects every record of every chapter into the ``claims-table`` of ``chapters/claims.md``, so
+  nothing is retyped. :func:`not_run` records a check that could not run on this machine.
 * :func:`checks_table` shows the checks recorded so far in this kernel, for a chapter's summary.
 
 Used by every chapter.
@@ -25,7 +26,7 @@ import torch
 from ._constants import CLAIM_PREFIX
 from ._validate import finite_real, positive_int, short_repr
 
-__all__ = ["fmt", "glue", "glue_many", "pretty", "record", "checks_table", "CLAIM_PREFIX"]
+__all__ = ["fmt", "glue", "glue_many", "pretty", "record", "not_run", "checks_table", "CLAIM_PREFIX"]
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _RECORDED: dict[str, dict] = {}
@@ -146,10 +147,10 @@ def record(check_id: str, claim: str, measured, expected, passed, *, source: str
     """Record one numerical check for the claims page and glue it as ``claim-<check_id>``.
 
     Args:
-        check_id: e.g. ``"C3"`` (PAPERS.md §5) or ``"B1.2"`` for a check the book adds.
+        check_id: e.g. ``"C3"`` (a check planned with the book) or ``"B1.2"`` (one a chapter adds).
         claim: the statement checked, one sentence, in the book's words.
         measured: what the chapter computed: a number (formatted with :func:`fmt`) or a string.
-        expected: what the paper (or PAPERS.md) predicts, as a number or a string such as
+        expected: what the paper (or the book's derivation) predicts, as a number or a string such as
             ``"<= 1e-12"``.
         passed: whether the measurement meets the expectation, computed by the chapter.
         source: paper and statement, e.g. ``"K&S Lemma 1"``.
@@ -161,24 +162,47 @@ def record(check_id: str, claim: str, measured, expected, passed, *, source: str
         ValueError: for an empty or malformed ``check_id``, empty ``claim``/``source``, or a
             ``passed`` that is not a bool.
     """
+    entry = _entry(check_id, claim, measured, expected, source)
+    if not isinstance(passed, bool | np.bool_):
+        raise ValueError(f"passed must be a bool, got {short_repr(passed)}")
+    return _store(entry | {"passed": bool(passed)})
+
+
+def _entry(check_id, claim, measured, expected, source) -> dict:
     if not isinstance(check_id, str) or not _KEY.fullmatch(check_id):
         raise ValueError(f"check_id must match {_KEY.pattern}, got {short_repr(check_id)}")
     for name, text in (("claim", claim), ("source", source)):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{name} must be a non-empty string, got {short_repr(text)}")
-    if not isinstance(passed, bool | np.bool_):
-        raise ValueError(f"passed must be a bool, got {short_repr(passed)}")
-    entry = {
-        "id": check_id,
-        "source": source.strip(),
-        "claim": claim.strip(),
-        "measured": _as_text("measured", measured),
-        "expected": _as_text("expected", expected),
-        "passed": bool(passed),
-    }
-    _RECORDED[check_id] = entry
-    glue(CLAIM_PREFIX + check_id, json.dumps(entry, ensure_ascii=False))
+    return {"id": check_id, "source": source.strip(), "claim": claim.strip(),
+            "measured": _as_text("measured", measured), "expected": _as_text("expected", expected)}
+
+
+def _store(entry: dict) -> dict:
+    _RECORDED[entry["id"]] = entry
+    glue(CLAIM_PREFIX + entry["id"], json.dumps(entry, ensure_ascii=False))
     return entry
+
+
+def not_run(check_id: str, claim: str, reason: str, *, source: str) -> dict:
+    """Record a check that could not run on this machine (a dataset is missing), for the claims page.
+
+    The claims table shows it with the status "not run" and ``reason`` as its measured value,
+    never as a pass; the build prints one line per such check.
+
+    Args:
+        check_id, claim, source: as for :func:`record`.
+        reason: why it did not run, one sentence (e.g. which package is missing).
+
+    Returns:
+        The record as a dict (``passed`` is ``None``).
+
+    Raises:
+        ValueError: as :func:`record`, and for an empty ``reason``.
+    """
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError(f"reason must be a non-empty string, got {short_repr(reason)}")
+    return _store(_entry(check_id, claim, f"not run: {reason.strip()}", "-", source) | {"passed": None})
 
 
 def checks_table():
@@ -193,7 +217,7 @@ def checks_table():
     rows = [
         {
             "check": e["id"],
-            "status": "pass" if e["passed"] else "FAIL",
+            "status": {True: "pass", False: "FAIL", None: "not run"}[e["passed"]],
             "measured": e["measured"],
             "expected": e["expected"],
             "claim": e["claim"],

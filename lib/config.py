@@ -5,7 +5,7 @@ The book runs in one of two modes, read once from the ``BOOK_MODE`` environment 
 * ``fast`` (default): every chapter executes on a 2-core CPU within its budget;
 * ``full``: the papers' experiments at paper scale (results cached through ``lib.artifacts``).
 
-Used by every chapter's set-up cell (DESIGN.md, "Chapters").
+Used by every chapter's set-up cell.
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ def read_device(environ: dict | None = None) -> torch.device:
 #: Where :func:`lib.training.fit` trains (``BOOK_DEVICE``, else a GPU when present, else CPU).
 DEVICE: torch.device = read_device()
 
-#: True while a chapter executes inside a book build (set by ``lib.sphinxext``). Progress bars
-#: are then silent, so that nothing reaches the page or stderr.
+#: True while a chapter executes inside a book build (``BOOK_BUILD=1``, set by the book's Sphinx
+#: extension in ``_ext/book_sphinx``). Progress bars are then silent, so nothing reaches stderr.
 IN_BUILD: bool = os.environ.get("BOOK_BUILD", "") == "1"
 
 

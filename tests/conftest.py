@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "_ext"))  # the book's Sphinx extension, for its unit tests
 BIN = Path(sys.executable).parent
 JUPYTER_BOOK = str(BIN / "jupyter-book")
 STRICT = ["build", ".", "-W", "-n", "--keep-going"]
@@ -52,6 +53,7 @@ class TempBook:
         self.root = root
         shutil.copy(ROOT / "_config.yml", root / "_config.yml")
         shutil.copy(ROOT / "references.bib", root / "references.bib")
+        shutil.copytree(ROOT / "_ext", root / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
         (root / "intro.md").write_text("# Temporary book\n\nA test book.\n")
         (root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: chapters/probe\n")
         (root / "chapters").mkdir()
@@ -61,16 +63,20 @@ class TempBook:
     def write_lib(self, text: str) -> None:
         (self.root / "lib" / "probe.py").write_text(text)
 
-    def write_chapter(self, cells: list[str], front: str = "") -> None:
+    def write_chapter(self, cells: list[str], front: str = "", name: str = "probe", title: str = "Probe") -> None:
         body = "\n".join(textwrap.dedent(c).strip("\n") + "\n" for c in cells)
-        (self.root / "chapters" / "probe.md").write_text(FRONT_MATTER.format(extra=front) + "\n# Probe\n\n" + body)
+        (self.root / "chapters" / f"{name}.md").write_text(FRONT_MATTER.format(extra=front) + f"\n# {title}\n\n" + body)
+
+    def write_toc(self, *names: str) -> None:
+        chapters = "".join(f"  - file: chapters/{n}\n" for n in names)
+        (self.root / "_toc.yml").write_text(f"format: jb-book\nroot: intro\nchapters:\n{chapters}")
 
     def build(self, **env) -> subprocess.CompletedProcess:
         # the chapter imports the temporary lib/probe.py as `probe`
         return run_build(self.root, env={"PYTHONPATH": str(self.root / "lib"), **env}, timeout=600)
 
-    def html(self) -> str:
-        return (self.root / "_build" / "html" / "chapters" / "probe.html").read_text()
+    def html(self, name: str = "probe") -> str:
+        return (self.root / "_build" / "html" / "chapters" / f"{name}.html").read_text()
 
 
 @pytest.fixture

@@ -17,17 +17,34 @@ def code_cells(path):
     return [c for c in jupytext.read(path).cells if c.cell_type == "code"]
 
 
-# DESIGN.md: a chapter executes in <= 90 s; the chapters with training runs have 120 s (issues 4 and 6).
+# A chapter executes within 90 s on the reference machine; the chapters that train models have 120 s.
 MAX_BUDGET = {"03_memorization": 120, "05_max_affine_partition": 120}
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
-def test_budget_sets_timeout(path):
+def test_budget_declared_and_timeout_left_to_the_safety_net(path):
+    """The cell timeout is derived from budget_seconds by the book's extension (at least 4 x the
+    budget and 300 s); a chapter must not set a tighter one, which would break any loaded machine."""
+    import yaml
+
+    from book_sphinx.execution import cell_timeout
+
     meta = jupytext.read(path).metadata
     budget = meta.get("budget_seconds")
     limit = MAX_BUDGET.get(path.stem, 90)
     assert isinstance(budget, int) and 0 < budget <= limit, f"{path.stem}: budget must be <= {limit} s"
-    assert meta["mystnb"]["execution_timeout"] == budget
+    assert "execution_timeout" not in (meta.get("mystnb") or {})
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
+
+    class Config:
+        book_timeout_factor = config["book_timeout_factor"]
+        book_timeout_floor = config["book_timeout_floor"]
+        book_full_timeout_factor = config["book_full_timeout_factor"]
+        book_full_timeout_floor = config["book_full_timeout_floor"]
+
+    fast = cell_timeout(Config, budget, "fast")
+    assert fast == max(4 * budget, 300) and fast >= 4 * budget and fast >= 300
+    assert cell_timeout(Config, budget, "full") > fast
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])

@@ -73,28 +73,3 @@ def test_bad_environ_and_seed_range():
         config.read_mode([])
     with pytest.raises(ValueError, match="seed must be <="):
         config.seed_everything(2**64)
-
-
-def test_inputs_hash_needs_a_folder(tmp_path):
-    from lib.sphinxext import inputs_hash
-
-    (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "a.py").write_text("x = 1\n")
-    h1 = inputs_hash(tmp_path)
-    (tmp_path / "lib" / "a.py").write_text("x = 2\n")
-    assert inputs_hash(tmp_path) != h1
-    (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
-    assert inputs_hash(tmp_path) not in (h1,)
-    for bad in (None, 123, "", tmp_path / "missing"):
-        with pytest.raises(ValueError, match="root must be an existing folder"):
-            inputs_hash(bad)
-
-
-def test_inputs_hash_depends_on_book_mode(tmp_path, monkeypatch):
-    from lib.sphinxext import inputs_hash
-
-    (tmp_path / "lib").mkdir()
-    monkeypatch.setenv("BOOK_MODE", "fast")
-    fast = inputs_hash(tmp_path)
-    monkeypatch.setenv("BOOK_MODE", "full")
-    assert inputs_hash(tmp_path) != fast  # a fast-mode cache must not serve a full build

@@ -2,11 +2,13 @@
 and CIFAR-10 loaders; label and input noise (Chapter 5)."""
 
 import gzip
+import os
 import pickle
 
 import numpy as np
 import pytest
 
+from conftest import ROOT
 from lib import data
 
 
@@ -14,7 +16,7 @@ from lib import data
                                                       ("test", 3453, 46435)])
 def test_split_sizes(split, sentences, tokens):
     pairs = data.load_conll2003(split)
-    assert len(pairs) == sentences  # the official CoNLL-2003 counts (DATASETS.md §1)
+    assert len(pairs) == sentences  # the official CoNLL-2003 counts
     assert sum(len(t) for t, _ in pairs) == tokens
     assert not any(t[0] == "-DOCSTART-" for t, _ in pairs)
     assert {tag for _, tags in pairs for tag in tags} == set(data.CONLL_TAGS)
@@ -89,7 +91,7 @@ def test_mnist_splits():
     x, y = data.load_mnist("train")
     assert x.shape == (60000, 28, 28) and x.dtype == np.uint8
     assert y.shape == (60000,) and y.dtype == np.int64
-    # the official training set's label counts (DATASETS.md §2)
+    # the official training set's label counts
     assert np.bincount(y).tolist() == [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
     assert x.min() == 0 and x.max() == 255
     x, y = data.load_mnist("test")
@@ -99,8 +101,18 @@ def test_mnist_splits():
     assert x.max() == 255
 
 
+def _fashion_present() -> bool:
+    """Fashion-MNIST is optional on a reader's machine (the book builds without it) but required in CI."""
+    if data.image_dataset_status()["fashion-mnist"] is None:
+        return True
+    if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
+        pytest.fail("CI=true: Fashion-MNIST must be installed (.ci/run installs dataset-fashion-mnist)")
+    pytest.skip("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist, or make data)")
+
+
 @pytest.mark.parametrize("split, n", [("train", 60000), ("test", 10000)])
 def test_fashion_mnist_splits(split, n):
+    _fashion_present()
     x, y = data.load_fashion_mnist(split)
     assert x.shape == (n, 28, 28) and x.dtype == np.uint8
     assert y.shape == (n,) and y.dtype == np.int64
@@ -110,6 +122,8 @@ def test_fashion_mnist_splits(split, n):
 
 @pytest.mark.parametrize("load", [data.load_mnist, data.load_fashion_mnist])
 def test_image_arrays_are_read_only(load):
+    if load is data.load_fashion_mnist:
+        _fashion_present()
     x, y = load("test")
     before = int(x[0].sum()), int(y[0])
     for a in (x, y, x[0]):
@@ -387,3 +401,60 @@ def test_label_noise_refuses_absurd_class_counts():
 
     with pytest.raises(ValueError, match="n_classes must be <="):
         data.add_label_noise(np.array([0, 1]), 0.5, 2**63, 0)
+
+
+def test_fashion_mnist_root_search_order(tmp_path, monkeypatch):
+    """root= first, then BOOK_FASHION_MNIST, then the Debian package's folder, then the project's _data."""
+    monkeypatch.delenv("BOOK_FASHION_MNIST", raising=False)
+    monkeypatch.setattr(data, "FASHION_MNIST_ROOT", str(tmp_path / "system"))
+    monkeypatch.setattr(data, "FASHION_MNIST_PROJECT_ROOT", tmp_path / "project")
+    assert data.fashion_mnist_root() == tmp_path / "system"  # neither complete: name the package's folder
+    _fashion_folder(tmp_path / "project")
+    assert data.fashion_mnist_root() == tmp_path / "project"
+    _fashion_folder(tmp_path / "system")
+    assert data.fashion_mnist_root() == tmp_path / "system"
+    monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "named"))
+    assert data.fashion_mnist_root() == tmp_path / "named"
+    assert data.fashion_mnist_root(tmp_path / "given") == tmp_path / "given"
+
+
+def test_image_dataset_status_names_what_is_missing(tmp_path, monkeypatch):
+    monkeypatch.delenv("BOOK_CIFAR10", raising=False)
+    monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "nowhere"))
+    status = data.image_dataset_status()
+    assert status["mnist"] is None  # installed with the pinned requirements
+    assert "dataset-fashion-mnist" in status["fashion-mnist"] and "make data" in status["fashion-mnist"]
+    assert "BOOK_CIFAR10" in status["cifar10"]
+    _fashion_folder(tmp_path / "f")
+    monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "f"))
+    assert data.image_dataset_status()["fashion-mnist"] is None
+    monkeypatch.setenv("BOOK_CIFAR10", str(tmp_path / "typo"))
+    with pytest.raises(ValueError, match="BOOK_CIFAR10"):
+        data.image_dataset_status()
+
+
+def test_fetch_data_checks_official_content(tmp_path):
+    """tools/fetch_data.py keeps a download only when its four files hold the official content."""
+    import gzip
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fetch_data", ROOT / "tools" / "fetch_data.py")
+    fetch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fetch)
+    assert set(fetch.FILES) == {n for pair in data.FASHION_MNIST_FILES.values() for n in pair}
+    # the official sizes: a 16-byte IDX header + 28 x 28 bytes per image, 8 + 1 per label
+    assert fetch.FILES["train-images-idx3-ubyte.gz"][0] == 16 + 60000 * 28 * 28
+    assert fetch.FILES["t10k-labels-idx1-ubyte.gz"][0] == 8 + 10000
+    _fashion_folder(tmp_path / "small")
+    assert "holds" in fetch.verify(tmp_path / "small")  # right names, wrong sizes
+    if data.image_dataset_status()["fashion-mnist"] is None:
+        real = data.fashion_mnist_root()
+        assert fetch.verify(real) is None
+        copy = tmp_path / "copy"
+        copy.mkdir()
+        for name in fetch.FILES:
+            (copy / name).write_bytes((real / name).read_bytes())
+        raw = bytearray(gzip.decompress((copy / "t10k-labels-idx1-ubyte.gz").read_bytes()))
+        raw[-1] = (raw[-1] + 1) % 10
+        (copy / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(bytes(raw)))
+        assert "SHA-256" in fetch.verify(copy)

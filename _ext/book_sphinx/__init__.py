@@ -1,0 +1,59 @@
+"""The book's own Sphinx extension (build tooling, not part of ``lib``).
+
+Loaded by ``_config.yml`` (``sphinx.local_extensions: {book_sphinx: _ext}``). It keeps every
+build honest and every failure legible:
+
+* :mod:`.guard` clears the execution cache when ``lib/``, the pins, ``_config.yml`` or the mode
+  change, and clears the HTML and doctrees when the table of contents, the set of pages or this
+  extension change, so an incremental build never serves stale pages.
+* :mod:`.execution` derives each chapter's cell timeout from its ``budget_seconds`` (a safety
+  net: at least ``book_timeout_factor`` x the budget and at least ``book_timeout_floor`` seconds;
+  larger in full mode), fails the build with one line naming the chapter, the cell and the cause
+  when a cell fails, times out or the kernel dies, fails it when *any* cell (removed and hidden
+  ones included) wrote to stderr, and removes a failed chapter's page from the output.
+* :mod:`.tables` fills the ``claims-table`` and ``budget-table`` directives from what the
+  chapters recorded (only the records :mod:`lib.claims` wrote are read).
+* :mod:`.pages` offers each chapter's executed notebook as a download, drops duplicated script
+  tags, and writes the image files of figures pasted from another page with ``{glue:any}``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sphinx.application import Sphinx
+
+from . import execution, guard, pages, tables
+
+__all__ = ["setup"]
+
+
+def _writable_mpl_config(app: Sphinx) -> None:
+    """Point matplotlib at a writable config folder when the default one is not writable.
+
+    Otherwise every kernel's first ``import matplotlib`` warns on stderr ("Matplotlib created a
+    temporary cache directory ..."), which fails the strict build and ends up in the
+    downloadable notebooks.
+    """
+    if os.environ.get("MPLCONFIGDIR"):
+        return
+    home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "matplotlib"
+    probe = home if home.exists() else home.parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not os.access(probe, os.W_OK):
+        folder = Path(app.outdir).parent / ".matplotlib"
+        folder.mkdir(parents=True, exist_ok=True)
+        os.environ["MPLCONFIGDIR"] = str(folder)
+
+
+def setup(app: Sphinx) -> dict:
+    """Register the guards, the execution checks, the aggregate tables and the page fixes."""
+    os.environ["BOOK_BUILD"] = "1"  # lib.config.IN_BUILD: progress bars stay silent in kernels
+    _writable_mpl_config(app)
+    guard.setup(app)
+    execution.setup(app)
+    tables.setup(app)
+    pages.setup(app)
+    return {"version": "0.2", "parallel_read_safe": False, "parallel_write_safe": True}

@@ -1,0 +1,233 @@
+"""Chapter execution: timeouts from budgets, one clear line per failure, stderr anywhere fails.
+
+myst-nb executes each chapter through jupyter-cache (``execute_notebooks: cache``). This module
+wraps that step (``myst_nb.core.execute.cache``, pinned myst-nb 1.4.0):
+
+* **Timeouts.** A chapter declares its fast-mode budget in its front matter
+  (``budget_seconds``). Its per-cell timeout is a safety net derived from it:
+  ``max(book_timeout_factor * budget, book_timeout_floor)`` seconds in fast mode, and
+  ``max(book_full_timeout_factor * budget, book_full_timeout_floor)`` in full mode. A chapter
+  that sets ``mystnb: execution_timeout`` itself keeps it in fast mode (the build tests use
+  this). ``make bench`` checks the budgets themselves.
+* **Failures.** A failing cell, a cell past its timeout and a dead kernel (out of memory,
+  ``os.abort()``, an OpenMP abort) each produce one error line naming the chapter, the cell (its
+  line in the source and its first line) and the cause (the exception, the timeout, or the
+  kernel's exit signal), instead of a Python traceback of the build; the build goes on with the
+  other chapters and exits non-zero. The failed chapter's page is removed from the output, so no
+  stale page of an earlier build survives.
+* **stderr.** Any stream output on stderr, in any cell (removed and hidden cells too, which
+  myst-nb does not render and so does not check), fails the build, naming chapter and cell.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+import traceback
+from datetime import datetime
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+LOGGER = logging.getLogger(__name__)
+
+__all__ = ["cell_timeout", "describe_failure", "setup"]
+
+_SIGNALS = {
+    signal.SIGKILL: "was killed by SIGKILL, most often the system's out-of-memory killer: the chapter "
+                    "needed more memory than this machine had (see `dmesg`)",
+    signal.SIGABRT: "was aborted by SIGABRT: os.abort(), a failed assertion in native code or an OpenMP "
+                    "runtime abort",
+    signal.SIGSEGV: "crashed with SIGSEGV (a segmentation fault in native code)",
+    signal.SIGBUS: "crashed with SIGBUS (a memory-mapped file or alignment fault in native code)",
+    signal.SIGTERM: "was terminated by SIGTERM (stopped from outside)",
+}
+
+
+def cell_timeout(config, budget, mode: str, explicit: float | None = None) -> float | None:
+    """The per-cell timeout in seconds for a chapter with ``budget_seconds = budget`` in ``mode``.
+
+    Returns ``explicit`` (a chapter's own ``mystnb.execution_timeout``) in fast mode when given,
+    ``None`` when the chapter declares no budget (the global timeout then applies).
+    """
+    if budget is None:
+        return explicit
+    budget = float(budget)
+    if mode == "full":
+        return max(config.book_full_timeout_factor * budget, config.book_full_timeout_floor,
+                   explicit or 0)
+    if explicit is not None:
+        return explicit
+    return max(config.book_timeout_factor * budget, config.book_timeout_floor)
+
+
+def _exit_cause(code) -> str:
+    if code is None:
+        return "the kernel died; its exit status is unknown"
+    if code < 0:
+        try:
+            sig = signal.Signals(-code)
+        except ValueError:
+            return f"the kernel was killed by signal {-code}"
+        return "the kernel " + _SIGNALS.get(sig, f"was killed by {sig.name}")
+    return f"the kernel exited with status {code} (sys.exit() or os._exit() in a cell?)"
+
+
+def describe_failure(err, timeout) -> str:
+    """What went wrong, in a few words: the exception of the cell, the timeout, or the kernel's death."""
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    if isinstance(err, DeadKernelError):
+        return _exit_cause(getattr(err, "book_exit", None))
+    if isinstance(err, CellTimeoutError):
+        return f"the cell ran past its timeout of {timeout:g} s"
+    if isinstance(err, CellExecutionError):
+        value = (err.evalue or "").strip().splitlines()
+        return f"{err.ename}: {value[0] if value else ''}".rstrip(": ")
+    return f"{type(err).__name__}: {err}"
+
+
+def _cell_label(nb, index) -> tuple[str, int | None]:
+    """``'cell N (`first line`)'`` for the code cell at ``index`` and its line in the source."""
+    if index is None or not 0 <= index < len(nb.cells):
+        return "an unknown cell", None
+    cell = nb.cells[index]
+    number = sum(1 for c in nb.cells[: index + 1] if c.cell_type == "code")
+    first = next((line.strip() for line in cell.source.splitlines() if line.strip()), "")
+    first = first if len(first) <= 70 else first[:67] + "..."
+    source_map = nb.metadata.get("source_map")
+    line = source_map[index] + 1 if source_map and index < len(source_map) else None
+    return f"code cell {number} (`{first}`)", line
+
+
+def _patched_run(original):
+    """Replace jupyter-cache's ``single_nb_execution``: the same, plus the failing cell and exit code."""
+    from jupyter_cache.executors.utils import ExecutionResult
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+
+    class BookClient(NotebookClient):
+        exit_code = None
+
+        async def _async_cleanup_kernel(self):
+            process = getattr(getattr(self.km, "provisioner", None), "process", None)
+            if process is not None:
+                self.exit_code = process.poll()
+            await super()._async_cleanup_kernel()
+
+    def run(nb, cwd, timeout, allow_errors, meta_override=True, record_timing=False, **kwargs):
+        if meta_override and "execution" in nb.metadata:
+            timeout = nb.metadata.execution.get("timeout", timeout)
+            allow_errors = nb.metadata.execution.get("allow_errors", allow_errors)
+        current = {}
+
+        def on_cell_execute(cell, cell_index, **_):
+            current["index"] = cell_index
+
+        client = BookClient(nb, timeout=timeout, allow_errors=allow_errors, record_timing=record_timing,
+                            resources={"metadata": {"path": cwd}} if cwd else {},
+                            on_cell_execute=on_cell_execute, **kwargs)
+        start, error, text = time.perf_counter(), None, None
+        try:
+            client.execute()
+        except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
+            error = err
+            error.book_cell = current.get("index")
+            error.book_exit = client.exit_code
+            if isinstance(err, DeadKernelError):
+                text = describe_failure(err, timeout)
+            else:
+                text = "".join(traceback.format_exc())
+        return ExecutionResult(nb, cwd, time.perf_counter() - start, error, text)
+
+    run.__wrapped__ = original
+    return run
+
+
+def _patched_start(original):
+    from myst_nb.core.execute.base import ExecutionError
+
+    def start_client(self):
+        app = _APP
+        docname = app.env.docname
+        mode = _mode()
+        meta = self.notebook.metadata
+        explicit = (meta.get("mystnb") or {}).get("execution_timeout")
+        timeout = cell_timeout(app.config, meta.get("budget_seconds"), mode, explicit)
+        if timeout is not None:
+            self._nb_config = self._nb_config.copy(execution_timeout=int(round(timeout)))
+        try:
+            original(self)
+        except ExecutionError as exc:
+            err = exc.__cause__
+            label, line = _cell_label(self.notebook, getattr(err, "book_cell", None))
+            where = f"line {line}, " if line else ""
+            _fail(app, docname, f"chapter {docname} failed at {where}{label}: "
+                                f"{describe_failure(err, self.nb_config.execution_timeout)}", line)
+            self.exec_metadata = {"mtime": datetime.now().timestamp(), "runtime": None,
+                                  "method": self.nb_config.execution_mode, "succeeded": False,
+                                  "error": type(err).__name__, "traceback": None}
+            return
+        _check_stderr(app, docname, self.notebook)
+
+    start_client.__wrapped__ = original
+    return start_client
+
+
+def _mode() -> str:
+    import os
+
+    return os.environ.get("BOOK_MODE", "").strip() or "fast"
+
+
+def _fail(app: Sphinx, docname: str, message: str, line: int | None = None) -> None:
+    LOGGER.error(message, location=(docname, line) if line else docname)
+    app._book_failed.add(docname)
+
+
+def _check_stderr(app: Sphinx, docname: str, nb) -> None:
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                label, line = _cell_label(nb, index)
+                first = next((t.strip() for t in output.get("text", "").splitlines() if t.strip()), "")
+                where = f"line {line}, " if line else ""
+                _fail(app, docname, f"chapter {docname}: {where}{label} wrote to stderr: {first[:120]!r} "
+                                    f"(every cell counts, removed and hidden ones too)", line)
+
+
+def _remove_failed_pages(app: Sphinx, exception) -> None:
+    failed = sorted(getattr(app, "_book_failed", ()))
+    if not failed:
+        return
+    app.statuscode = app.statuscode or 1
+    outdir = Path(app.outdir)
+    folder = Path(app.env.mystnb_config.output_folder)
+    for docname in failed:
+        parts = docname.split("/")
+        for path in (outdir / Path(*parts).with_suffix(".html"), outdir / "_sources" / Path(*parts).with_suffix(".ipynb"),
+                     folder / Path(*parts).with_suffix(".ipynb"), folder / Path(*parts[:-1], parts[-1] + ".glue.json")):
+            path.unlink(missing_ok=True)
+    LOGGER.error("book_sphinx: %d chapter(s) failed and their pages were removed from the output: %s",
+                 len(failed), ", ".join(failed))
+
+
+_APP: Sphinx | None = None
+
+
+def setup(app: Sphinx) -> None:
+    global _APP
+    from myst_nb.core.execute import cache
+
+    _APP = app
+    app._book_failed = set()
+    app.add_config_value("book_timeout_factor", 4, "env")
+    app.add_config_value("book_timeout_floor", 300, "env")
+    app.add_config_value("book_full_timeout_factor", 20, "env")
+    app.add_config_value("book_full_timeout_floor", 1800, "env")
+    if not hasattr(cache.single_nb_execution, "__wrapped__"):
+        cache.single_nb_execution = _patched_run(cache.single_nb_execution)
+    if not hasattr(cache.NotebookClientCache.start_client, "__wrapped__"):
+        cache.NotebookClientCache.start_client = _patched_start(cache.NotebookClientCache.start_client)
+    app.connect("build-finished", _remove_failed_pages, priority=100)

@@ -1,0 +1,82 @@
+"""Per-page fixes of the HTML output.
+
+* Each MyST notebook page offers its executed notebook as a ``.ipynb`` download.
+* Repeated ``<script>`` entries are dropped (a duplicate of sphinx-thebe's inline configuration
+  is a JavaScript ``SyntaxError`` in the browser console).
+* A figure pasted from another page with ``{glue:any}`key` `` and ``:doc:`` works: myst-nb 1.4.0
+  computes the image's path under ``_images/`` but never writes the file, which gave a broken
+  image and a green build; this writes it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from binascii import a2b_base64
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+
+
+def _notebook_download(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """Copy the executed notebook beside the page's sources and point the download button at it.
+
+    sphinx-book-theme copies it only when a launch service (Binder, Colab, ...) is configured;
+    the book has none (it is built offline). Runs before the theme's header buttons.
+    """
+    if doctree is None or not context.get("sourcename", "").endswith(".md"):
+        return
+    executed = Path(app.env.mystnb_config.output_folder, *pagename.split("/")).with_suffix(".ipynb")
+    if not executed.is_file():
+        return
+    target = Path(app.outdir, "_sources", *pagename.split("/")).with_suffix(".ipynb")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(executed, target)
+    context["ipynb_source"] = pagename + ".ipynb"
+
+
+def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """Drop repeated ``<script>`` entries from a page (sphinx-thebe can register its inline one twice)."""
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen, unique = set(), []
+    for js in scripts:
+        attributes = getattr(js, "attributes", {}) or {}
+        filename = getattr(js, "filename", js) or ""  # inline scripts come as None and as ""
+        key = (str(filename), tuple(sorted((k, str(v)) for k, v in attributes.items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(js)
+    context["script_files"] = unique
+
+
+def _patch_pasted_images() -> None:
+    """Make ``{glue:any}`` pastes of another page's image write the image file they link to."""
+    from myst_nb.ext.glue import crossref
+
+    original = crossref.generate_any_nodes
+    if hasattr(original, "__wrapped__"):
+        return
+
+    def generate_any_nodes(node, output, priority_list, builder, env):
+        made = original(node, output, priority_list, builder, env)
+        for image in (n for n in made if isinstance(n, nodes.image)):
+            mime = next((m for m in priority_list if m in output["data"] and m.startswith(("image/", "application/pdf"))), None)
+            if mime is None:
+                continue
+            path = (Path(builder.outdir) / env.docname).parent / image["uri"]
+            path = path.resolve()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                path.write_bytes(a2b_base64(output["data"][mime]))
+        return made
+
+    generate_any_nodes.__wrapped__ = original
+    crossref.generate_any_nodes = generate_any_nodes
+
+
+def setup(app: Sphinx) -> None:
+    _patch_pasted_images()
+    app.connect("html-page-context", _notebook_download, priority=400)
+    app.connect("html-page-context", _dedupe_scripts, priority=900)

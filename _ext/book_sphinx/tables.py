@@ -1,0 +1,224 @@
+"""The aggregate pages: the claims table and the budget table, filled after every chapter is read.
+
+``{claims-table}`` lists every check a chapter recorded with :func:`lib.claims.record` (or
+:func:`lib.claims.not_run`), in reading order; ``{budget-table}`` lists each chapter's fast-mode
+budget (its ``budget_seconds``), its seed (glued as ``seed``) and its measured execution time.
+
+Only what the book itself recorded is read from myst-nb's glue files: the keys starting with
+``claim-`` (JSON written by ``lib.claims``) and ``seed``. Anything else a page glues — figures,
+tables, numpy scalars through plain ``myst_nb.glue`` — is ignored; a record that cannot be read
+is a build error naming the page and the key. Pages listed in ``book_aggregate_pages`` are
+re-read whenever another page is, so neither table goes stale.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+from docutils import nodes
+from docutils.parsers.rst import Directive
+from sphinx.application import Sphinx
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util import logging
+
+from lib._constants import CLAIM_PREFIX
+
+LOGGER = logging.getLogger(__name__)
+STATUS = {True: ("pass", "claim-pass"), False: ("FAIL", "claim-fail"), None: ("not run", "claim-notrun")}
+_RECORD_KEYS = {"id", "source", "claim", "measured", "expected", "passed"}
+
+__all__ = ["records", "setup"]
+
+
+class claims_table_node(nodes.General, nodes.Element):
+    """Placeholder replaced by the claims table after every chapter has been read."""
+
+
+class budget_table_node(nodes.General, nodes.Element):
+    """Placeholder replaced by the per-chapter budget table after every chapter has been read."""
+
+
+def _placeholder_directive(node_class):
+    class _Directive(Directive):
+        has_content = False
+
+        def run(self):
+            return [node_class()]
+
+    _Directive.__name__ = node_class.__name__.replace("_node", "_directive")
+    return _Directive
+
+
+def _glue_file(app: Sphinx, docname: str) -> Path:
+    parts = docname.split("/")
+    return Path(app.env.mystnb_config.output_folder, *parts[:-1], parts[-1] + ".glue.json")
+
+
+def _bad(docname: str, key: str, why: str) -> None:
+    LOGGER.warning(f"{docname}: glued value {key!r} {why}", location=docname, type="book", subtype="glue")
+
+
+def _glued(app: Sphinx, docname: str) -> dict:
+    """The values the book recorded on ``docname``: its ``claim-*`` records (dicts) and its ``seed``."""
+    path = _glue_file(app, docname)
+    if not path.is_file():
+        return {}
+    out = {}
+    for key, value in json.loads(path.read_text(encoding="utf8")).items():
+        if not (key.startswith(CLAIM_PREFIX) or key == "seed"):
+            continue  # figures, tables and other pages' own numbers are none of this module's business
+        text = (value.get("data") or {}).get("text/plain")
+        try:
+            parsed = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError):
+            _bad(docname, key, f"is not a plain literal ({str(text)[:60]!r}); glue it with lib.claims.glue "
+                               "or lib.claims.record")
+            continue
+        if key == "seed":
+            if isinstance(parsed, int) and not isinstance(parsed, bool):
+                out[key] = parsed
+            else:
+                _bad(docname, key, f"must be an integer, got {parsed!r}")
+            continue
+        try:
+            record = json.loads(parsed)
+        except (TypeError, ValueError):
+            _bad(docname, key, "is not a record written by lib.claims.record")
+            continue
+        if not isinstance(record, dict) or not _RECORD_KEYS <= set(record):
+            _bad(docname, key, f"lacks the fields {sorted(_RECORD_KEYS - set(record or {}))}")
+            continue
+        out[key] = record
+    return out
+
+
+def _doc_order(env) -> list[str]:
+    """Documents in reading order (the table of contents), then any others alphabetically."""
+    order = []
+
+    def walk(doc):
+        if doc in order:
+            return
+        order.append(doc)
+        for child in env.toctree_includes.get(doc, []):
+            walk(child)
+
+    walk(env.config.root_doc)
+    return order + sorted(set(env.found_docs) - set(order))
+
+
+def records(app: Sphinx) -> list[tuple[str, dict]]:
+    """Every check recorded in the book, as ``(docname, record)``, in reading and recording order."""
+    out = []
+    for docname in _doc_order(app.env):
+        out += [(docname, r) for k, r in _glued(app, docname).items() if k.startswith(CLAIM_PREFIX)]
+    return out
+
+
+def _table(headers: list[str], widths: list[int], rows: list[list], classes: list[str]) -> nodes.table:
+    """A docutils table; a cell is a string or a ready paragraph node."""
+
+    def cell(content) -> nodes.entry:
+        entry = nodes.entry()
+        entry += content if isinstance(content, nodes.paragraph) else nodes.paragraph(text=str(content))
+        return entry
+
+    table = nodes.table(classes=[*classes, "colwidths-given"])
+    group = nodes.tgroup(cols=len(headers))
+    table += group
+    for width in widths:
+        group += nodes.colspec(colwidth=width)
+    head, body = nodes.thead(), nodes.tbody()
+    row = nodes.row()
+    for h in headers:
+        row += cell(h)
+    head += row
+    for values in rows:
+        row = nodes.row()
+        for content in values:
+            row += cell(content)
+        body += row
+    group += head
+    group += body
+    return table
+
+
+def _status(text: str, css: str) -> nodes.paragraph:
+    para = nodes.paragraph()
+    para += nodes.inline(text=text, classes=[css])
+    return para
+
+
+class AggregateTablesTransform(SphinxPostTransform):
+    """Fill ``claims-table`` and ``budget-table`` placeholders from every document's results."""
+
+    default_priority = 6
+
+    def _link(self, docname: str, short: bool = False) -> nodes.paragraph:
+        para = nodes.paragraph()
+        title = self.env.titles[docname].astext() if docname in self.env.titles else docname
+        if short and title.split(".")[0].isdigit():
+            title = title.split(".")[0]  # "1. The Boltzmann operator" -> "1"
+        uri = self.app.builder.get_relative_uri(self.env.docname, docname)
+        para += nodes.reference("", title, refuri=uri, internal=True)
+        return para
+
+    def run(self, **kwargs):
+        for placeholder in list(self.document.findall(claims_table_node)):
+            found = records(self.app)
+            if not found:
+                LOGGER.warning("claims-table: no check recorded in any chapter", location=placeholder)
+            rows = [[r["id"], self._link(doc, short=True), r["source"], r["claim"], r["measured"],
+                     r["expected"], _status(*STATUS[r["passed"]])] for doc, r in found]
+            placeholder.replace_self(_table(
+                ["Check", "Ch.", "Source", "Claim", "Measured", "Expected", "Status"],
+                [6, 4, 14, 40, 16, 12, 8], rows, ["claims-table"]))
+        for placeholder in list(self.document.findall(budget_table_node)):
+            from myst_nb.sphinx_ import NbMetadataCollector
+
+            rows = []
+            for docname in _doc_order(self.env):
+                budget = self.env.metadata.get(docname, {}).get("budget_seconds")
+                data = NbMetadataCollector.get_exec_data(self.env, docname)
+                if budget is None or not data:
+                    continue
+                runtime = data.get("runtime")
+                ok = bool(data.get("succeeded")) and runtime is not None and runtime <= float(budget)
+                seed = _glued(self.app, docname).get("seed", "-")
+                state = ("within budget", "claim-pass") if ok else \
+                    ("OVER BUDGET" if data.get("succeeded") else "FAILED", "claim-fail")
+                rows.append([self._link(docname), str(seed), f"{float(budget):.0f}",
+                             "-" if runtime is None else f"{runtime:.1f}", data.get("method", "-"), _status(*state)])
+            if not rows:
+                LOGGER.warning("budget-table: no executed chapter declares budget_seconds", location=placeholder)
+            placeholder.replace_self(_table(
+                ["Chapter", "Seed", "Budget (s)", "Execution (s)", "Method", "Status"], [28, 8, 10, 12, 10, 14],
+                rows, ["budget-table"]))
+
+
+def _report_not_run(app: Sphinx, exception) -> None:
+    """One line per check that did not run (a dataset missing on this machine), at the end of the build."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for docname, record in records(app):
+        if record["passed"] is None:
+            LOGGER.info(f"book_sphinx: check {record['id']} ({docname}) was not run: "
+                        f"{record['measured'].removeprefix('not run: ')}")
+
+
+def _reread_aggregates(app: Sphinx, env, added, changed, removed):
+    pages = [p for p in app.config.book_aggregate_pages if p in env.found_docs]
+    others = (set(added) | set(changed) | set(removed)) - set(pages)
+    return pages if others else []
+
+
+def setup(app: Sphinx) -> None:
+    app.add_config_value("book_aggregate_pages", ["chapters/claims", "chapters/reproducibility"], "env")
+    app.connect("env-get-outdated", _reread_aggregates)
+    app.connect("build-finished", _report_not_run, priority=800)
+    for name, node in (("claims-table", claims_table_node), ("budget-table", budget_table_node)):
+        app.add_node(node)
+        app.add_directive(name, _placeholder_directive(node))
+    app.add_post_transform(AggregateTablesTransform)
