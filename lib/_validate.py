@@ -156,7 +156,7 @@ def real_tensor(name: str, value: torch.Tensor, *, min_ndim: int = 1) -> torch.T
             or NaN or infinity.
     """
     if value.is_complex():
-        raise ValueError(f"{name} must be real, got a complex tensor: {short_repr(value)}")
+        raise ValueError(f"{name} must be a real array, not complex: {short_repr(value)}")
     if value.dtype == torch.bool:
         raise ValueError(f"{name} must be a real array, not bool: {short_repr(value)}")
     if not value.is_floating_point():
@@ -183,7 +183,7 @@ def real_array(name: str, value) -> np.ndarray:
     """
     if isinstance(value, torch.Tensor):
         if value.is_complex():
-            raise ValueError(f"{name} must be real, got a complex tensor: {short_repr(value)}")
+            raise ValueError(f"{name} must be a real array, not complex: {short_repr(value)}")
         if value.dtype == torch.bool:
             raise ValueError(f"{name} must be a real array, not bool: {short_repr(value)}")
         value = value.detach().cpu()
@@ -195,7 +195,7 @@ def real_array(name: str, value) -> np.ndarray:
     except (TypeError, ValueError) as exc:  # ragged lists and the like
         raise ValueError(f"{name} must be a real array, got {short_repr(value)}") from exc
     if arr.dtype.kind == "c":
-        raise ValueError(f"{name} must be real, got a complex array: {short_repr(value)}")
+        raise ValueError(f"{name} must be a real array, not complex: {short_repr(value)}")
     if arr.dtype.kind == "b":
         raise ValueError(f"{name} must be a real array, not bool: {short_repr(value)}")
     if arr.dtype.kind not in "iuf":

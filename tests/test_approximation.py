@@ -255,10 +255,10 @@ def test_sizes_are_checked_before_anything_is_built(monkeypatch):
 
 @pytest.mark.parametrize("call, match", [
     (lambda: A.ks_approximator(product_target, 4, 3, 1, 0.01, exact="yes"), "exact must be True, False or None"),
-    (lambda: A.ks_approximator(lambda X: X.astype(complex), 4, 3, 1, 0.01), r"f\(X\) must be real"),
+    (lambda: A.ks_approximator(lambda X: X.astype(complex), 4, 3, 1, 0.01), r"f\(X\) must be a real array, not complex"),
     (lambda: A.ks_approximator(lambda X: X > 0.5, 4, 3, 1, 0.01), r"f\(X\) must be a real array, not bool"),
     (lambda: A.bad_sets(np.ones((1, 2, 1), dtype=bool), 4, 0.01), "X must be a real array, not bool"),
-    (lambda: A.lp_error(product_target, lambda X: X * 1j, 1, A.uniform_sampler(3, 1), 10), r"g\(X\) must be real"),
+    (lambda: A.lp_error(product_target, lambda X: X * 1j, 1, A.uniform_sampler(3, 1), 10), r"g\(X\) must be a real array, not complex"),
 ])
 def test_complex_and_bool_values_are_refused(call, match):
     with pytest.raises(ValueError, match=match):

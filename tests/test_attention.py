@@ -278,8 +278,8 @@ def test_parameter_limit_is_inclusive(monkeypatch):
 @pytest.mark.parametrize("value, match", [
     (np.ones((1, 2), dtype=bool), "W_Q must be a real array, not bool"),
     (torch.ones(1, 2, dtype=torch.bool), "W_Q must be a real array, not bool"),
-    (np.ones((1, 2)) * 1j, "W_Q must be real"),
-    (torch.ones(1, 2, dtype=torch.complex128), "W_Q must be real"),
+    (np.ones((1, 2)) * 1j, "W_Q must be a real array, not complex"),
+    (torch.ones(1, 2, dtype=torch.complex128), "W_Q must be a real array, not complex"),
     ([["a", "b"]], "W_Q must be a real array"),
 ])
 def test_set_weights_refuses_bool_and_complex(value, match):

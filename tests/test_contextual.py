@@ -215,7 +215,7 @@ def test_enumerations_are_sized_before_they_start(monkeypatch):
 def test_bool_and_complex_tokens_are_refused():
     with pytest.raises(ValueError, match="vocab must be a real array, not bool"):
         contextual.rank_one_attention(np.eye(3, dtype=bool), 2)
-    with pytest.raises(ValueError, match="X must be real"):
+    with pytest.raises(ValueError, match="X must be a real array, not complex"):
         contextual.tokenwise_separation(np.ones((1, 2, 2)) * 1j)
     with pytest.raises(ValueError, match="w must be a real array, not bool"):
         contextual.projection_constant(np.array([True, False]), np.eye(2))

@@ -111,7 +111,7 @@ def test_project_mp_against_hand_computed_values():
 @pytest.mark.parametrize("rows, v, match", [
     ([[1.0, 2.0]], [1.0, float("nan")], "v must be finite"),
     ([[1.0, 2.0]], None, "v must be a real array"),
-    ([[1.0, 2.0]], [1.0, 1j], "v must be real"),
+    ([[1.0, 2.0]], [1.0, 1j], "v must be a real array, not complex"),
     ([[1.0, 2.0]], np.array([True, False]), "v must be a real array, not bool"),
     ([[1.0, 2.0]], [[1.0, 2.0]], "v must be 1-D"),
     ([[1.0, float("nan")]], [1.0, 1.0], r"rows\[0\]\[1\] must be finite"),

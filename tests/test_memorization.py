@@ -151,11 +151,11 @@ def test_knot_layer_hand_computed_and_refuses_complex_and_bool():
     want = 0.5 + np.maximum(z, 0) - 2 * np.maximum(z - 1, 0)     # 0.5 + relu(z) - 2 relu(z - 1)
     np.testing.assert_allclose(memorization.scalar_outputs(ffn, z)[:, 0], want, rtol=0, atol=1e-15)
     for kwargs, match in [
-        ({"coeffs": [[1.0], [-2.0 + 1j]]}, "coeffs must be real"),
+        ({"coeffs": [[1.0], [-2.0 + 1j]]}, "coeffs must be a real array, not complex"),
         ({"coeffs": np.array([[True], [False]])}, "coeffs must be a real array, not bool"),
-        ({"offset": [0.5j]}, "offset must be real"),
+        ({"offset": [0.5j]}, "offset must be a real array, not complex"),
         ({"offset": np.array([True])}, "offset must be a real array, not bool"),
-        ({"knots": torch.tensor([0.0, 1.0], dtype=torch.complex64)}, "knots must be real"),
+        ({"knots": torch.tensor([0.0, 1.0], dtype=torch.complex64)}, "knots must be a real array, not complex"),
         ({"coeffs": [[1.0, 2.0, 3.0]]}, r"coeffs must have shape \(2, k\)"),
         ({"offset": [0.5, 0.5]}, r"offset must have shape \(1,\)"),
     ]:
