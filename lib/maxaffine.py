@@ -20,12 +20,26 @@ With the Voronoi partition of a grid (:func:`voronoi_affine`: :math:`a_i = 2c_i`
 layer is a Gaussian-kernel Nadaraya–Watson estimator (:func:`nadaraya_watson`).
 
 What is quoted and what is ours: the definitions and the two universality theorems are LHSL's
-(PAPERS.md §2.3–2.4, informal statements verified [V]); the quantitative indicator bound, the
-token layout of the sum-of-linear map and the seq2seq position bonus are reconstructions
-(PAPERS.md §2.4–2.5, [I]).
+(their informal statements quoted; see the Sources and certainty page); the quantitative indicator
+bound, the token layout of the sum-of-linear map and the seq2seq position bonus are reconstructed
+by the book.
 
 Conventions: points are rows ``(..., D)`` of float64; ``A`` is ``(N, D)`` (row ``i`` is
 :math:`a_i`), ``b`` is ``(N,)``.
+
+Scores far from the origin. For centres far from the origin, :math:`2c_i^\top x - \|c_i\|^2`
+cancels catastrophically in float64 (centres ``1e7 + 0.025`` and ``1e7 + 0.075`` and the point
+``1e7 + 0.035`` would go to the far cell). Arg-max and softmax do not change when a per-point
+constant is subtracted, so every score and distance is computed relative to a reference: the
+Voronoi functions and layers translate points and centres by the midpoint of the centres' box
+when that midpoint lies more than :data:`FAR_FACTOR` box sides from the origin; the functions
+taking pieces ``(A, b)`` subtract the scores of the pieces' midpoint ``(a_ref, b_ref)`` when the
+scores' size exceeds :data:`FAR_FACTOR` times their spread. Inputs nearer the origin (all of the
+book's) are scored exactly as written, bit for bit.
+
+Memory: evaluations run in chunks of at most :data:`CHUNK` points and :data:`MAX_MATRIX_ENTRIES`
+scores; the layers count their parameters against :data:`lib.attention.MAX_PARAMETERS` before
+allocating any.
 """
 
 from __future__ import annotations
@@ -38,7 +52,8 @@ import pandas as pd
 import torch
 from torch import nn
 
-from ._validate import as_float_array, finite_real, positive_int, short_repr
+from . import attention as _attention
+from ._validate import as_float_array, check_size, finite_real, positive_int, real_array, short_repr
 from .attention import SelfAttention
 
 __all__ = [
@@ -70,12 +85,23 @@ __all__ = [
     "noise_experiment",
     "noise_runs",
     "trend_test",
+    "CHUNK",
+    "MAX_CELLS",
+    "MAX_MATRIX_ENTRIES",
+    "FAR_FACTOR",
 ]
 
-#: Points scored at once; bounds the memory of the ``(points, N)`` score matrices.
+#: Points scored at once (fewer when a chunk's ``(points, N)`` scores would exceed
+#: :data:`MAX_MATRIX_ENTRIES`).
 CHUNK = 2048
 #: Largest number of grid cells :func:`grid_centres` builds.
 MAX_CELLS = 2**20
+#: Largest float64 matrix one evaluation step holds (``2**27`` entries, 1 GiB): the scores of a
+#: chunk, the permutations of :func:`trend_test`.
+MAX_MATRIX_ENTRIES = 2**27
+#: Scores are computed relative to a reference when the inputs lie more than this many times
+#: their own spread from the origin (see the module docstring).
+FAR_FACTOR = 16.0
 
 
 def _affine(A, b) -> tuple[np.ndarray, np.ndarray]:
@@ -95,14 +121,67 @@ def _points(x, D: int) -> np.ndarray:
     return x
 
 
-def _chunked(x: np.ndarray, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """Apply ``fn`` to ``x`` flattened to ``(P, D)`` in chunks of :data:`CHUNK`; restore the leading shape.
+def _centres(centres) -> np.ndarray:
+    c = as_float_array("centres", centres, min_ndim=2)
+    if c.ndim != 2:
+        raise ValueError(f"centres must have shape (N, D), got {c.shape}")
+    return c
 
-    Raises ValueError when a result is not finite (scores or ``beta`` times scores overflowing float64).
+
+def _box(M: np.ndarray) -> tuple[np.ndarray, float]:
+    """Midpoint of the bounding box of the rows of ``M`` (halved first: no overflow) and its largest side."""
+    lo, hi = M.min(axis=0), M.max(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return lo / 2 + hi / 2, float(np.max(hi - lo))
+
+
+def _reference(c: np.ndarray) -> np.ndarray | None:
+    """The translation for Voronoi scores of centres ``c`` ``(N, D)``, or None.
+
+    The midpoint of the centres' box when it lies more than :data:`FAR_FACTOR` times the box's
+    largest side from the origin (in the max norm), else None: centres near the origin are
+    scored as written.
+    """
+    mid, extent = _box(c)
+    far = float(np.abs(mid).max())
+    return mid if math.isfinite(far) and far > FAR_FACTOR * extent else None
+
+
+def _translate(x: np.ndarray, c: np.ndarray, ref: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    return (x, c) if ref is None else (x - ref, c - ref)
+
+
+def _relative(x: np.ndarray, A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pieces whose scores differ from ``(A, b)``'s by a per-point constant, and do not cancel.
+
+    With ``(a_ref, b_ref)`` the midpoints of the boxes of the rows of ``A`` and of ``b``, the
+    scores' size is about ``|a_ref|_1 max|x| + |b_ref|`` and their spread about
+    ``D side(A) max|x| + side(b)``; when the size exceeds :data:`FAR_FACTOR` times the spread,
+    ``(A - a_ref, b - b_ref)`` is returned (their scores are ``y_i(x) - a_ref^T x - b_ref``),
+    otherwise ``(A, b)`` unchanged.
+    """
+    a_ref, a_side = _box(A)
+    b_ref, b_side = _box(b[:, None])
+    xmax = float(np.abs(x).max()) if x.size else 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        size = float(np.abs(a_ref).sum()) * xmax + abs(float(b_ref[0]))
+        spread = a_side * A.shape[1] * xmax + b_side
+    if math.isfinite(size) and math.isfinite(spread) and size > FAR_FACTOR * spread:
+        return A - a_ref, b - b_ref
+    return A, b
+
+
+def _chunked(x: np.ndarray, fn: Callable[[np.ndarray], np.ndarray], width: int = 1) -> np.ndarray:
+    """Apply ``fn`` to ``x`` flattened to ``(P, D)`` in chunks; restore the leading shape.
+
+    A chunk holds :data:`CHUNK` points, fewer when its ``(points, width)`` scores would exceed
+    :data:`MAX_MATRIX_ENTRIES`. Raises ValueError when a result is not finite (scores or
+    ``beta`` times scores overflowing float64).
     """
     flat = x.reshape(-1, x.shape[-1])
+    rows = max(1, min(CHUNK, MAX_MATRIX_ENTRIES // max(1, width)))
     with np.errstate(over="ignore", invalid="ignore"):
-        out = np.concatenate([fn(flat[i:i + CHUNK]) for i in range(0, len(flat), CHUNK)])
+        out = np.concatenate([fn(flat[i:i + rows]) for i in range(0, len(flat), rows)])
     if not np.isfinite(out).all():
         raise ValueError("the scores overflow float64 (NaN or inf); rescale x, the affine pieces, beta or the bandwidth")
     return out.reshape(x.shape[:-1] + out.shape[1:])
@@ -117,16 +196,18 @@ def affine_scores(x, A, b) -> np.ndarray:
         A: slopes ``(N, D)``; b: offsets ``(N,)``.
 
     Returns:
-        float64 ``(..., N)``.
+        float64 ``(..., N)``, the scores as written (far from the origin they carry float64's
+        rounding of their size; :func:`cell_index`, :func:`margin`, :func:`soft_indicator` and
+        :func:`indicator_error` score relative to a reference instead).
 
     Raises:
-        ValueError: for non-finite or empty input, or shapes that do not match.
+        ValueError: for non-finite, complex, bool or empty input, shapes that do not match, or
+            scores that overflow float64.
 
-    Source: LHSL (NeurIPS 2025), the max-affine function (PAPERS.md §2.3). Chapter 5.
+    Source: LHSL (NeurIPS 2025), the max-affine function. Chapter 5.
     """
     A, b = _affine(A, b)
-    x = _points(x, A.shape[1])
-    return x @ A.T + b
+    return _chunked(_points(x, A.shape[1]), lambda p: p @ A.T + b, A.shape[0])
 
 
 def max_affine(x, A, b) -> np.ndarray:
@@ -135,30 +216,35 @@ def max_affine(x, A, b) -> np.ndarray:
     Raises:
         ValueError: as :func:`affine_scores`.
 
-    Source: LHSL (NeurIPS 2025), definition of the max-affine function (PAPERS.md §2.3). Chapter 5.
+    Source: LHSL (NeurIPS 2025), definition of the max-affine function. Chapter 5.
     """
     A, b = _affine(A, b)
-    return _chunked(_points(x, A.shape[1]), lambda p: (p @ A.T + b).max(axis=1))
+    return _chunked(_points(x, A.shape[1]), lambda p: (p @ A.T + b).max(axis=1), A.shape[0])
 
 
 def cell_index(x, A, b) -> np.ndarray:
     r"""The cell :math:`i_x = \arg\max_i (a_i^\top x + b_i)` of each point, int64 ``(...,)``.
 
-    Ties (boundaries, a set of measure zero) go to the lowest index.
+    Ties (boundaries, a set of measure zero) go to the lowest index. Far from the origin the
+    scores are taken relative to the pieces' midpoint (module docstring), so the cell is that of
+    the pieces as given, not of their rounded scores.
 
     Raises:
         ValueError: as :func:`affine_scores`.
 
-    Source: LHSL (NeurIPS 2025), the max-affine partition (PAPERS.md §2.3). Chapter 5.
+    Source: LHSL (NeurIPS 2025), the max-affine partition. Chapter 5.
     """
     A, b = _affine(A, b)
+    x = _points(x, A.shape[1])
+    A, b = _relative(x, A, b)
+
     def best(p):
         y = p @ A.T + b
         if not np.isfinite(y).all():
             raise ValueError("the affine scores overflow float64; rescale x or the affine pieces")
         return y.argmax(axis=1)
 
-    return _chunked(_points(x, A.shape[1]), best).astype(np.int64)
+    return _chunked(x, best, A.shape[0]).astype(np.int64)
 
 
 def partition_indicator(x, A, b) -> np.ndarray:
@@ -169,7 +255,7 @@ def partition_indicator(x, A, b) -> np.ndarray:
     Raises:
         ValueError: as :func:`affine_scores`.
 
-    Source: LHSL (NeurIPS 2025), the partition indicator (PAPERS.md §2.3). Chapter 5.
+    Source: LHSL (NeurIPS 2025), the partition indicator. Chapter 5.
     """
     A, b = _affine(A, b)
     idx = cell_index(x, A, b)
@@ -179,22 +265,26 @@ def partition_indicator(x, A, b) -> np.ndarray:
 def margin(x, A, b) -> np.ndarray:
     r"""The top-two gap :math:`\Delta(x) = y_{(1)}(x) - y_{(2)}(x) \ge 0`, float64 ``(...,)``.
 
-    ``inf`` when there is a single cell (no competitor); 0 on a boundary.
+    ``inf`` when there is a single cell (no competitor); 0 on a boundary. A difference of
+    scores: far from the origin it is computed relative to the pieces' midpoint.
 
     Raises:
         ValueError: as :func:`affine_scores`.
 
-    Source: the margin of the indicator bound, PAPERS.md §2.4 (reconstructed [I]). Chapter 5.
+    Source: the margin of LHSL's indicator lemma in the book's quantitative form (reconstructed by
+    the book; see the Sources and certainty page). Chapter 5.
     """
     A, b = _affine(A, b)
+    x = _points(x, A.shape[1])
     if A.shape[0] == 1:
-        return np.full(np.shape(_points(x, A.shape[1]))[:-1], np.inf)
+        return np.full(x.shape[:-1], np.inf)
+    A, b = _relative(x, A, b)
 
     def gap(p):
         top2 = np.partition(p @ A.T + b, -2, axis=1)[:, -2:]
         return top2[:, 1] - top2[:, 0]
 
-    return _chunked(_points(x, A.shape[1]), gap)
+    return _chunked(x, gap, A.shape[0])
 
 
 def _beta(beta) -> float:
@@ -208,16 +298,20 @@ def soft_indicator(x, A, b, beta: float) -> np.ndarray:
         x: points ``(..., D)``; A, b: the max-affine pieces.
         beta: inverse temperature (> 0), multiplying the affine scores.
 
+    Far from the origin the scores are taken relative to the pieces' midpoint (softmax is
+    unchanged by a per-point constant).
+
     Raises:
         ValueError: as :func:`affine_scores`, or for a non-positive or non-finite ``beta``.
 
-    Source: LHSL (NeurIPS 2025), the lemma "attention approximates the partition indicator"
-    (PAPERS.md §2.4). Chapter 5.
+    Source: LHSL (NeurIPS 2025), the lemma "attention approximates the partition indicator".
+    Chapter 5.
     """
     beta = _beta(beta)
     A, b = _affine(A, b)
-    return _chunked(_points(x, A.shape[1]),
-                    lambda p: torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1).numpy())
+    x = _points(x, A.shape[1])
+    A, b = _relative(x, A, b)
+    return _chunked(x, lambda p: torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1).numpy(), A.shape[0])
 
 
 def indicator_error(x, A, b, beta: float) -> np.ndarray:
@@ -230,10 +324,13 @@ def indicator_error(x, A, b, beta: float) -> np.ndarray:
     Raises:
         ValueError: as :func:`soft_indicator`.
 
-    Source: the left side of the indicator bound, PAPERS.md §2.4 (check C14). Chapter 5.
+    Source: the left side of the book's quantitative form of LHSL's indicator lemma (check C14).
+    Chapter 5.
     """
     beta = _beta(beta)
     A, b = _affine(A, b)
+    x = _points(x, A.shape[1])
+    A, b = _relative(x, A, b)
 
     def err(p):
         y = torch.from_numpy(p @ A.T + b)
@@ -242,7 +339,7 @@ def indicator_error(x, A, b, beta: float) -> np.ndarray:
         rel.scatter_(1, top, -math.inf)
         return (2 * torch.sigmoid(torch.logsumexp(rel, dim=1))).numpy()
 
-    return _chunked(_points(x, A.shape[1]), err)
+    return _chunked(x, err, A.shape[0])
 
 
 def indicator_bound(beta: float, margin, n_cells: int) -> np.ndarray | float:
@@ -257,19 +354,17 @@ def indicator_bound(beta: float, margin, n_cells: int) -> np.ndarray | float:
         A float for a scalar ``margin``, else a float64 array of its shape.
 
     Raises:
-        ValueError: for a non-positive or non-finite ``beta``, a negative or NaN ``margin``, or
+        ValueError: for a non-positive or non-finite ``beta``, a negative or NaN ``margin``, a
+            complex, bool or string ``margin`` (never read as its real part or as 0/1), or
             ``n_cells < 1``.
 
-    Source: PAPERS.md §2.4, the quantitative form of LHSL's indicator lemma (reconstructed [I];
-    one line: every non-top weight is at most :math:`e^{-\beta\Delta}`). Check C14, Chapter 5.
+    Source: the book's quantitative form of LHSL's indicator lemma (reconstructed by the book,
+    see the Sources and certainty page; one line: every non-top weight is at most
+    :math:`e^{-\beta\Delta}`). Check C14, Chapter 5.
     """
     beta = _beta(beta)
     n_cells = positive_int("n_cells", n_cells, maximum=2**53)
-    if isinstance(margin, torch.Tensor):
-        margin = margin.detach().cpu().double().numpy()
-    if isinstance(margin, (str, bytes, bool)) or np.asarray(margin).dtype.kind not in "iuf":
-        raise ValueError(f"margin must be real, got {short_repr(margin)}")
-    arr = np.asarray(margin, dtype=np.float64)
+    arr = np.asarray(as_float_array("margin", margin, min_ndim=0, finite=False), dtype=np.float64)
     if np.isnan(arr).any() or (arr < 0).any():
         raise ValueError(f"margin must be >= 0 (not NaN), got {short_repr(margin)}")
     out = 2.0 * (n_cells - 1) * np.exp(-beta * arr)
@@ -290,11 +385,10 @@ def voronoi_affine(centres) -> tuple[np.ndarray, np.ndarray]:
     Raises:
         ValueError: for an empty, non-finite or non-2-D ``centres``.
 
-    Source: PAPERS.md §2.5 step 2 (reconstructed [I]); check C13. Chapter 5.
+    Source: the Voronoi partition of the book's reconstruction of LHSL's construction (see the
+    Sources and certainty page); check C13. Chapter 5.
     """
-    c = as_float_array("centres", centres, min_ndim=2)
-    if c.ndim != 2:
-        raise ValueError(f"centres must have shape (N, D), got {c.shape}")
+    c = _centres(centres)
     with np.errstate(over="ignore"):
         b = -(c ** 2).sum(axis=1)
     if not np.isfinite(b).all() or not np.isfinite(2.0 * c).all():
@@ -312,7 +406,8 @@ def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.nd
         ValueError: for ``m < 1``, ``dim < 1``, ``high <= low``, non-finite bounds, or more than
             ``2**20`` cells.
 
-    Source: the grid of PAPERS.md §2.5 step 2; checks C13–C17. Chapter 5.
+    Source: the grid of the book's reconstruction of LHSL's construction; checks C13–C17.
+    Chapters 5-6.
     """
     m, dim = positive_int("m", m), positive_int("dim", dim)
     low, high = finite_real("low", low), finite_real("high", high)
@@ -335,14 +430,17 @@ def hard_lookup(x, centres, values) -> np.ndarray:
     r"""The hard partition's answer: the value of the nearest centre (Voronoi cell), ``(..., *values.shape[1:])``.
 
     The :math:`\beta\to\infty` limit of :func:`attention_approximator`, the reference of check C15.
+    Far from the origin points and centres are translated first (module docstring).
 
     Raises:
-        ValueError: for mismatched shapes or non-finite input.
+        ValueError: for mismatched shapes or non-finite, complex or bool input.
 
-    Source: PAPERS.md §2.5 steps 2 and 4. Chapter 5.
+    Source: the hard lookup of the book's reconstruction of LHSL's construction. Chapter 5.
     """
-    A, b = voronoi_affine(centres)
-    v = _values("values", values, A.shape[0])
+    c = _centres(centres)
+    v = _values("values", values, c.shape[0])
+    x, c = _translate(_points(x, c.shape[1]), c, _reference(c))
+    A, b = voronoi_affine(c)
     return v[cell_index(x, A, b)]
 
 
@@ -360,17 +458,23 @@ def soft_lookup(x, centres, values, beta: float) -> np.ndarray:
     Returns:
         float64 ``(..., k)`` (or ``(...,)`` for 1-D ``values``).
 
+    Far from the origin points and centres are translated first (module docstring): the
+    weights are then those of the exact scores, not of their float64 cancellation.
+
     Raises:
         ValueError: as :func:`soft_indicator` and :func:`hard_lookup`.
 
-    Source: PAPERS.md §2.5 steps 3–4 (reconstructed [I]); checks C15–C16, Chapter 5.
+    Source: the closed form of the book's reconstruction of LHSL's construction (see the Sources
+    and certainty page); checks C15–C16, Chapter 5.
     """
     beta = _beta(beta)
-    A, b = voronoi_affine(centres)
-    v = torch.from_numpy(_values("values", values, A.shape[0]))
+    c = _centres(centres)
+    v = torch.from_numpy(_values("values", values, c.shape[0]))
+    x, c = _translate(_points(x, c.shape[1]), c, _reference(c))
+    A, b = voronoi_affine(c)
     flat = v.reshape(len(v), -1)
-    out = _chunked(_points(x, A.shape[1]),
-                   lambda p: (torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1) @ flat).numpy())
+    out = _chunked(x, lambda p: (torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1) @ flat).numpy(),
+                   A.shape[0])
     return out.reshape(out.shape[:-1] + v.shape[1:])
 
 
@@ -388,23 +492,27 @@ def nadaraya_watson(x, centres, values, bandwidth: float) -> np.ndarray:
     Returns:
         float64 ``(..., k)`` (or ``(...,)`` for 1-D ``values``).
 
-    Raises:
-        ValueError: for mismatched shapes, non-finite input or a non-positive bandwidth.
+    Far from the origin points and centres are translated first (module docstring; ``cdist``
+    itself expands the squares and would cancel).
 
-    Source: the kernel-regression reading of LHSL's lookup, PAPERS.md §2.5 step 3 (remark). Chapter 5.
+    Raises:
+        ValueError: for mismatched shapes, non-finite, complex or bool input or a non-positive
+            bandwidth.
+
+    Source: the kernel-regression reading of LHSL's lookup (the book's remark on its
+    reconstruction). Chapter 5.
     """
     h = finite_real("bandwidth", bandwidth, minimum=0.0, strict=True)
-    c = as_float_array("centres", centres, min_ndim=2)
-    if c.ndim != 2:
-        raise ValueError(f"centres must have shape (N, D), got {c.shape}")
+    c = _centres(centres)
     v = torch.from_numpy(_values("values", values, c.shape[0]))
+    x, c = _translate(_points(x, c.shape[1]), c, _reference(c))
     ct = torch.from_numpy(c)
 
     def nw(p):
         w = torch.softmax(-torch.cdist(torch.from_numpy(p), ct) ** 2 / (2 * h * h), dim=-1)
         return (w @ v.reshape(len(v), -1)).numpy()
 
-    out = _chunked(_points(x, c.shape[1]), nw)
+    out = _chunked(x, nw, c.shape[0])
     return out.reshape(out.shape[:-1] + v.shape[1:])
 
 
@@ -424,18 +532,22 @@ class SumOfLinear(nn.Module):
     The matrices are trainable parameters ``A``, ``B``, ``C``.
 
     Raises:
-        ValueError: for shapes that do not fit together, non-finite entries, an unknown dtype;
-            in :meth:`forward` for input that is not ``(batch, n, d)`` of the module's dtype or is
-            not finite.
+        ValueError: for shapes that do not fit together, non-finite, complex or bool entries, an
+            unknown dtype, more than :data:`lib.attention.MAX_PARAMETERS` entries in ``A``, ``B``
+            and ``C`` together (checked before any is copied); in :meth:`forward` for input that
+            is not ``(batch, n, d)`` of the module's dtype or is not finite.
 
-    Source: LHSL (NeurIPS 2025), the "sum-of-linear transformation" (name [V], form [I],
-    PAPERS.md §2.3). Chapter 5.
+    Source: LHSL (NeurIPS 2025), the "sum-of-linear transformation" (the name quoted, the form
+    reconstructed by the book; see the Sources and certainty page). Chapter 5.
     """
 
     def __init__(self, A, B, C, dtype: torch.dtype = torch.float64):
         super().__init__()
         if dtype not in (torch.float32, torch.float64):
             raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
+        A, B, C = real_array("A", A), real_array("B", B), real_array("C", C)
+        check_size("SumOfLinear: the number of parameters", A.size + B.size + C.size, _attention.MAX_PARAMETERS,
+                   "lib.attention.MAX_PARAMETERS")
         A = as_float_array("A", A, min_ndim=3)
         B = as_float_array("B", B, min_ndim=3)
         C = as_float_array("C", C, min_ndim=2)
@@ -477,11 +589,14 @@ class PartitionLookup(nn.Module):
 
     Attributes:
         linear: the :class:`SumOfLinear` map; attention: the :class:`lib.attention.SelfAttention`;
-        centres, values, A, b, beta, bonus, suppress: the construction's data (numpy / floats);
+        centres, values, beta, bonus, suppress: the construction's data (numpy / floats);
+        reference: ``None``, or the point ``(D,)`` subtracted from points and centres before
+        scoring (centres far from the origin, module docstring; the map's constant ``C`` does
+        it); A, b: the Voronoi pieces the key tokens carry, those of ``centres - reference``;
         token_dim, n_positions, value_dim: sizes.
 
-    Source: LHSL (NeurIPS 2025), the self-attention universality theorems (construction
-    reconstructed, PAPERS.md §2.5 [I]). Chapter 5.
+    Source: LHSL (NeurIPS 2025), the self-attention universality theorems (the construction is
+    reconstructed by the book; see the Sources and certainty page). Chapter 5.
     """
 
     def __init__(self, linear: SumOfLinear, attention: SelfAttention, *, token_dim: int, n_positions: int,
@@ -507,7 +622,9 @@ class PartitionLookup(nn.Module):
     def _check(self, x) -> torch.Tensor:
         x = _as_points(x, self.D)
         # the query token's own score must stay far below the best key's (see _build)
-        nearest = torch.cdist(x, torch.from_numpy(self.centres)).min(dim=1).values ** 2 if len(x) else x[:, 0]
+        ref = getattr(self, "reference", None)
+        xs, cs = _translate(x, torch.from_numpy(self.centres), None if ref is None else torch.from_numpy(ref))
+        nearest = torch.cdist(xs, cs).min(dim=1).values ** 2 if len(x) else x[:, 0]
         if bool((self.beta * (1.0 + nearest) > self.suppress - 30.0).any()):
             raise ValueError(f"x lies too far from the centres for suppress={self.suppress:.3g} (the query token "
                              f"would take weight); pass a larger suppress or points nearer the grid")
@@ -525,6 +642,20 @@ class PartitionLookup(nn.Module):
         return out[:, 0] if self.squeeze else out
 
 
+def _token_width(D: int, token_dim: int | None) -> int:
+    d = D if token_dim is None else positive_int("token_dim", token_dim)
+    if D % d:
+        raise ValueError(f"token_dim must divide the point dimension D = {D}, got {d}")
+    return d
+
+
+def _check_layer(what: str, D: int, d: int, width: int, n_out: int, head_dim: int, d_out: int) -> None:
+    """Count a lookup layer's numbers before allocating: copy terms, constant ``C`` and the four matrices."""
+    n = D // d
+    count = n * width * d + n * n * n_out + width * n_out + 3 * head_dim * width + d_out * head_dim
+    check_size(f"{what}: the number of parameters", count, _attention.MAX_PARAMETERS, "lib.attention.MAX_PARAMETERS")
+
+
 def _query_copy(D: int, token_dim: int | None, width: int, n_out: int, n_queries: int) -> tuple[int, np.ndarray, np.ndarray]:
     """The copy terms of the sum-of-linear map: term ``t`` writes token ``t`` of ``X`` into the ``x`` field.
 
@@ -532,9 +663,7 @@ def _query_copy(D: int, token_dim: int | None, width: int, n_out: int, n_queries
     rows ``t d .. (t + 1) d`` of the first ``D``, and ``B`` ``(n, n, n_out)`` sending it to the first
     ``n_queries`` output columns (``n = D / d``).
     """
-    d = D if token_dim is None else positive_int("token_dim", token_dim)
-    if D % d:
-        raise ValueError(f"token_dim must divide the point dimension D = {D}, got {d}")
+    d = _token_width(D, token_dim)
     n = D // d
     A_terms, B_terms = np.zeros((n, width, d)), np.zeros((n, n, n_out))
     for t in range(n):
@@ -551,9 +680,7 @@ def _as_points(x, D: int) -> torch.Tensor:
 
 
 def _centres_values(f: Callable, centres, n_positions: int | None) -> tuple[np.ndarray, np.ndarray]:
-    c = as_float_array("centres", centres, min_ndim=2)
-    if c.ndim != 2:
-        raise ValueError(f"centres must have shape (N, D), got {c.shape}")
+    c = _centres(centres)
     if not callable(f):
         raise ValueError(f"f must be callable, got {short_repr(f)}")
     v = as_float_array("f(centres)", f(c.copy()))
@@ -568,14 +695,16 @@ def _centres_values(f: Callable, centres, n_positions: int | None) -> tuple[np.n
 
 def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positions: int | None,
            bonus: float, suppress: float | None, chunk: int) -> PartitionLookup:
-    """The token layout shared by both approximators (PAPERS.md §2.5, reconstructed [I]).
+    """The token layout shared by both approximators (reconstructed by the book).
 
     Token fields (width ``d' = D + 2 + P + k``): ``[x (D) | one (1) | query flag (1) |
-    position (P) | value (k)]``. Query token ``j``: ``(vec X, 1, 1, e_j, 0)``; key token
-    ``(i, j)``: ``(a_i, b_i, 0, e_j, f(c_i)_j)``. ``W_Q z = (beta x, beta one, suppress flag, bonus
-    pos)``, ``W_K z = (x, one, -flag, pos)``, so query ``j`` scores key ``(i, j')`` at
-    ``beta (a_i^T x + b_i) + bonus [j = j']`` and every query token at ``beta (|x|^2 + 1) -
-    suppress (+ bonus)``; ``W_O W_V`` copies the value field.
+    position (P) | value (k)]``. Query token ``j``: ``(vec X - r, 1, 1, e_j, 0)``; key token
+    ``(i, j)``: ``(a_i, b_i, 0, e_j, f(c_i)_j)`` with the Voronoi pieces of ``c_i - r``.
+    ``W_Q z = (beta x, beta one, suppress flag, bonus pos)``, ``W_K z = (x, one, -flag, pos)``,
+    so query ``j`` scores key ``(i, j')`` at ``beta (a_i^T (x - r) + b_i) + bonus [j = j']`` and
+    every query token at ``beta (|x - r|^2 + 1) - suppress (+ bonus)``; ``W_O W_V`` copies the
+    value field. ``r`` is the reference of far centres (module docstring), 0 otherwise: the
+    constant ``C`` of the sum-of-linear map subtracts it.
     """
     beta = _beta(beta)
     squeeze = n_positions is None
@@ -584,7 +713,8 @@ def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positi
     N, D = c.shape
     k = v.shape[2]
     bonus = finite_real("bonus", bonus, minimum=0.0, maximum=1e6)
-    A, b = voronoi_affine(c)
+    ref = _reference(c)
+    A, b = voronoi_affine(c if ref is None else c - ref)
     lo, hi = c.min(axis=0), c.max(axis=0)
     span2 = float(((hi - lo) ** 2).sum()) + 1.0
     if suppress is None:   # query tokens >= 40 nats below the best key for x within the centres' box, widened by its span
@@ -593,9 +723,13 @@ def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positi
     width = D + 2 + P + k
     X_, ONE, FLAG, POS, VAL = 0, D, D + 1, D + 2, D + 2 + P
     n_out = P + N * P
+    s = max(D + 2 + P, k)
+    _check_layer("the lookup layer", D, _token_width(D, token_dim), width, n_out, s, width)
     # Sum-of-linear map: term t copies token t of X into the x field of every query column.
     d, A_terms, B_terms = _query_copy(D, token_dim, width, n_out, P)
     C = np.zeros((width, n_out))
+    if ref is not None:
+        C[X_:X_ + D, :P] = -ref[:, None]
     C[ONE, :P] = 1.0
     C[FLAG, :P] = 1.0
     C[POS:POS + P, :P] = np.eye(P)
@@ -605,7 +739,6 @@ def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positi
         C[ONE, cols] = b
         C[POS + j, cols] = 1.0
         C[VAL:VAL + k, cols] = v[:, j, :].T
-    s = max(D + 2 + P, k)
     W_Q, W_K, W_V, W_O = np.zeros((s, width)), np.zeros((s, width)), np.zeros((s, width)), np.zeros((width, s))
     for r in range(D + 1):                       # x and one fields: score beta * (x^T x_t + one_t)
         W_Q[r, r], W_K[r, r] = beta, 1.0
@@ -618,7 +751,7 @@ def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positi
     attention = SelfAttention(width, head_dim=s, residual=False).set_weights(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O)
     return PartitionLookup(linear, attention, token_dim=d, n_positions=P, value_slice=slice(VAL, VAL + k),
                            squeeze=squeeze, chunk=chunk, centres=c, values=v[:, 0] if squeeze else v,
-                           A=A, b=b, beta=beta, bonus=bonus, suppress=suppress)
+                           A=A, b=b, beta=beta, bonus=bonus, suppress=suppress, reference=ref)
 
 
 def attention_approximator(f: Callable, centres, beta: float, *, token_dim: int | None = None,
@@ -648,13 +781,19 @@ def attention_approximator(f: Callable, centres, beta: float, *, token_dim: int 
 
     Raises:
         ValueError: for empty or non-finite ``centres``, ``f`` not callable or returning the
-            wrong shape or non-finite values, non-finite or non-positive ``beta``, a
-            ``token_dim`` that does not divide ``D``, centres whose squared norms overflow; at call
-            time for points of the wrong width, non-finite points, or points so far from the
-            centres that the query token's suppressed score would no longer be negligible.
+            wrong shape, non-finite, complex or bool values, non-finite or non-positive ``beta``,
+            a ``token_dim`` that does not divide ``D``, centres whose squared norms overflow, a
+            layer of more than :data:`lib.attention.MAX_PARAMETERS` numbers (checked before
+            allocating); at call time for points of the wrong width, non-finite points, or
+            points so far from the centres that the query token's suppressed score would no
+            longer be negligible.
+
+    Centres far from the origin are handled by a reference the layer subtracts (module
+    docstring; the ``reference`` attribute).
 
     Source: LHSL (NeurIPS 2025), the L_∞ universality of single-head self-attention; the
-    construction is reconstructed (PAPERS.md §2.5 steps 1–4, [I]). Checks C15–C16, Chapter 5.
+    construction is reconstructed by the book (see the Sources and certainty page). Checks
+    C15–C16, Chapter 5.
     """
     return _build(f, centres, beta, token_dim=token_dim, n_positions=None, bonus=0.0, suppress=suppress, chunk=chunk)
 
@@ -683,13 +822,14 @@ def seq2seq_approximator(f: Callable, centres, beta: float, n_positions: int, bo
         ValueError: as :func:`attention_approximator`, and for a negative or non-finite
             ``bonus`` or a non-positive ``n_positions``.
 
-    Source: PAPERS.md §2.5 step 5 (reconstructed [I]); check C17, Chapter 5.
+    Source: the sequence-to-sequence form of LHSL's self-attention theorem, reconstructed by the
+    book (see the Sources and certainty page); check C17, Chapter 5.
     """
     return _build(f, centres, beta, token_dim=token_dim, n_positions=positive_int("n_positions", n_positions),
                   bonus=bonus, suppress=suppress, chunk=chunk)
 
 
-def context_tokens(centres, values, *, biases=None) -> np.ndarray:
+def context_tokens(centres, values, *, biases=None, reference=None) -> np.ndarray:
     r"""The context sequence of LHSL's cross-attention lookup: one token :math:`(a_i, b_i, v_i)` per cell.
 
     Args:
@@ -698,16 +838,26 @@ def context_tokens(centres, values, *, biases=None) -> np.ndarray:
         values: ``(N, k)`` or ``(N,)``, the value of each cell.
         biases: optional ``(N,)`` offsets :math:`b_i` to use instead of :math:`-\|c_i\|^2`
             (for instance 0, what a context computed *linearly* from the points can carry).
+        reference: optional point ``(D,)``: the pieces are those of ``centres - reference``, for
+            queries translated by the same point (:func:`cross_attention_approximator` does so
+            for centres far from the origin, where the untranslated scores cancel).
 
     Returns:
         float64 ``(N, D + 1 + k)``.
 
     Raises:
-        ValueError: for mismatched shapes or non-finite input.
+        ValueError: for mismatched shapes or non-finite, complex or bool input.
 
-    Source: PAPERS.md §2.5 step 8 (reconstructed [I]). Chapter 6.
+    Source: the cross-attention form of LHSL's lookup, reconstructed by the book (see the Sources
+    and certainty page). Chapter 6.
     """
-    A, b = voronoi_affine(centres)
+    c = _centres(centres)
+    if reference is not None:
+        r = as_float_array("reference", reference)
+        if r.shape != (c.shape[1],):
+            raise ValueError(f"reference must have shape ({c.shape[1]},), got {r.shape}")
+        c = c - r
+    A, b = voronoi_affine(c)
     if biases is not None:
         b = _values("biases", biases, len(A))
         if b.ndim != 1:
@@ -720,19 +870,21 @@ class CrossLookup(nn.Module):
     r"""A query map, a context sequence and one :class:`lib.attention.CrossAttention` head: LHSL's lookup as cross-attention.
 
     ``forward`` maps points ``(batch, D)`` to ``(batch, k)``: the query ``linear(X)`` (one token
-    ``(vec X, 1)``) attends to the constant ``context`` ``(N, D + 1 + k)``. Unpacks as
+    ``(vec X - reference, 1)``, the reference 0 unless the centres are far from the origin)
+    attends to the constant ``context`` ``(N, D + 1 + k)``. Unpacks as
     ``linear, context, attention = cross_attention_approximator(...)``.
 
-    Source: LHSL (NeurIPS 2025), the cross-attention universality theorem (construction
-    reconstructed, PAPERS.md §2.5 step 8 [I]). Chapter 6.
+    Source: LHSL (NeurIPS 2025), the cross-attention universality theorem (the construction is
+    reconstructed by the book; see the Sources and certainty page). Chapter 6.
     """
 
     def __init__(self, linear: SumOfLinear, context: torch.Tensor, attention, *, token_dim: int, beta: float,
-                 centres: np.ndarray, values: np.ndarray):
+                 centres: np.ndarray, values: np.ndarray, reference: np.ndarray | None = None):
         super().__init__()
         self.linear, self.attention = linear, attention
         self.register_buffer("context", context)
         self.token_dim, self.beta, self.centres, self.values = token_dim, beta, centres, values
+        self.reference = reference
 
     def __iter__(self):
         return iter((self.linear, self.context, self.attention))
@@ -762,11 +914,15 @@ def cross_attention_approximator(f: Callable, centres, beta: float, *, token_dim
     Returns:
         A :class:`CrossLookup`; ``linear, context, attention = ...`` unpacks it.
 
+    Centres far from the origin are handled by a reference (module docstring): the query map
+    subtracts it and the context carries the pieces of ``centres - reference``.
+
     Raises:
         ValueError: as :func:`attention_approximator`.
 
-    Source: LHSL (NeurIPS 2025), single-head cross-attention is a universal approximator
-    (construction reconstructed, PAPERS.md §2.5 step 8 [I]); check C18, Chapter 6.
+    Source: LHSL (NeurIPS 2025), single-head cross-attention is a universal approximator (the
+    construction is reconstructed by the book; see the Sources and certainty page); check C18,
+    Chapter 6.
     """
     from .attention import CrossAttention
 
@@ -775,10 +931,16 @@ def cross_attention_approximator(f: Callable, centres, beta: float, *, token_dim
     v = v[:, 0]
     N, D = c.shape
     k = v.shape[1]
+    s = max(D + 1, k)
+    _check_layer("the cross-attention lookup", D, _token_width(D, token_dim), D + 1, 1, s, k)
+    check_size("the cross-attention lookup: the context's entries", N * (D + 1 + k), _attention.MAX_PARAMETERS,
+               "lib.attention.MAX_PARAMETERS")
+    ref = _reference(c)
     d, A_terms, B_terms = _query_copy(D, token_dim, D + 1, 1, 1)
     C = np.zeros((D + 1, 1))
+    if ref is not None:
+        C[:D, 0] = -ref
     C[D, 0] = 1.0
-    s = max(D + 1, k)
     W_Q, W_K = np.zeros((s, D + 1)), np.zeros((s, D + 1 + k))
     W_V, W_O = np.zeros((s, D + 1 + k)), np.zeros((k, s))
     for r in range(D + 1):
@@ -786,8 +948,9 @@ def cross_attention_approximator(f: Callable, centres, beta: float, *, token_dim
     for r in range(k):
         W_V[r, D + 1 + r], W_O[r, r] = 1.0, 1.0
     attention = CrossAttention(D + 1, D + 1 + k, head_dim=s, d_out=k).set_weights(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O)
-    context = torch.from_numpy(context_tokens(c, v))
-    return CrossLookup(SumOfLinear(A_terms, B_terms, C), context, attention, token_dim=d, beta=beta, centres=c, values=v)
+    context = torch.from_numpy(context_tokens(c, v, reference=ref))
+    return CrossLookup(SumOfLinear(A_terms, B_terms, C), context, attention, token_dim=d, beta=beta, centres=c,
+                       values=v, reference=ref)
 
 
 def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max: int) -> pd.DataFrame:
@@ -807,8 +970,8 @@ def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max
     Raises:
         ValueError: as :func:`error_row`, or for a grid above ``2**20`` cells.
 
-    Source: the curse of dimensionality of LHSL's construction (PAPERS.md §2.4, inferred rate
-    [I]). Chapter 6.
+    Source: the curse of dimensionality of LHSL's construction (the rate is inferred by the book;
+    see the Sources and certainty page). Chapter 6.
     """
     x = as_float_array("points", points, min_ndim=2)
     dim = positive_int("dim", dim)
@@ -827,7 +990,7 @@ def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max
     sups = []
     for m in range(1, m_max + 1):
         c = grid_centres(m, dim)
-        sups.append(float(np.abs(soft_lookup(x, c, np.asarray(f(c), dtype=float), kappa * m * m) - target).max()))
+        sups.append(float(np.abs(soft_lookup(x, c, as_float_array("f(centres)", f(c)), kappa * m * m) - target).max()))
     sups = np.array(sups)
     rows = []
     for e in errors:
@@ -856,27 +1019,33 @@ def error_row(f: Callable, m: int, kappa: float | None, points, *, low: float = 
     Raises:
         ValueError: as :func:`grid_centres` and :func:`attention_approximator`.
 
-    Source: checks C15 and C16 (PAPERS.md §5). Chapter 5.
+    Source: the book's checks C15 and C16 of LHSL's self-attention theorem. Chapter 5.
     """
     x = as_float_array("points", points, min_ndim=2)
+    if x.ndim != 2:
+        raise ValueError(f"points must have shape (P, D), got {x.shape}")
     c = grid_centres(m, x.shape[1], low, high)
-    target = np.asarray(f(x), dtype=float).reshape(len(x), -1)
-    hard = hard_lookup(x, c, np.asarray(f(c), dtype=float).reshape(len(c), -1))
+    if not callable(f):
+        raise ValueError(f"f must be callable, got {short_repr(f)}")
+    target = as_float_array("f(points)", f(x)).reshape(len(x), -1)
+    values = as_float_array("f(centres)", f(c)).reshape(len(c), -1)
+    hard = hard_lookup(x, c, values)
     row = {"m": m, "kappa": np.nan if kappa is None else float(kappa), "beta": np.nan,
            "sup hard": float(np.abs(hard - target).max()),
            "L2 hard": float(np.sqrt(((hard - target) ** 2).sum(axis=1).mean())), "mean |P-E|1": np.nan}
     if kappa is None:
         return row | {"sup": row["sup hard"], "L2": row["L2 hard"]}
     beta = finite_real("kappa", kappa, minimum=0.0, strict=True) * m ** 2
-    err = soft_lookup(x, c, np.asarray(f(c), dtype=float).reshape(len(c), -1), beta) - target
-    A, b = voronoi_affine(c)
+    err = soft_lookup(x, c, values, beta) - target
+    xs, cs = _translate(x, c, _reference(c))
+    A, b = voronoi_affine(cs)
     return row | {"beta": beta, "sup": float(np.abs(err).max()), "L2": float(np.sqrt((err ** 2).sum(axis=1).mean())),
-                  "mean |P-E|1": float(indicator_error(x, A, b, beta).mean())}
+                  "mean |P-E|1": float(indicator_error(xs, A, b, beta).mean())}
 
 
 # --- LHSL Appendix B: the scale of W_K and W_Q against training noise (check C19) -------------
 
-#: Our settings of the noise experiment per book mode (the paper's are unknown, PAPERS.md §2.6).
+#: Our settings of the noise experiment per book mode (LHSL Appendix B does not give the paper's).
 NOISE_SETTINGS = {
     "fast": {"train_images": 3000, "test_images": 2000, "epochs": 5, "batch_size": 64, "lr": 3e-3,
              "d_model": 32, "qk_init": 0.1, "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
@@ -900,7 +1069,7 @@ def noise_datasets() -> list[str]:
         ValueError: when ``BOOK_CIFAR10`` is set but does not hold the six batch files (a
             mistyped path should not silently drop the dataset).
 
-    Source: LHSL Appendix B's three datasets (PAPERS.md §2.6, DATASETS.md §4). Chapter 5.
+    Source: LHSL Appendix B's three datasets. Chapter 5.
     """
     import os
 
@@ -954,8 +1123,8 @@ def noise_experiment(dataset: str, kind: str, level: float, seed: int, *, train_
         ValueError: for an unknown dataset or kind, a level outside the noise functions' range,
             or bad sizes; the loaders' errors when a dataset is not installed.
 
-    Source: LHSL (NeurIPS 2025) Appendix B, Figure 2 (PAPERS.md §2.6; every setting here is ours
-    [I]). Check C19, Chapter 5.
+    Source: LHSL (NeurIPS 2025) Appendix B, Figure 2 (every setting here is the book's own; see
+    the Sources and certainty page). Check C19, Chapter 5.
     """
     from . import data, training
     from .attention import PatchAttentionClassifier
@@ -1004,7 +1173,7 @@ def noise_runs(dataset: str, mode: str | None = None) -> pd.DataFrame:
         ValueError: for an unknown mode or dataset; RuntimeError: in a full-mode build whose
             result is missing.
 
-    Source: LHSL Appendix B (PAPERS.md §2.6). Chapter 5 and ``tools/full_mode.py``.
+    Source: LHSL Appendix B, Figure 2. Chapter 5 and ``tools/full_mode.py``.
     """
     from . import artifacts, config
 
@@ -1050,8 +1219,9 @@ def trend_test(levels, values, *, permutations: int = 20_000, seed: int = 0) -> 
         ``(rho, p)``: floats, ``rho`` in ``[-1, 1]`` and ``p`` in ``(0, 1]``.
 
     Raises:
-        ValueError: for arrays of different lengths, fewer than 3 runs, non-finite entries, constant
-            ``levels`` or ``values``, or too few permutations.
+        ValueError: for arrays of different lengths, fewer than 3 runs, non-finite, complex or
+            bool entries, constant ``levels`` or ``values``, too few or too many permutations, or
+            more than :data:`MAX_MATRIX_ENTRIES` permuted ranks (``permutations * R``).
 
     Source: the book's trend test for LHSL's "declines monotonically" (Appendix B, Figure 2),
     check C19, Chapter 5.
@@ -1063,6 +1233,8 @@ def trend_test(levels, values, *, permutations: int = 20_000, seed: int = 0) -> 
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         raise ValueError("levels and values must not be constant")
     permutations = positive_int("permutations", permutations, minimum=100, maximum=1_000_000)
+    check_size(f"trend_test: the permuted ranks, {permutations:,} x {len(x)}", permutations * len(x),
+               MAX_MATRIX_ENTRIES, "lib.maxaffine.MAX_MATRIX_ENTRIES")
     rx, ry = pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy()
     rx, ry = rx - rx.mean(), ry - ry.mean()
     scale = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())

@@ -290,7 +290,7 @@ def test_context_length_for_a_linear_target():
     (lambda: M.seq2seq_approximator(target, M.grid_centres(2, 2), 2.0, None), "n_positions must be an integer"),
     (lambda: M.context_length(lambda p: p[:, 0], 1, [np.nan], 10.0, np.zeros((3, 1)), m_max=2), "errors must be finite"),
     (lambda: M.context_length(lambda p: p[:, 0], 1, [0.1], None, np.zeros((3, 1)), m_max=2), "kappa must be a real"),
-    (lambda: M.indicator_bound(1.0, "1.5", 3), "margin must be real"),
+    (lambda: M.indicator_bound(1.0, "1.5", 3), "margin must be a real array"),
     (lambda: M.trend_test(np.arange(4.0), np.arange(4.0), permutations=10**18), "permutations must be <="),
     (lambda: M.noise_runs(["mnist"], "fast"), "dataset must be one of"),
 ])
@@ -310,3 +310,173 @@ def test_more_extreme_input():
     L = M.SumOfLinear(np.ones((1, 2, 2)), np.ones((1, 1, 1)), np.zeros((2, 1)))
     with pytest.raises(ValueError, match="overflows"):
         L(torch.full((1, 1, 2), 1e308, dtype=torch.float64))
+
+
+# --- scores far from the origin: against mpmath on the same float64 inputs ----------------------
+
+OFFSETS = [1e6, 1e7, 3e7, 1e8]
+
+
+def mp_scores(x, A, b, dps=80):
+    """Exact affine scores of float64 points and pieces (mpmath, independent of lib)."""
+    import mpmath
+
+    with mpmath.workdps(dps):
+        return [[mpmath.fsum(mpmath.mpf(float(a)) * mpmath.mpf(float(p)) for a, p in zip(row, pt)) + mpmath.mpf(float(bi))
+                 for row, bi in zip(A, b)] for pt in x]
+
+
+def mp_soft(x, c, v, beta, dps=80):
+    """Softmax-weighted values with exact squared distances (mpmath)."""
+    import mpmath
+
+    with mpmath.workdps(dps):
+        out = []
+        for pt in x:
+            d2 = [mpmath.fsum((mpmath.mpf(float(p)) - mpmath.mpf(float(q))) ** 2 for p, q in zip(pt, ci)) for ci in c]
+            top = min(d2)
+            w = [mpmath.exp(-beta * (d - top)) for d in d2]
+            out.append(float(mpmath.fsum(wi * vi for wi, vi in zip(w, v)) / mpmath.fsum(w)))
+        return np.array(out)
+
+
+@pytest.mark.parametrize("o", OFFSETS)
+def test_far_centres_pick_the_nearest_cell(o):
+    c = np.array([[o + 0.025], [o + 0.075]])
+    x = np.array([[o + 0.035], [o + 0.06], [o + 0.0499], [o - 3.0], [o + 7.0]])
+    nearest = [int(np.argmin([abs(float(p[0]) - float(ci[0])) for ci in c])) for p in x]  # exact for these floats
+    assert nearest == [0, 1, 0, 0, 1]
+    np.testing.assert_array_equal(M.hard_lookup(x, c, [0.0, 1.0]), nearest)
+    # cell_index of the given (rounded) pieces: the exact arg-max of their scores
+    A, b = M.voronoi_affine(c)
+    exact = [max(range(len(row)), key=row.__getitem__) for row in mp_scores(x, A, b)]   # arg-max in mpmath
+    np.testing.assert_array_equal(M.cell_index(x, A, b), exact)
+    # the translated pieces are exact, and then cell_index is the nearest centre
+    np.testing.assert_array_equal(M.cell_index(x - o, *M.voronoi_affine(c - o)), nearest)
+
+
+@pytest.mark.parametrize("o", OFFSETS)
+def test_far_soft_lookup_and_kernel_regression_against_mpmath(o):
+    c = np.array([[o + 0.1], [o + 0.2]])
+    x = np.array([[o + 0.11], [o + 0.15], [o + 0.19], [o + 0.3]])
+    want = mp_soft(x, c, [0.0, 1.0], 1e3)
+    assert want[0] == pytest.approx(1 / (1 + math.exp(1e3 * (0.09**2 - 0.01**2))), rel=1e-6)   # 3.4e-4
+    np.testing.assert_allclose(M.soft_lookup(x, c, [0.0, 1.0], 1e3), want, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(M.nadaraya_watson(x, c, [0.0, 1.0], 1 / math.sqrt(2e3)), want, rtol=1e-7, atol=1e-12)
+
+
+def test_the_issue_example_of_soft_lookup():
+    got = M.soft_lookup([[1e7 + 0.11]], [[1e7 + 0.1], [1e7 + 0.2]], [0, 1], 1e3)[0]
+    assert got == pytest.approx(mp_soft([[1e7 + 0.11]], [[1e7 + 0.1], [1e7 + 0.2]], [0, 1], 1e3)[0], rel=1e-7)
+    assert got == pytest.approx(3.4e-4, rel=0.02)
+
+
+@pytest.mark.parametrize("o", OFFSETS)
+def test_far_pieces_margin_and_indicator_against_mpmath(o):
+    import mpmath
+
+    rng = np.random.default_rng(int(o) % 1000)
+    c = o + rng.uniform(size=(6, 2))
+    A, b = M.voronoi_affine(c)
+    x = o + rng.uniform(size=(40, 2))
+    exact = mp_scores(x, A, b)
+    with mpmath.workdps(80):
+        top2 = [sorted(row)[-2:] for row in exact]
+        margin = np.array([float(t[1] - t[0]) for t in top2])
+        beta = 50.0
+        s = [mpmath.fsum(mpmath.exp(beta * (v - t[1])) for v in row) - 1 for row, t in zip(exact, top2)]
+        err = np.array([float(2 * si / (1 + si)) for si in s])
+        soft = np.array([[float(mpmath.exp(beta * (v - t[1])) / (1 + si)) for v in row] for row, t, si in zip(exact, top2, s)])
+    scale = 8 * np.finfo(float).eps * 2e6 * (o / 1e7)          # rounding of the translated scores (~|x||A - a_ref|)
+    np.testing.assert_array_equal(M.cell_index(x, A, b), [max(range(len(row)), key=row.__getitem__) for row in exact])
+    np.testing.assert_allclose(M.margin(x, A, b), margin, rtol=0, atol=scale)
+    np.testing.assert_allclose(M.indicator_error(x, A, b, beta), err, rtol=0, atol=beta * scale * 4)
+    np.testing.assert_allclose(M.soft_indicator(x, A, b, beta), soft, rtol=0, atol=beta * scale * 4)
+
+
+@pytest.mark.parametrize("o", [1e6, 1e7, 1e8])
+def test_far_lookup_layers_equal_the_closed_form(o):
+    c = M.grid_centres(4, 2, o, o + 1.0)
+    x = o + np.random.default_rng(9).uniform(size=(200, 2))
+
+    def f(p):
+        return target(p - o)
+
+    want = mp_soft(x[:20], c, f(c), 40.0)
+    np.testing.assert_allclose(M.soft_lookup(x[:20], c, f(c), 40.0), want, rtol=0, atol=1e-9)
+    layer = M.attention_approximator(f, c, 40.0)
+    assert layer.reference is not None
+    np.testing.assert_allclose(layer(x).numpy()[:, 0], M.soft_lookup(x, c, f(c), 40.0), rtol=0, atol=1e-9)
+    cross = M.cross_attention_approximator(f, c, 40.0)
+    np.testing.assert_allclose(cross(x).numpy()[:, 0], M.soft_lookup(x, c, f(c), 40.0), rtol=0, atol=1e-9)
+    seq = M.seq2seq_approximator(lambda p: np.stack([f(p), p[:, 0] - o], 1), c, 40.0, 2, 50.0)(x).numpy()
+    np.testing.assert_allclose(seq[:, 1, 0], M.soft_lookup(x, c, c[:, 0] - o, 40.0), rtol=0, atol=1e-9)
+    # the same construction near the origin gives the same numbers
+    near = M.attention_approximator(target, c - o, 40.0)
+    assert near.reference is None
+    np.testing.assert_allclose(layer(x).numpy(), near(x - o).numpy(), rtol=0, atol=1e-9)
+    # Chapter 5's error row on a far grid equals the one near the origin
+    far_row, near_row = M.error_row(f, 8, 10.0, x, low=o, high=o + 1.0), M.error_row(target, 8, 10.0, x - o)
+    for key in ("sup hard", "sup", "L2", "mean |P-E|1"):
+        assert far_row[key] == pytest.approx(near_row[key], rel=1e-6, abs=1e-9)
+
+
+def test_context_tokens_with_a_reference():
+    c = np.array([[1e7 + 0.5, 3.0], [1e7 - 0.5, 1.0]])
+    Y = M.context_tokens(c, [3.0, 4.0], reference=[1e7, 2.0])
+    np.testing.assert_allclose(Y, [[1.0, 2.0, -1.25, 3.0], [-1.0, -2.0, -1.25, 4.0]])
+    with pytest.raises(ValueError, match=r"reference must have shape \(2,\)"):
+        M.context_tokens(c, [3.0, 4.0], reference=[1.0])
+
+
+def test_scores_near_the_origin_are_computed_as_written():
+    # no reference for the book's grids: the scores are x @ A.T + b bit for bit
+    rng = np.random.default_rng(10)
+    for m in (2, 4, 16):
+        c = M.grid_centres(m, 2)
+        A, b = M.voronoi_affine(c)
+        x = rng.uniform(size=(300, 2))
+        np.testing.assert_array_equal(M.soft_indicator(x, A, b, 30.0),
+                                      torch.softmax(30.0 * torch.from_numpy(x @ A.T + b), dim=-1).numpy())
+        np.testing.assert_array_equal(M.cell_index(x, A, b), (x @ A.T + b).argmax(1))
+
+
+# --- validation and sizes -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: M.affine_scores([[1e300, 1e300]], [[1e300, 0.0]], [0.0]), "overflow"),
+    (lambda: M.indicator_bound(1.0, torch.tensor([0.5 + 1j]), 3), "margin must be a real array, not complex"),
+    (lambda: M.indicator_bound(1.0, np.array([True]), 3), "margin must be a real array, not bool"),
+    (lambda: M.indicator_bound(1.0, True, 3), "margin must be a real array, not bool"),
+    (lambda: M.cell_index(np.ones((2, 2), dtype=bool), A3, B3), "x must be a real array, not bool"),
+    (lambda: M.SumOfLinear(np.ones((1, 2, 2)) * 1j, np.ones((1, 1, 1)), np.zeros((2, 1))), "A must be a real array, not complex"),
+    (lambda: M.error_row(lambda p: p[:, 0] > 0.5, 4, 1.0, np.zeros((3, 2))), r"f\(points\) must be a real array, not bool"),
+])
+def test_one_validation_rule(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_affine_scores_hand_computed():
+    np.testing.assert_array_equal(M.affine_scores([[0.9, 0.2]], A3, B3), [[0.9, 0.2, 0.5]])
+
+
+def test_builders_count_before_allocating(monkeypatch):
+    from lib import attention
+
+    huge = np.broadcast_to(np.zeros(1), (10**6, 10**4, 10))     # a view: nothing allocated yet
+    with pytest.raises(ValueError, match="SumOfLinear: the number of parameters .*MAX_PARAMETERS"):
+        M.SumOfLinear(huge, np.ones((10**6, 1, 1)), np.zeros((10**4, 1)))
+    with pytest.raises(ValueError, match="the lookup layer: the number of parameters .*MAX_PARAMETERS"):
+        M.seq2seq_approximator(lambda p: np.zeros((len(p), 4096)), M.grid_centres(64, 2), 1.0, 4096)
+    with pytest.raises(ValueError, match="permuted ranks, 1,000,000 x 200 would be 200,000,000.*MAX_MATRIX_ENTRIES"):
+        M.trend_test(np.arange(200.0), -np.arange(200.0), permutations=1_000_000)
+    # a chunk's score matrix stays within MAX_MATRIX_ENTRIES: fewer points per chunk, same numbers
+    x = np.random.default_rng(11).uniform(size=(50, 2))
+    c = M.grid_centres(8, 2)
+    full = M.soft_lookup(x, c, target(c), 50.0)
+    monkeypatch.setattr(M, "MAX_MATRIX_ENTRIES", 3 * 64)
+    np.testing.assert_allclose(M.soft_lookup(x, c, target(c), 50.0), full, rtol=0, atol=1e-15)
+    monkeypatch.setattr(attention, "MAX_PARAMETERS", 10)
+    with pytest.raises(ValueError, match="MAX_PARAMETERS = 10"):
+        M.cross_attention_approximator(target, c, 1.0)
