@@ -874,17 +874,33 @@ class CrossLookup(nn.Module):
     attends to the constant ``context`` ``(N, D + 1 + k)``. Unpacks as
     ``linear, context, attention = cross_attention_approximator(...)``.
 
+    Raises:
+        ValueError: for parts of the wrong kind (``linear`` not a :class:`SumOfLinear`,
+            ``attention`` not a :class:`lib.attention.CrossAttention`, ``context`` not a 2-D
+            tensor of the layer's dtype), a non-positive ``token_dim`` or ``beta``, or centres,
+            values or reference that are not finite real arrays; in :meth:`forward` as
+            :func:`attention_approximator`.
+
     Source: LHSL (NeurIPS 2025), the cross-attention universality theorem (the construction is
     reconstructed by the book; see the Sources and certainty page). Chapter 6.
     """
 
     def __init__(self, linear: SumOfLinear, context: torch.Tensor, attention, *, token_dim: int, beta: float,
                  centres: np.ndarray, values: np.ndarray, reference: np.ndarray | None = None):
+        from .attention import CrossAttention
+
         super().__init__()
+        if not isinstance(linear, SumOfLinear) or not isinstance(attention, CrossAttention):
+            raise ValueError(f"linear and attention must be a SumOfLinear and a lib.attention.CrossAttention, got "
+                             f"{short_repr(linear)} and {short_repr(attention)}")
+        if not isinstance(context, torch.Tensor) or context.ndim != 2 or context.dtype != attention._dtype():
+            raise ValueError(f"context must be a 2-D {attention._dtype()} tensor (N, d_kv), got {short_repr(context)}")
         self.linear, self.attention = linear, attention
         self.register_buffer("context", context)
-        self.token_dim, self.beta, self.centres, self.values = token_dim, beta, centres, values
-        self.reference = reference
+        self.token_dim = positive_int("token_dim", token_dim)
+        self.beta = finite_real("beta", beta, minimum=0.0, strict=True)
+        self.centres, self.values = _centres(centres), as_float_array("values", values)
+        self.reference = None if reference is None else as_float_array("reference", reference)
 
     def __iter__(self):
         return iter((self.linear, self.context, self.attention))

@@ -365,7 +365,14 @@ def float64_network(memorizer: dict) -> FeedForward:
 
 
 def scalar_outputs(ffn: FeedForward, z) -> np.ndarray:
-    """``ffn`` applied to scalar ids ``z`` ``(M,)``: the float64 outputs ``(M, k)`` as numpy."""
+    """``ffn`` applied to scalar ids ``z`` ``(M,)``: the float64 outputs ``(M, k)`` as numpy.
+
+    Raises:
+        ValueError: if ``ffn`` is not a :class:`~lib.attention.FeedForward` on scalars
+            (``d_in = 1``), or ``z`` is not a finite real 1-D array (complex and bool refused).
+    """
+    if not isinstance(ffn, FeedForward) or ffn.d_in != 1:
+        raise ValueError(f"ffn must be a lib.attention.FeedForward with d_in = 1, got {short_repr(ffn)}")
     z = as_float_array("z", z)
     if z.ndim != 1:
         raise ValueError(f"z must be 1-D (scalar ids), got shape {z.shape}")

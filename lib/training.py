@@ -4,7 +4,8 @@ A model maps a batch of inputs to logits ``(..., C)``; its targets are int64 cla
 leading shape, with :data:`IGNORE` wherever there is nothing to predict (padding). The loss is
 the mean cross-entropy over the counted positions and the accuracy is the share of counted
 positions whose arg-max logit is the target: for :class:`lib.attention.TokenTagger` that is
-the token-level accuracy with padding excluded, as PAPERS.md §1.7 asks.
+the token-level accuracy with padding excluded, the measure of K&S Section 5's CoNLL-2003 experiment
+(Chapter 3).
 
 What makes it fast on a 2-core CPU: sentences of similar length share a batch
 (:func:`bucket_batches`, about half the padding of random batches), the batches are padded
@@ -193,7 +194,8 @@ def fit(model: nn.Module, batches, *, epochs: int, lr: float = 1e-3, final_lr: f
             named).
 
     Source: the training of K&S (ICLR 2024) Section 5, whose optimiser and sizes the paper
-    does not give (PAPERS.md §1.7: ours). Used in Chapters 3 and 5.
+    does not give (the choices here are the book's own; see the Sources and certainty page). Used in
+    Chapters 3 and 5.
     """
     model = _check_model(model)
     batches = _check_batches("batches", batches)

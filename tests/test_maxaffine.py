@@ -480,3 +480,18 @@ def test_builders_count_before_allocating(monkeypatch):
     monkeypatch.setattr(attention, "MAX_PARAMETERS", 10)
     with pytest.raises(ValueError, match="MAX_PARAMETERS = 10"):
         M.cross_attention_approximator(target, c, 1.0)
+
+
+def test_cross_lookup_checks_its_parts():
+    c = M.grid_centres(3, 2)
+    linear, context, attention = M.cross_attention_approximator(target, c, 30.0)
+    rebuilt = M.CrossLookup(linear, context, attention, token_dim=2, beta=30.0, centres=c, values=target(c)[:, None])
+    x = np.random.default_rng(12).uniform(size=(20, 2))
+    np.testing.assert_allclose(rebuilt(x).numpy()[:, 0], M.soft_lookup(x, c, target(c), 30.0), rtol=0, atol=1e-12)
+    for kwargs, match in [({"beta": True}, "beta must be a real number"), ({"token_dim": 0}, "token_dim must be >= 1"),
+                          ({"values": np.ones((9, 1)) * 1j}, "values must be a real array, not complex"),
+                          ({"context": context.numpy()}, "context must be a 2-D"), ({"linear": None}, "linear and attention")]:
+        args = {"linear": linear, "context": context, "attention": attention, "token_dim": 2, "beta": 30.0,
+                "centres": c, "values": target(c)[:, None]} | kwargs
+        with pytest.raises(ValueError, match=match):
+            M.CrossLookup(args.pop("linear"), args.pop("context"), args.pop("attention"), **args)

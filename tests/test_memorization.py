@@ -176,3 +176,10 @@ def test_more_arguments_follow_the_rule():
         memorization.memorizing_transformer(X, np.zeros((2, 2)), dps=10**6)
     with pytest.raises(ValueError, match="Y must be a real array, not bool"):
         memorization.memorizing_transformer(X, np.zeros((2, 2), dtype=bool))
+
+
+def test_scalar_outputs_checks_the_layer():
+    with pytest.raises(ValueError, match="ffn must be a lib.attention.FeedForward with d_in = 1"):
+        memorization.scalar_outputs(FeedForward(2, 3), [0.0, 1.0])
+    with pytest.raises(ValueError, match="ffn must be"):
+        memorization.scalar_outputs(None, [0.0])
