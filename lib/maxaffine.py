@@ -984,7 +984,8 @@ def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max
         DataFrame with ``dim``, ``error`` (target), ``m`` and ``N`` (= ``m**dim``), one row per target.
 
     Raises:
-        ValueError: as :func:`error_row`, or for a grid above ``2**20`` cells.
+        ValueError: as :func:`error_row`, or when the largest grid, ``m_max**dim`` cells, exceeds
+            :data:`MAX_CELLS` (checked before the first grid is built).
 
     Source: the curse of dimensionality of LHSL's construction (the rate is inferred by the book;
     see the Sources and certainty page). Chapter 6.
@@ -994,6 +995,8 @@ def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max
     if x.shape[1] != dim:
         raise ValueError(f"points must have shape (P, {dim}), got {x.shape}")
     m_max = positive_int("m_max", m_max)
+    check_size(f"context_length: the largest grid, {m_max}**{dim} cells",
+               m_max**dim if dim * m_max.bit_length() <= 64 else math.inf, MAX_CELLS, "lib.maxaffine.MAX_CELLS")
     if not callable(f):
         raise ValueError(f"f must be callable, got {short_repr(f)}")
     kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)

@@ -365,7 +365,7 @@ def test_far_soft_lookup_and_kernel_regression_against_mpmath(o):
     np.testing.assert_allclose(M.nadaraya_watson(x, c, [0.0, 1.0], 1 / math.sqrt(2e3)), want, rtol=1e-7, atol=1e-12)
 
 
-def test_the_issue_example_of_soft_lookup():
+def test_soft_lookup_of_a_point_between_two_far_centres():
     got = M.soft_lookup([[1e7 + 0.11]], [[1e7 + 0.1], [1e7 + 0.2]], [0, 1], 1e3)[0]
     assert got == pytest.approx(mp_soft([[1e7 + 0.11]], [[1e7 + 0.1], [1e7 + 0.2]], [0, 1], 1e3)[0], rel=1e-7)
     assert got == pytest.approx(3.4e-4, rel=0.02)
@@ -495,3 +495,11 @@ def test_cross_lookup_checks_its_parts():
                 "centres": c, "values": target(c)[:, None]} | kwargs
         with pytest.raises(ValueError, match=match):
             M.CrossLookup(args.pop("linear"), args.pop("context"), args.pop("attention"), **args)
+
+
+def test_context_length_checks_its_largest_grid_first():
+    x = np.linspace(0, 1, 11)[:, None]
+    with pytest.raises(ValueError, match=r"largest grid, 1000000000000000000\*\*1 cells .*MAX_CELLS"):
+        M.context_length(lambda p: p[:, 0], 1, [0.1], 10.0, x, m_max=10**18)
+    with pytest.raises(ValueError, match=r"1025\*\*2 cells would be 1,050,625.*MAX_CELLS = 1,048,576"):
+        M.context_length(lambda p: p[:, 0] * p[:, 1], 2, [0.1], 10.0, np.zeros((3, 2)), m_max=1025)
