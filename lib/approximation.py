@@ -487,7 +487,9 @@ def lp_error(f: Callable, g: Callable, p: float, sampler: Callable, n_samples: i
     :math:`\|f - g\|_p^p` (0 when the estimate is 0).
 
     Raises:
-        ValueError: for ``p < 1`` or non-finite, ``n_samples < 2``, outputs of the wrong shape.
+        ValueError: for ``p < 1`` or non-finite, ``n_samples < 2``, outputs of the wrong shape or
+            with NaN, infinity, complex or bool values, or a sample of more than
+            :data:`MAX_SAMPLE_ENTRIES` entries (from :func:`uniform_sampler`).
 
     Source: the :math:`L_p` distance of K&S Proposition 1. Chapter 4.
     """

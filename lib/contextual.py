@@ -116,7 +116,11 @@ def _min_distance(points: np.ndarray) -> float:
 
 
 def vocabulary(X) -> np.ndarray:
-    """The distinct tokens of ``X`` (shape ``(N, n, d)``), as an array ``(K, d)`` in sorted order."""
+    """The distinct tokens of ``X`` (shape ``(N, n, d)``), as an array ``(K, d)`` in sorted order.
+
+    Raises:
+        ValueError: for ``X`` that is not a finite real ``(N, n, d)`` array (complex and bool refused).
+    """
     arr = _sequences(X)
     return np.unique(arr.reshape(-1, arr.shape[-1]), axis=0)
 

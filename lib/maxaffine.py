@@ -383,7 +383,8 @@ def voronoi_affine(centres) -> tuple[np.ndarray, np.ndarray]:
         ``(A, b)``: float64 ``(N, D)`` and ``(N,)``.
 
     Raises:
-        ValueError: for an empty, non-finite or non-2-D ``centres``.
+        ValueError: for an empty, non-finite, complex, bool or non-2-D ``centres``, or centres whose
+            squared norms overflow float64.
 
     Source: the Voronoi partition of the book's reconstruction of LHSL's construction (see the
     Sources and certainty page); check C13. Chapter 5.
