@@ -15,6 +15,8 @@ build honest and every failure legible:
   chapters recorded (only the records :mod:`lib.claims` wrote are read).
 * :mod:`.pages` offers each chapter's executed notebook as a download, drops duplicated script
   tags, and writes the image files of figures pasted from another page with ``{glue:any}``.
+* :mod:`.proofs` shows the papers' statements under the papers' own numbers ("K&S Theorem 2")
+  and gives every theorem box unique HTML ids.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-from . import execution, guard, pages, tables
+from . import execution, guard, pages, proofs, tables
 
 __all__ = ["setup"]
 
@@ -56,4 +58,5 @@ def setup(app: Sphinx) -> dict:
     execution.setup(app)
     tables.setup(app)
     pages.setup(app)
+    proofs.setup(app)
     return {"version": "0.2", "parallel_read_safe": False, "parallel_write_safe": True}

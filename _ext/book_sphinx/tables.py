@@ -159,8 +159,11 @@ class AggregateTablesTransform(SphinxPostTransform):
     def _link(self, docname: str, short: bool = False) -> nodes.paragraph:
         para = nodes.paragraph()
         title = self.env.titles[docname].astext() if docname in self.env.titles else docname
-        if short and title.split(".")[0].isdigit():
-            title = title.split(".")[0]  # "1. The Boltzmann operator" -> "1"
+        number = self.env.toc_secnumbers.get(docname, {}).get("")
+        if number:
+            title = ".".join(map(str, number)) + ("" if short else " " + title)  # "1" or "1 The Boltzmann operator"
+        elif short:
+            title = title.split(":")[0]
         uri = self.app.builder.get_relative_uri(self.env.docname, docname)
         para += nodes.reference("", title, refuri=uri, internal=True)
         return para

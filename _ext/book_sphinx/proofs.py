@@ -1,0 +1,110 @@
+"""Theorem boxes with the papers' own numbers, and unique HTML ids in every box.
+
+sphinx-proof numbers every box with the book's counters, so K&S Proposition 1 appeared as
+"Theorem 4". The book marks each statement of a paper ``:nonumber:`` and titles it with the
+paper's label, e.g. ``{prf:theorem} K&S Theorem 2 (one rank-1 softmax layer is a contextual
+mapping)``. For such a box (a title that starts with one of ``book_paper_labels``) this module
+
+* shows the title as written, without sphinx-proof's generic "Theorem" prefix and parentheses;
+* makes ``{prf:ref}`label``` print the paper's label (the title up to its first " (": "K&S
+  Theorem 2") instead of sphinx-proof's "Theorem " with no number.
+
+The book's own results keep sphinx-proof's numbering, which follows the chapter ("Proposition
+1.2"). Every box also gets unique ids: sphinx-proof gives each box body the id ``proof-content``
+and each proof the id ``proof``, repeated up to 16 times on a page.
+"""
+
+from __future__ import annotations
+
+from docutils import nodes
+from sphinx.application import Sphinx
+
+__all__ = ["setup"]
+
+
+def _is_paper(title: str, labels) -> bool:
+    text = title.strip()
+    text = text[1:] if text.startswith("(") else text
+    return text.startswith(tuple(labels))
+
+
+def _unwrap_title(title: nodes.title) -> None:
+    """Remove the " (" ... ")" that ``proof_title_format`` wraps around a box title."""
+    texts = [n for n in title.findall(nodes.Text)]
+    if not texts:
+        return
+    first, last = texts[0], texts[-1]
+    if first.astext().lstrip().startswith("("):
+        first.parent.replace(first, nodes.Text(first.astext().lstrip()[1:]))
+        texts = [n for n in title.findall(nodes.Text)]
+        last = texts[-1]
+    if last.astext().rstrip().endswith(")"):
+        last.parent.replace(last, nodes.Text(last.astext().rstrip()[:-1]))
+
+
+def _mark_paper_boxes(app: Sphinx, doctree) -> None:
+    from sphinx_proof.nodes import proof_node, unenumerable_node
+
+    env = app.env
+    titles = env.__dict__.setdefault("book_proof_titles", {})
+    for label in [k for k, v in list(titles.items()) if v[0] == env.docname]:
+        del titles[label]
+    for box in doctree.findall(unenumerable_node):
+        if not _is_paper(box.get("title", ""), app.config.book_paper_labels):
+            continue
+        box["book_paper"] = True
+        title = next(iter(box.findall(nodes.title)), None)
+        if title is not None:
+            _unwrap_title(title)
+            title["ids"] = []  # sphinx-proof repeats the box's id on its title: keep it on the box only
+            text = title.astext()
+            titles[box["label"]] = (env.docname, text.split(" (")[0].strip())
+    for box in doctree.findall(lambda n: isinstance(n, nodes.Element) and "proof-content" in n.get("ids", [])):
+        owner = box.parent.get("label") or box.parent.get("ids", ["box"])[0]
+        box["ids"] = [f"{owner}-content" if i == "proof-content" else i for i in box["ids"]]
+    for number, proof in enumerate(doctree.findall(proof_node), start=1):
+        for child in proof.children:
+            if isinstance(child, nodes.admonition) and "proof" in child.get("ids", []):
+                child["ids"] = [f"proof-{number}" if i == "proof" else i for i in child["ids"]]
+
+
+def _depart_unenumerable(original):
+    def depart(self, node):
+        if node.get("book_paper") and not self.__class__.__name__.startswith("LaTeX"):
+            self.body.append("</div>")
+            return
+        original(self, node)
+
+    return depart
+
+
+def _patch_xref() -> None:
+    """``{prf:ref}`label``` to a paper's box prints the paper's label."""
+    from sphinx_proof.domain import ProofDomain
+
+    original = ProofDomain.resolve_xref
+    if hasattr(original, "__wrapped__"):
+        return
+
+    def resolve_xref(self, env, fromdocname, builder, typ, target, node, contnode):
+        made = original(self, env, fromdocname, builder, typ, target, node, contnode)
+        label = getattr(env, "book_proof_titles", {}).get(target)
+        if made is not None and label and target in contnode.astext():
+            for text in list(made.findall(nodes.Text)):
+                text.parent.replace(text, nodes.Text(label[1]))
+                break
+        return made
+
+    resolve_xref.__wrapped__ = original
+    ProofDomain.resolve_xref = resolve_xref
+
+
+def setup(app: Sphinx) -> None:
+    from sphinx_proof.nodes import depart_unenumerable_node, unenumerable_node, visit_unenumerable_node
+
+    app.add_config_value("book_paper_labels", ["K&S ", "LHSL"], "env")
+    app.connect("doctree-read", _mark_paper_boxes)
+    app.add_node(unenumerable_node, override=True,
+                 html=(visit_unenumerable_node, _depart_unenumerable(depart_unenumerable_node)),
+                 latex=(visit_unenumerable_node, depart_unenumerable_node))
+    _patch_xref()
