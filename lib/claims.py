@@ -26,7 +26,8 @@ import torch
 from ._constants import CLAIM_PREFIX
 from ._validate import finite_real, positive_int, short_repr
 
-__all__ = ["fmt", "glue", "glue_many", "pretty", "record", "not_run", "checks_table", "CLAIM_PREFIX"]
+__all__ = ["fmt", "glue", "glue_many", "pretty", "record", "not_run", "checks_table", "HtmlTable", "CLAIM_PREFIX", "SCALES",
+           "BASES", "FORCE_FAIL"]
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _RECORDED: dict[str, dict] = {}
@@ -143,39 +144,91 @@ def _as_text(name: str, value) -> str:
     return fmt(value)
 
 
-def record(check_id: str, claim: str, measured, expected, passed, *, source: str) -> dict:
+#: At which scale a check ran, shown in the claims table.
+SCALES = {
+    "exact": "a computation on constructed inputs, in exact or float arithmetic; no dataset, no sampling",
+    "sampled": "random inputs or draws, seeded; no dataset",
+    "fast subset": "a subset of a dataset, trained live in the book's fast mode: a proxy of the paper's run",
+    "full data": "the whole dataset, trained live",
+    "stored paper scale": "the whole dataset at the papers' scale, computed by make full and stored with provenance",
+}
+
+#: What a check's "expected" value is.
+BASES = {
+    "paper": "the paper's own statement or number (as the sources give it; see Sources and certainty)",
+    "derivation": "a closed form or bound the book derives on the page",
+    "definition": "a property that holds by construction; the check tests the code, not the paper",
+    "earlier run": "the book's own earlier measurement, kept as a regression reference",
+}
+
+#: Environment variable: a comma-separated list of check ids whose result is forced to "fail", for
+#: the test that the prose and the claims page follow the recorded result.
+FORCE_FAIL = "BOOK_FORCE_FAIL"
+
+
+def _forced(check_id: str) -> bool:
+    import os
+
+    return check_id in {c.strip() for c in os.environ.get(FORCE_FAIL, "").split(",") if c.strip()}
+
+
+def record(check_id: str, claim: str, measured, expected, passed, *, source: str, scale: str,
+           basis: str, verdict: tuple[str, str] | None = None) -> dict:
     """Record one numerical check for the claims page and glue it as ``claim-<check_id>``.
+
+    Prose verdicts about the check are glued from the returned record's ``"passed"``, so that they
+    follow the measurement (and a forced failure, see :data:`FORCE_FAIL`).
 
     Args:
         check_id: e.g. ``"C3"`` (a check planned with the book) or ``"B1.2"`` (one a chapter adds).
         claim: the statement checked, one sentence, in the book's words.
         measured: what the chapter computed: a number (formatted with :func:`fmt`) or a string.
-        expected: what the paper (or the book's derivation) predicts, as a number or a string such as
+        expected: what the check compares the measurement with, as a number or a string such as
             ``"<= 1e-12"``.
-        passed: whether the measurement meets the expectation, computed by the chapter.
+        passed: whether the measurement meets the expectation, computed by the chapter from a
+            measurement made independently of the claim.
         source: paper and statement, e.g. ``"K&S Lemma 1"``.
+        scale: a key of :data:`SCALES` (``"exact"``, ``"sampled"``, ``"fast subset"``,
+            ``"full data"``, ``"stored paper scale"``).
+        basis: a key of :data:`BASES`: what ``expected`` is (``"paper"``, ``"derivation"``,
+            ``"definition"``, ``"earlier run"``).
+        verdict: ``(if_passed, if_failed)``: the prose for the outcome, glued as
+            ``verdict-<check_id>`` (use it as ``{glue:text}`verdict-C3```), so that no sentence
+            states an outcome the record does not.
 
     Returns:
-        The record as a dict (``id, source, claim, measured, expected, passed``).
+        The record as a dict (``id, source, claim, measured, expected, passed, scale, basis``);
+        ``passed`` is ``False`` whatever the measurement when the id is listed in the
+        environment variable ``BOOK_FORCE_FAIL`` (a test of the book's honesty).
 
     Raises:
-        ValueError: for an empty or malformed ``check_id``, empty ``claim``/``source``, or a
-            ``passed`` that is not a bool.
+        ValueError: for an empty or malformed ``check_id``, empty ``claim``/``source``, a
+            ``passed`` that is not a bool, or an unknown ``scale`` or ``basis``.
     """
-    entry = _entry(check_id, claim, measured, expected, source)
+    entry = _entry(check_id, claim, measured, expected, source, scale, basis)
     if not isinstance(passed, bool | np.bool_):
         raise ValueError(f"passed must be a bool, got {short_repr(passed)}")
-    return _store(entry | {"passed": bool(passed)})
+    if verdict is not None and (not isinstance(verdict, tuple) or len(verdict) != 2
+                                or not all(isinstance(v, str) and v.strip() for v in verdict)):
+        raise ValueError(f"verdict must be a pair of non-empty strings (if passed, if failed), got {short_repr(verdict)}")
+    entry = _store(entry | {"passed": bool(passed) and not _forced(check_id)})
+    if verdict is not None:
+        glue(f"verdict-{check_id}", verdict[0] if entry["passed"] else verdict[1])
+    return entry
 
 
-def _entry(check_id, claim, measured, expected, source) -> dict:
+def _entry(check_id, claim, measured, expected, source, scale, basis) -> dict:
     if not isinstance(check_id, str) or not _KEY.fullmatch(check_id):
         raise ValueError(f"check_id must match {_KEY.pattern}, got {short_repr(check_id)}")
     for name, text in (("claim", claim), ("source", source)):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{name} must be a non-empty string, got {short_repr(text)}")
+    for name, value, allowed in (("scale", scale, SCALES), ("basis", basis, BASES)):
+        if not isinstance(value, str) or value not in allowed:
+            raise ValueError(f"{name} must be one of {sorted(allowed)}, got {short_repr(value)}")
     return {"id": check_id, "source": source.strip(), "claim": claim.strip(),
-            "measured": _as_text("measured", measured), "expected": _as_text("expected", expected)}
+            "measured": _as_text("measured", measured), "expected": _as_text("expected", expected),
+            "scale": scale, "basis": basis}
 
 
 def _store(entry: dict) -> dict:
@@ -184,46 +237,71 @@ def _store(entry: dict) -> dict:
     return entry
 
 
-def not_run(check_id: str, claim: str, reason: str, *, source: str) -> dict:
+def not_run(check_id: str, claim: str, reason: str, *, source: str, scale: str, basis: str) -> dict:
     """Record a check that could not run on this machine (a dataset is missing), for the claims page.
 
     The claims table shows it with the status "not run" and ``reason`` as its measured value,
     never as a pass; the build prints one line per such check.
 
     Args:
-        check_id, claim, source: as for :func:`record`.
+        check_id, claim, source, scale, basis: as for :func:`record`.
         reason: why it did not run, one sentence (e.g. which package is missing).
 
     Returns:
-        The record as a dict (``passed`` is ``None``).
+        The record as a dict (``passed`` is ``None``); ``verdict-<check_id>`` is glued as
+        "did not run (<reason>)".
 
     Raises:
         ValueError: as :func:`record`, and for an empty ``reason``.
     """
     if not isinstance(reason, str) or not reason.strip():
         raise ValueError(f"reason must be a non-empty string, got {short_repr(reason)}")
-    return _store(_entry(check_id, claim, f"not run: {reason.strip()}", "-", source) | {"passed": None})
+    entry = _store(_entry(check_id, claim, f"not run: {reason.strip()}", "-", source, scale, basis) | {"passed": None})
+    glue(f"verdict-{check_id}", f"did not run ({reason.strip()})")
+    return entry
 
 
-def checks_table():
+class HtmlTable:
+    """A DataFrame shown with fixed HTML table classes, and nothing random in its output.
+
+    pandas' ``Styler`` writes a random ``T_xxxxx`` id into its HTML and an object repr with a
+    memory address into the notebook's plain-text output, so every build changed files that had
+    not changed. This shows ``frame.to_html(classes=...)`` and ``frame.to_string()`` instead.
+    """
+
+    def __init__(self, frame: pd.DataFrame, classes: str):
+        if not isinstance(frame, pd.DataFrame):
+            raise ValueError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+        self.data, self.classes = frame, classes
+
+    def _repr_html_(self) -> str:
+        extra = [c for c in self.classes.split() if c != "dataframe"]  # pandas adds "dataframe" itself
+        return self.data.to_html(classes=extra, border=0, escape=True)
+
+    def __repr__(self) -> str:
+        return self.data.to_string()
+
+
+def checks_table() -> HtmlTable:
     """The checks :func:`record`-ed in this kernel so far, one row each, in recording order.
 
     Returns:
-        A pandas ``Styler`` over a DataFrame indexed by check id (columns status, measured,
-        expected, claim, source), with the table classes ``dataframe checks-table`` so that the
-        book's stylesheet lets the sentences wrap. ``.data`` is the DataFrame.
+        An :class:`HtmlTable` over a DataFrame indexed by check id (columns status, scale,
+        measured, expected, claim, source; ``expected`` says what it is in brackets), with the
+        table classes ``dataframe checks-table`` so that the book's stylesheet lets the sentences
+        wrap. ``.data`` is the DataFrame.
     """
-    columns = ["check", "status", "measured", "expected", "claim", "source"]
+    columns = ["check", "status", "scale", "measured", "expected", "claim", "source"]
     rows = [
         {
             "check": e["id"],
             "status": {True: "pass", False: "FAIL", None: "not run"}[e["passed"]],
+            "scale": e["scale"],
             "measured": e["measured"],
-            "expected": e["expected"],
+            "expected": f"{e['expected']} ({e['basis']})",
             "claim": e["claim"],
             "source": e["source"],
         }
         for e in _RECORDED.values()
     ]
-    table = pd.DataFrame(rows, columns=columns).set_index("check")
-    return table.style.set_table_attributes('class="dataframe checks-table"')
+    return HtmlTable(pd.DataFrame(rows, columns=columns).set_index("check"), "dataframe checks-table")

@@ -68,15 +68,34 @@ def test_fmt():
 
 
 def test_record_glues_json_and_table(glued):
-    entry = claims.record("C9", "a claim", 0.5, "<= 1", np.bool_(True), source="K&S Thm 2")
+    entry = claims.record("C9", "a claim", 0.5, "<= 1", np.bool_(True), source="K&S Thm 2", scale="sampled",
+                          basis="paper")
     value, display = glued["claim-C9"]
     assert display is False and json.loads(value) == entry
     assert entry == {"id": "C9", "source": "K&S Thm 2", "claim": "a claim", "measured": "0.5",
-                     "expected": "<= 1", "passed": True}
-    claims.record("B1.1", "other", "text", 2, False, source="book")
-    table = claims.checks_table().data
-    assert list(table.index) == ["C9", "B1.1"]
-    assert list(table.status) == ["pass", "FAIL"]
+                     "expected": "<= 1", "passed": True, "scale": "sampled", "basis": "paper"}
+    claims.record("B1.1", "other", "text", 2, False, source="book", scale="exact", basis="derivation")
+    claims.not_run("C19.x", "a third", "no data here", source="LHSL", scale="fast subset", basis="paper")
+    table = claims.checks_table()
+    assert list(table.data.index) == ["C9", "B1.1", "C19.x"]
+    assert list(table.data.status) == ["pass", "FAIL", "not run"]
+    assert list(table.data.expected) == ["<= 1 (paper)", "2 (derivation)", "- (paper)"]
+    assert table.data.loc["C19.x", "measured"] == "not run: no data here"
+    html = table._repr_html_()
+    assert 'class="dataframe checks-table"' in html and "T_" not in html and "0x" not in repr(table)
+    assert json.loads(glued["claim-C19.x"][0])["passed"] is None
+
+
+def test_record_follows_a_forced_failure(glued, monkeypatch):
+    """BOOK_FORCE_FAIL lists checks whose record must say FAIL whatever was measured."""
+    monkeypatch.setenv("BOOK_FORCE_FAIL", "C2, C7")
+    say = ("holds", "does not hold")
+    assert claims.record("C7", "c", 1.0, 1.0, True, source="s", scale="exact", basis="paper", verdict=say)["passed"] is False
+    assert claims.record("C8", "c", 1.0, 1.0, True, source="s", scale="exact", basis="paper", verdict=say)["passed"] is True
+    assert json.loads(glued["claim-C7"][0])["passed"] is False
+    assert glued["verdict-C7"][0] == "does not hold" and glued["verdict-C8"][0] == "holds"
+    with pytest.raises(ValueError, match="verdict must be a pair"):
+        claims.record("C9", "c", 1.0, 1.0, True, source="s", scale="exact", basis="paper", verdict=("only one",))
 
 
 @pytest.mark.parametrize(
@@ -87,10 +106,13 @@ def test_record_glues_json_and_table(glued):
         ({"source": ""}, "source must be"),
         ({"passed": 1}, "passed must be a bool"),
         ({"measured": [1, 2]}, "measured must be"),
+        ({"scale": "fast"}, "scale must be one of"),
+        ({"basis": None}, "basis must be one of"),
     ],
 )
 def test_record_rejects(glued, kwargs, match):
-    args = {"check_id": "C1", "claim": "c", "measured": 1.0, "expected": 1.0, "passed": True, "source": "s"}
+    args = {"check_id": "C1", "claim": "c", "measured": 1.0, "expected": 1.0, "passed": True, "source": "s",
+            "scale": "exact", "basis": "paper"}
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         claims.record(**args)
@@ -119,9 +141,9 @@ def test_keys_with_trailing_newline_refused(glued):
     with pytest.raises(ValueError, match="key must match"):
         claims.glue("k\n", 1)
     with pytest.raises(ValueError, match="check_id must match"):
-        claims.record("X3\n", "c", 1.0, 1.0, True, source="s")
+        claims.record("X3\n", "c", 1.0, 1.0, True, source="s", scale="exact", basis="paper")
     with pytest.raises(ValueError, match="finite"):
-        claims.record("X4", "c", float("nan"), 1.0, True, source="s")
+        claims.record("X4", "c", float("nan"), 1.0, True, source="s", scale="exact", basis="paper")
 
 
 def test_pretty_shows_missing_values_and_rejects_infinities():

@@ -27,7 +27,7 @@ from lib._constants import CLAIM_PREFIX
 
 LOGGER = logging.getLogger(__name__)
 STATUS = {True: ("pass", "claim-pass"), False: ("FAIL", "claim-fail"), None: ("not run", "claim-notrun")}
-_RECORD_KEYS = {"id", "source", "claim", "measured", "expected", "passed"}
+_RECORD_KEYS = {"id", "source", "claim", "measured", "expected", "passed", "scale", "basis"}
 
 __all__ = ["records", "setup"]
 
@@ -173,11 +173,11 @@ class AggregateTablesTransform(SphinxPostTransform):
             found = records(self.app)
             if not found:
                 LOGGER.warning("claims-table: no check recorded in any chapter", location=placeholder)
-            rows = [[r["id"], self._link(doc, short=True), r["source"], r["claim"], r["measured"],
-                     r["expected"], _status(*STATUS[r["passed"]])] for doc, r in found]
+            rows = [[r["id"], self._link(doc, short=True), r["source"], r["claim"], r["scale"], r["measured"],
+                     f"{r['expected']} ({r['basis']})", _status(*STATUS[r["passed"]])] for doc, r in found]
             placeholder.replace_self(_table(
-                ["Check", "Ch.", "Source", "Claim", "Measured", "Expected", "Status"],
-                [6, 4, 14, 40, 16, 12, 8], rows, ["claims-table"]))
+                ["Check", "Ch.", "Source", "Claim", "Scale", "Measured", "Expected (what it is)", "Status"],
+                [6, 4, 12, 36, 8, 16, 12, 6], rows, ["claims-table"]))
         for placeholder in list(self.document.findall(budget_table_node)):
             from myst_nb.sphinx_ import NbMetadataCollector
 
