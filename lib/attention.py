@@ -1,7 +1,7 @@
 r"""Single-head attention layers as the papers write them (Chapter 2 onwards).
 
 K&S (ICLR 2024) use a self-attention layer with a residual connection and *no* :math:`1/\sqrt{s}`
-factor — the temperature lives in the weights:
+factor — the inverse temperature (the scale of the scores) lives in the weights:
 
 .. math:: F^{(SA)}(Z) = Z + W_O W_V Z\, \sigma[(W_K Z)^\top (W_Q Z)],
 
@@ -251,7 +251,8 @@ class SelfAttention(SingleHead):
             for a wrong shape, a non-real (complex, bool) or non-finite matrix (also after the
             cast to the layer's dtype) or a matrix of too high a rank.
 
-    Source: K&S (ICLR 2024), the self-attention layer of Section 2 used by Theorems 1-2.
+    Source: K&S (ICLR 2024), the self-attention layer used by Theorems 1-2 (its form is recalled,
+    following Yun et al. 2020; see the Sources and certainty page).
     Used in Chapters 2-5.
     """
 
@@ -394,7 +395,7 @@ class FeedForward(nn.Module):
             :meth:`forward` for input of the wrong shape, dtype or with NaN/inf, or an
             overflowing output; in :meth:`set_weights` as :meth:`SingleHead.set_weights`.
 
-    Source: K&S (ICLR 2024), the feed-forward layer of Section 2. Used by
+    Source: K&S (ICLR 2024), the residual feed-forward layer of their setting (recalled). Used by
     :mod:`lib.memorization` and :mod:`lib.approximation` (Chapters 3-4).
     """
 
@@ -502,7 +503,7 @@ class TokenTagger(nn.Module):
             ``[0, vocab_size)``, or a row that is all padding.
 
     Source: K&S (ICLR 2024) Section 5, the rank-1 Transformer trained on CoNLL-2003; its sizes
-    are not in the paper and are the book's own. Used in Chapter 3.
+    are unknown (the sources do not give them) and are the book's own. Used in Chapter 3.
     """
 
     def __init__(self, vocab_size: int, n_tags: int, d_model: int = 128, n_layers: int = 1,

@@ -4,8 +4,8 @@ A model maps a batch of inputs to logits ``(..., C)``; its targets are int64 cla
 leading shape, with :data:`IGNORE` wherever there is nothing to predict (padding). The loss is
 the mean cross-entropy over the counted positions and the accuracy is the share of counted
 positions whose arg-max logit is the target: for :class:`lib.attention.TokenTagger` that is
-the token-level accuracy with padding excluded, the measure of K&S Section 5's CoNLL-2003 experiment
-(Chapter 3).
+the token-level accuracy with padding excluded, the measure the book uses for K&S Section 5's
+CoNLL-2003 experiment (Chapter 3; whether the paper counts tokens or sentences is unknown).
 
 What makes it fast on a 2-core CPU: sentences of similar length share a batch
 (:func:`bucket_batches`, about half the padding of random batches), the batches are padded
@@ -193,8 +193,8 @@ def fit(model: nn.Module, batches, *, epochs: int, lr: float = 1e-3, final_lr: f
             non-positive or non-finite ``lr`` or ``final_lr`` (or ``final_lr > lr``), or a loss that becomes NaN/inf (the epoch is
             named).
 
-    Source: the training of K&S (ICLR 2024) Section 5, whose optimiser and sizes the paper
-    does not give (the choices here are the book's own; see the Sources and certainty page). Used in
+    Source: the training of K&S (ICLR 2024) Section 5, whose optimiser and sizes are
+    unknown (the sources do not give them; the choices here are the book's own; see the Sources and certainty page). Used in
     Chapters 3 and 5.
     """
     model = _check_model(model)
