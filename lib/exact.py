@@ -19,7 +19,8 @@ import torch
 
 from ._validate import as_float_array, check_size, positive_int, short_repr
 
-__all__ = ["MAX_DPS", "MAX_PAIRS", "to_mpf", "boltz_mp", "min_gap", "attention_mp", "project_mp", "min_distance"]
+__all__ = ["MAX_DPS", "MAX_PAIRS", "to_mpf", "boltz_mp", "lse_mp", "min_gap", "attention_mp", "project_mp",
+           "min_distance"]
 
 #: Largest working precision (decimal digits) the book's functions accept; beyond it a single
 #: evaluation would take minutes to hours.
@@ -78,16 +79,8 @@ def boltz_mp(a, beta=1, dps: int = 50) -> mpmath.mpf:
     Used in Chapter 1 (checks C3, C4).
     """
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
-    if isinstance(a, torch.Tensor):
-        a = a.detach().to("cpu", torch.float64).numpy() if a.is_floating_point() else a.detach().cpu().numpy()
-    if isinstance(a, np.ndarray) and a.ndim != 1:
-        raise ValueError(f"a must be 1-D, got shape {a.shape}")
-    if not isinstance(a, list | tuple | np.ndarray):
-        raise ValueError(f"a must be a 1-D sequence of reals (list, tuple or array), got {short_repr(a)}")
-    if len(a) == 0:
-        raise ValueError("a must have at least one entry, got an empty sequence")
+    entries = _entries(a, dps)
     with mpmath.workdps(dps):
-        entries = [to_mpf(f"a[{i}]", x) for i, x in enumerate(a)]
         b = to_mpf("beta", beta)
         top = max(b * x for x in entries)
         weights = [mpmath.exp(b * x - top) for x in entries]
@@ -98,6 +91,43 @@ def boltz_mp(a, beta=1, dps: int = 50) -> mpmath.mpf:
         elif b < 0:
             hi = min(hi, lo - mpmath.log(len(entries)) / b)
         return min(max(out, lo), hi)
+
+
+def lse_mp(a, dps: int = 50) -> mpmath.mpf:
+    r"""Log-sum-exp :math:`\log\sum_i e^{a_i}` at ``dps`` digits (max-shifted, so no overflow).
+
+    Args:
+        a: 1-D sequence of ``n >= 1`` real entries, as for :func:`boltz_mp`.
+        dps: decimal digits of working precision, ``>= 15``.
+
+    Returns:
+        An ``mpmath.mpf`` carrying ``dps`` digits; it lies in ``[max(a), max(a) + log(n)]``.
+
+    Raises:
+        ValueError: as :func:`boltz_mp` for bad ``a`` or ``dps``.
+
+    Source: the log-sum-exp soft maximum that Chapter 1 compares with the Boltzmann operator
+    (Asadi & Littman 2017); the float64 version is :func:`lib.boltzmann.soft_max_lse`.
+    """
+    dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
+    entries = _entries(a, dps)
+    with mpmath.workdps(dps):
+        top = max(entries)
+        return top + mpmath.log(mpmath.fsum(mpmath.exp(x - top) for x in entries))
+
+
+def _entries(a, dps: int) -> list:
+    """The entries of a 1-D real sequence (list, tuple, array, tensor) as mpf at ``dps`` digits."""
+    if isinstance(a, torch.Tensor):
+        a = a.detach().to("cpu", torch.float64).numpy() if a.is_floating_point() else a.detach().cpu().numpy()
+    if isinstance(a, np.ndarray) and a.ndim != 1:
+        raise ValueError(f"a must be 1-D, got shape {a.shape}")
+    if not isinstance(a, list | tuple | np.ndarray):
+        raise ValueError(f"a must be a 1-D sequence of reals (list, tuple or array), got {short_repr(a)}")
+    if len(a) == 0:
+        raise ValueError("a must have at least one entry, got an empty sequence")
+    with mpmath.workdps(dps):
+        return [to_mpf(f"a[{i}]", x) for i, x in enumerate(a)]
 
 
 def min_gap(values, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
@@ -194,7 +224,7 @@ def project_mp(rows, v) -> list:
     return [row[0] for row in _matmul_t(checked, [vm])]
 
 
-def attention_mp(X, layer, dps: int = 50) -> list:
+def attention_mp(X, layer, dps: int = 50, rows: int | None = None) -> list:
     """Evaluate a :class:`lib.attention.SelfAttention` exactly (mpmath, ``dps`` digits).
 
     The layer's float weights are read as the exact binary numbers they are, so this is the
@@ -205,14 +235,16 @@ def attention_mp(X, layer, dps: int = 50) -> list:
             floats are converted exactly).
         layer: a ``SelfAttention`` (softmax or hardmax, any rank, with or without residual).
         dps: decimal digits, ``15 <= dps <= MAX_DPS``.
+        rows: if given (``1 <= rows <= n``), only the outputs of the first ``rows`` tokens are
+            computed (every token still serves as a key), as ``SelfAttention.forward(rows=...)``.
 
     Returns:
-        For ``(n, d)`` input, a list of ``n`` rows of ``d`` mpf; for ``(N, n, d)``, a list of ``N``
-        such outputs. Each mpf carries ``dps`` digits.
+        For ``(n, d)`` input, a list of ``n`` (or ``rows``) rows of ``d`` mpf; for ``(N, n, d)``,
+        a list of ``N`` such outputs. Each mpf carries ``dps`` digits.
 
     Raises:
         ValueError: for a shape that does not match the layer, NaN/inf, complex or bool input,
-            or a bad ``dps``.
+            a bad ``dps`` or ``rows``.
 
     Source: K&S (ICLR 2024), the layer of Theorem 2, evaluated exactly because float64 reports
     false collisions between its context ids. Chapter 2 (checks C6-C8).
@@ -225,12 +257,14 @@ def attention_mp(X, layer, dps: int = 50) -> list:
     arr = as_float_array("X", X, min_ndim=2)
     if arr.ndim not in (2, 3) or arr.shape[-1] != layer.d:
         raise ValueError(f"X must have shape (n, {layer.d}) or (N, n, {layer.d}), got {arr.shape}")
+    rows = arr.shape[-2] if rows is None else positive_int("rows", rows, maximum=arr.shape[-2])
     if arr.ndim == 3:
-        return [attention_mp(seq, layer, dps) for seq in arr]
+        return [attention_mp(seq, layer, dps, rows) for seq in arr]
     with mpmath.workdps(dps):
         W = {name: _matrix(name, M) for name, M in layer.weights().items()}
         x = [[mpmath.mpf(float(v)) for v in row] for row in arr]
-        q, k, v = (_matmul_t(x, W[name]) for name in ("W_Q", "W_K", "W_V"))
+        k, v = (_matmul_t(x, W[name]) for name in ("W_K", "W_V"))
+        q = _matmul_t(x[:rows], W["W_Q"])
         scores = _matmul_t(q, k)  # scores[l][m] = q_l . k_m
         out = []
         for l, row in enumerate(scores):

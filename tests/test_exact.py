@@ -145,3 +145,31 @@ def test_min_distance_checks_the_number_of_pairs(monkeypatch):
     assert exact.min_distance(pts, 20) == 1
     with pytest.raises(ValueError, match="MAX_PAIRS = 6"):
         exact.min_distance(pts + [[9.0]], 20)
+
+
+def test_lse_mp_closed_form_and_no_overflow():
+    with mpmath.workdps(60):
+        assert abs(exact.lse_mp([0, 1], dps=60) - mpmath.log(1 + mpmath.e)) < mpmath.mpf("1e-58")
+        # log(e^1000 + e^1000) = 1000 + log 2, where float64 exp overflows
+        assert abs(exact.lse_mp([1000, 1000], dps=60) - (1000 + mpmath.log(2))) < mpmath.mpf("1e-55")
+    a = np.array([-1.0, 0.5, 2.0])
+    assert float(exact.lse_mp(a)) == pytest.approx(math.log(sum(math.exp(x) for x in a)), rel=1e-15)
+    with pytest.raises(ValueError, match="at least one entry"):
+        exact.lse_mp([])
+    with pytest.raises(ValueError, match="dps must be >= 15"):
+        exact.lse_mp([1.0], dps=5)
+
+
+def test_attention_mp_rows_are_the_first_rows_of_the_full_output():
+    from lib.attention import SelfAttention
+
+    layer = SelfAttention(3, head_dim=2, seed=9)
+    X = np.random.default_rng(1).normal(size=(2, 5, 3))
+    full = exact.attention_mp(X, layer, 40)
+    part = exact.attention_mp(X, layer, 40, rows=2)
+    assert [len(out) for out in part] == [2, 2]
+    assert all(p == f[:2] for p, f in zip(part, full))
+    with pytest.raises(ValueError, match="rows must be <= 5"):
+        exact.attention_mp(X, layer, 40, rows=6)
+    with pytest.raises(ValueError, match="rows must be >= 1"):
+        exact.attention_mp(X, layer, 40, rows=0)
