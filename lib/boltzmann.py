@@ -36,6 +36,7 @@ __all__ = [
     "boltz_bounds",
     "dboltz_dbeta",
     "linf_lipschitz",
+    "expansion_ratio",
     "soft_max_lse",
     "mellowmax",
     "lemma1_gap",
@@ -223,6 +224,52 @@ def linf_lipschitz(op, a: torch.Tensor) -> float:
     return value
 
 
+def expansion_ratio(op, a, b) -> float:
+    r"""Largest ratio :math:`|f(a_i) - f(b_i)| / \|a_i - b_i\|_\infty` over pairs of rows.
+
+    A value above 1 exhibits a pair that ``f`` pulls further apart than they were in
+    :math:`\ell_\infty`: ``f`` is not a non-expansion. Values at most 1 on every pair are
+    consistent with a non-expansion (they cannot prove it). Unlike :func:`linf_lipschitz`, this
+    measures differences of the operator itself, not its gradient.
+
+    Args:
+        op: a function mapping a float tensor ``(m, n)`` to ``(m,)``, row by row (e.g. :func:`boltz`).
+        a, b: float tensors of the same shape ``(m, n)``, finite, with ``a_i != b_i`` for every row.
+
+    Returns:
+        ``max_i |op(a)_i - op(b)_i| / max_k |a_ik - b_ik|`` as a Python float.
+
+    Raises:
+        ValueError: if ``a`` or ``b`` is not a finite 2-D floating tensor, their shapes differ,
+            some row of ``a`` equals the same row of ``b``, or ``op`` does not return one value
+            per row.
+
+    Source: Asadi & Littman (ICML 2017), the non-expansion property that the Boltzmann operator
+    lacks and mellowmax has. Used in Chapter 1 (check B1.3).
+    """
+    if not callable(op):
+        raise ValueError(f"op must be callable, got {short_repr(op)}")
+    for name, t in (("a", a), ("b", b)):
+        if not isinstance(t, torch.Tensor) or t.ndim != 2 or not t.is_floating_point() or t.numel() == 0:
+            raise ValueError(f"{name} must be a non-empty 2-D floating torch tensor, got {short_repr(t)}")
+        if not torch.isfinite(t).all():
+            raise ValueError(f"{name} must be finite")
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must have the same shape, got {tuple(a.shape)} and {tuple(b.shape)}")
+    dist = (a - b).abs().amax(dim=-1)
+    if bool((dist == 0).any()):
+        raise ValueError(f"row {int(torch.nonzero(dist == 0)[0, 0])} of a equals the same row of b")
+    with torch.no_grad():
+        fa, fb = op(a), op(b)
+    for f in (fa, fb):
+        if not isinstance(f, torch.Tensor) or f.shape != (a.shape[0],):
+            raise ValueError(f"op must return shape ({a.shape[0]},), got {short_repr(getattr(f, 'shape', f))}")
+    value = ((fa - fb).abs() / dist).max().item()
+    if not math.isfinite(value):
+        raise ValueError(f"op is not finite on some row (ratio {value})")
+    return value
+
+
 def boltz_bounds(a, dim: int = -1):
     r"""The bounds :math:`\max(a) - \log n \le \operatorname{boltz}(a) \le \max(a)`.
 
@@ -387,7 +434,7 @@ def one_winner_deficit(n: int) -> float:
     Raises:
         ValueError: if ``n < 2``.
 
-    Source: derived in this book (Chapter 1, section 1.3) to measure the tightness of the
+    Source: derived in this book (Chapter 1, the sharp lower bound) to measure the tightness of the
     :math:`\log n` in K&S Lemma 1; not a statement of either paper.
     """
     import mpmath

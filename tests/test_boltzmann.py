@@ -396,3 +396,38 @@ def test_bool_and_complex_arrays_are_refused(call):
 def test_scalars_follow_one_rule(call, match):
     with pytest.raises(ValueError, match=re.escape(match)):
         call()
+
+
+def test_expansion_ratio_against_closed_forms():
+    # boltz(0, x) = x sigmoid(x): the pair (0, 1.5), (0, 1.7) moves by 0.2 in l_inf
+    a = torch.tensor([[0.0, 1.5]], dtype=torch.float64)
+    b = torch.tensor([[0.0, 1.7]], dtype=torch.float64)
+    want = abs(1.7 / (1 + math.exp(-1.7)) - 1.5 / (1 + math.exp(-1.5))) / 0.2
+    assert boltzmann.expansion_ratio(boltzmann.boltz, a, b) == pytest.approx(want, rel=1e-12)
+    assert want > 1  # an expansion: the Boltzmann operator is not a non-expansion
+    # shifting every entry by h moves log-sum-exp by exactly h: ratio 1, the non-expansion limit
+    rng = np.random.default_rng(3)
+    A = torch.as_tensor(rng.normal(0, 3, size=(500, 4)))
+    assert boltzmann.expansion_ratio(boltzmann.soft_max_lse, A, A + 0.3) == pytest.approx(1.0, abs=1e-12)
+    S = A + torch.as_tensor(rng.choice([-0.2, 0.2], size=(500, 4)))
+    assert boltzmann.expansion_ratio(boltzmann.soft_max_lse, A, S) <= 1 + 1e-12
+    assert boltzmann.expansion_ratio(boltzmann.mellowmax, A, S) <= 1 + 1e-12
+    # the largest row is reported: a second, worse row wins
+    two = torch.cat([a, torch.tensor([[0.0, -1.5]], dtype=torch.float64)])
+    moved = torch.cat([b, torch.tensor([[0.0, -1.3]], dtype=torch.float64)])
+    rows = [boltzmann.expansion_ratio(boltzmann.boltz, two[i:i + 1], moved[i:i + 1]) for i in range(2)]
+    assert boltzmann.expansion_ratio(boltzmann.boltz, two, moved) == pytest.approx(max(rows))
+
+
+@pytest.mark.parametrize(
+    "a, b, match",
+    [
+        (np.zeros((2, 2)), torch.zeros(2, 2), "a must be a non-empty 2-D floating"),
+        (torch.zeros(2, 2), torch.zeros(2, 3), "same shape"),
+        (torch.zeros(2, 2), torch.zeros(2, 2), "row 0 of a equals"),
+        (torch.zeros(2, 2), torch.full((2, 2), float("nan")), "b must be finite"),
+    ],
+)
+def test_expansion_ratio_refuses_bad_input(a, b, match):
+    with pytest.raises(ValueError, match=match):
+        boltzmann.expansion_ratio(boltzmann.boltz, a, b)
