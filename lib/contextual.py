@@ -25,6 +25,8 @@ from .boltzmann import lemma1_gap
 
 __all__ = [
     "tokenwise_separation",
+    "strict_constants",
+    "score_separation",
     "vocabulary",
     "projection_constant",
     "projection_bound",
@@ -33,7 +35,9 @@ __all__ = [
     "theorem2_delta",
     "subset_sequences",
     "hardmax_counterexample",
+    "id_difference",
     "id_distance",
+    "order_flips",
     "hardmax_trials",
     "context_ids",
     "MAX_SEQUENCE_ENTRIES",
@@ -86,6 +90,95 @@ def tokenwise_separation(X) -> tuple[float, float, float]:
         raise ValueError("token norms overflow float64; rescale the tokens")
     vocab = vocabulary(arr)
     return float(norms.min()), float(norms.max()), _min_distance(vocab)
+
+
+def strict_constants(vocab, slack: float = 0.01) -> dict[str, float]:
+    r"""Constants for which ``vocab`` is tokenwise separated with the strict inequalities of Definition 1.
+
+    The tight constants of :func:`tokenwise_separation` are attained by some token or pair, so
+    Definition 1's strict inequalities fail for them. These move each one by the factor
+    ``slack``: ``r_min = (1 - slack) min ||x||``, ``r_max = (1 + slack) max ||x||``,
+    ``eps = (1 - slack) min ||x - x'||``. With them, every score gap of the Theorem 2 layer
+    (:func:`rank_one_attention`) is at least :math:`(2\log n + 3)/(1 - \text{slack})^2`, strictly
+    above the threshold of K&S Lemma 1.
+
+    Args:
+        vocab: tokens ``(K, d)``, ``K >= 2``, pairwise distinct and non-zero.
+        slack: relative margin in ``(0, 1)``.
+
+    Returns:
+        ``{"r_min": ..., "r_max": ..., "eps": ...}``, ready to pass to :func:`rank_one_attention`
+        or :func:`context_ids`.
+
+    Raises:
+        ValueError: for bad ``vocab`` (fewer than two tokens, a zero or repeated token, NaN/inf,
+            complex or bool entries) or ``slack`` outside ``(0, 1)``.
+
+    Source: K&S (ICLR 2024), Definition 1 (strict inequalities; wording recalled) and the gap
+    condition of Lemma 1. Chapter 2.
+    """
+    V = _vocab(vocab)
+    slack = finite_real("slack", slack, minimum=0.0, strict=True, maximum=1.0)
+    if slack >= 1.0:
+        raise ValueError(f"slack must be < 1, got {slack!r}")
+    if len(V) < 2:
+        raise ValueError(f"vocab must hold at least two tokens (eps is undefined), got {len(V)}")
+    norms = _norms(V)
+    if not np.isfinite(norms).all() or (norms == 0).any():
+        raise ValueError("vocab holds the zero token or norms that overflow float64")
+    return {"r_min": float(norms.min()) * (1 - slack), "r_max": float(norms.max()) * (1 + slack),
+            "eps": _min_distance(V) * (1 - slack)}
+
+
+def score_separation(layer: SelfAttention) -> dict[str, float]:
+    r"""How well the scores of a Theorem 2 layer meet the hypotheses of K&S Lemma 1, in exact arithmetic.
+
+    For each query token ``t`` of the layer's vocabulary, the scores
+    :math:`(W_Q t)^\top (W_K x)` over the keys ``x`` of the vocabulary are the entries Lemma 1
+    sees (every context of ``t`` draws its keys from them). Their smallest difference, minimised
+    over ``t``, is Lemma 1's :math:`\delta`; their largest absolute value is its :math:`r`.
+    Scores are computed from the layer's float weights read exactly (mpmath, 60 digits), so a
+    gap equal to the threshold is reported as equal, not rounded to either side.
+
+    Args:
+        layer: a layer built by :func:`rank_one_attention` (it carries ``vocab`` and ``n``).
+
+    Returns:
+        ``{"gap": delta, "threshold": 2 log n + 3, "margin": delta - threshold, "r": r,
+        "r_bound": gamma r_max^2}`` as Python floats. ``threshold`` is the float64 value
+        :func:`lib.boltzmann.lemma1_gap` returns, the one the layer's ``gamma`` was computed
+        from; ``margin`` is computed in mpmath before rounding, so 0.0 means an exact tie.
+
+    Raises:
+        ValueError: if ``layer`` is not a layer of :func:`rank_one_attention`.
+
+    Source: K&S (ICLR 2024), Lemma 1 (threshold quoted, wording recalled) applied to the Theorem 2
+    construction as the book reconstructs it. Chapter 2.
+    """
+    import mpmath
+
+    from . import exact
+
+    if not isinstance(layer, SelfAttention) or not hasattr(layer, "vocab") or not hasattr(layer, "n"):
+        raise ValueError(f"layer must be built by rank_one_attention, got {short_repr(layer)}")
+    W = {name: M.detach().to("cpu", torch.float64).numpy() for name, M in layer.weights().items()}
+    threshold = lemma1_gap(layer.n)
+    with mpmath.workdps(60):
+        q = [[mpmath.mpf(float(c)) for c in row] for row in layer.vocab]
+        WQ = [[mpmath.mpf(float(c)) for c in row] for row in W["W_Q"]]
+        WK = [[mpmath.mpf(float(c)) for c in row] for row in W["W_K"]]
+        Q = [[mpmath.fsum(a * b for a, b in zip(wr, x, strict=True)) for wr in WQ] for x in q]
+        K = [[mpmath.fsum(a * b for a, b in zip(wr, x, strict=True)) for wr in WK] for x in q]
+        gap, top = mpmath.inf, mpmath.mpf(0)
+        for qt in Q:
+            scores = sorted(mpmath.fsum(a * b for a, b in zip(qt, k, strict=True)) for k in K)
+            top = max(top, abs(scores[0]), abs(scores[-1]))
+            diffs = [hi - lo for lo, hi in zip(scores, scores[1:], strict=False) if hi != lo]
+            if diffs:
+                gap = min(gap, min(diffs))
+        margin = gap - exact.to_mpf("threshold", threshold)
+        return {"gap": float(gap), "threshold": threshold, "margin": float(margin), "r": float(top),
+                "r_bound": float(layer.gamma) * float(layer.r_max) ** 2}
 
 
 def _norms(x: np.ndarray) -> np.ndarray:
@@ -401,6 +494,39 @@ def hardmax_counterexample(v) -> np.ndarray:
     return pair
 
 
+def id_difference(layer: SelfAttention, pair, token: int = 0, dps: int = 50) -> list:
+    """Exact difference ``F(X1)[token] - F(X2)[token]`` of the context ids of one token (mpmath).
+
+    Only the outputs of tokens ``0..token`` are evaluated (:func:`lib.exact.attention_mp` with
+    ``rows``); every token still serves as a key.
+
+    Args:
+        layer: a :class:`~lib.attention.SelfAttention`.
+        pair: array ``(2, n, d)``.
+        token: index of the token whose ids are compared.
+        dps: decimal digits.
+
+    Returns:
+        A list of ``d`` mpf, each carrying ``dps`` digits.
+
+    Raises:
+        ValueError: for a pair of the wrong shape or a bad ``token``/``dps``.
+
+    Source: K&S Theorem 1 (the book's check C5 and the scale sweep that follows it). Chapter 2.
+    """
+    import mpmath
+
+    from . import exact
+
+    arr = _sequences(pair)
+    if arr.shape[0] != 2:
+        raise ValueError(f"pair must hold two sequences, got shape {arr.shape}")
+    token = positive_int("token", token, minimum=0, maximum=arr.shape[1] - 1)
+    ids = exact.attention_mp(arr, layer, dps, rows=token + 1)
+    with mpmath.workdps(dps):
+        return [p - q for p, q in zip(ids[0][token], ids[1][token], strict=True)]
+
+
 def id_distance(layer: SelfAttention, pair, token: int = 0, dps: int = 50):
     """Exact distance between the context ids of ``token`` in two sequences (mpmath).
 
@@ -420,64 +546,216 @@ def id_distance(layer: SelfAttention, pair, token: int = 0, dps: int = 50):
     """
     import mpmath
 
-    from . import exact
-
-    arr = _sequences(pair)
-    if arr.shape[0] != 2:
-        raise ValueError(f"pair must hold two sequences, got shape {arr.shape}")
-    token = positive_int("token", token, minimum=0, maximum=arr.shape[1] - 1)
-    ids = exact.attention_mp(arr, layer, dps)
+    diff = id_difference(layer, pair, token, dps)
     with mpmath.workdps(dps):
-        return mpmath.sqrt(mpmath.fsum((p - q) ** 2 for p, q in zip(ids[0][token], ids[1][token], strict=True)))
+        return mpmath.sqrt(mpmath.fsum(c**2 for c in diff))
 
 
-def hardmax_trials(pair, draws: int = 2000, seed: int = 0):
+def _head_weights(rng, s: int, d: int, scale: float, zero_q: bool) -> dict:
+    W = {name: scale * rng.normal(size=(s, d)) for name in ("W_Q", "W_K", "W_V")}
+    W["W_O"] = rng.normal(size=(d, s))
+    if zero_q:
+        W["W_Q"] = np.zeros((s, d))
+    return W
+
+
+def _first_id_difference(weights: list, arr: np.ndarray, normalizer: str, dps: int) -> list:
+    """``F(X1)[0] - F(X2)[0]`` for ``F(X) = X + sum of heads`` (one weight dict per head), in mpmath.
+
+    The same formula as :func:`lib.exact.attention_mp`, restricted to the first query of each
+    sequence and summed over heads, without building a layer per head.
+    """
+    import mpmath
+
+    def mp(M):
+        return [[mpmath.mpf(float(c)) for c in row] for row in np.atleast_2d(M)]
+
+    def apply(M, x):
+        return [mpmath.fsum(a * b for a, b in zip(row, x, strict=True)) for row in M]
+
+    with mpmath.workdps(dps):
+        X = [mp(seq) for seq in arr]
+        diff = [a - b for a, b in zip(X[0][0], X[1][0], strict=True)]
+        for W in weights:
+            WQ, WK, WV, WO = (mp(W[name]) for name in ("W_Q", "W_K", "W_V", "W_O"))
+            for sign, seq in ((1, X[0]), (-1, X[1])):
+                q = apply(WQ, seq[0])
+                scores = [mpmath.fsum(a * b for a, b in zip(q, apply(WK, x), strict=True)) for x in seq]
+                top = max(scores)
+                if normalizer == "softmax":
+                    wts = [mpmath.exp(sc - top) for sc in scores]
+                else:
+                    wts = [mpmath.mpf(1) if sc == top else mpmath.mpf(0) for sc in scores]
+                total = mpmath.fsum(wts)
+                values = [apply(WV, x) for x in seq]
+                head = [mpmath.fsum(w * v[j] for w, v in zip(wts, values, strict=True)) / total
+                        for j in range(len(WV))]
+                diff = [c + sign * o for c, o in zip(diff, apply(WO, head), strict=True)]
+        return diff
+
+
+def _exact_first_distance(weights: list, arr: np.ndarray, normalizer: str, draw: int):
+    """Exact distance between the first-token ids of ``arr[0]`` and ``arr[1]`` under ``X + sum of heads``.
+
+    Hardmax heads are evaluated at 60 digits (no exponentials; a tie is an equality of the
+    scores as computed at that precision). Softmax heads start at 40 digits and double the
+    precision until the distance is resolved to 20 significant digits relative to the ids, up
+    to ``40 + ceil(spread / ln 10)`` digits, where ``spread`` is the largest difference between
+    two first-query scores of a head: at that precision every softmax weight, down to
+    ``exp(-spread)`` relative to the largest, is carried with 40 digits, and a distance of 0 is
+    an exact collision.
+
+    Returns ``(distance as mpf, digits used)``.
+    """
+    import mpmath
+
+    from . import exact as exact_mod
+
+    def distance(dps):
+        diff = _first_id_difference(weights, arr, normalizer, dps)
+        with mpmath.workdps(dps):
+            return mpmath.sqrt(mpmath.fsum(c**2 for c in diff))
+
+    if normalizer == "hardmax":
+        return distance(60), 60
+    spread = max(float(np.ptp((arr[:, :1] @ W["W_Q"].T) @ (arr @ W["W_K"].T).transpose(0, 2, 1))) for W in weights)
+    cap = 40 + math.ceil(spread / math.log(10))
+    if cap > exact_mod.MAX_DPS:
+        raise ValueError(f"draw {draw}: first scores spread {spread:.3g} apart need {cap} digits, "
+                         f"more than lib.exact.MAX_DPS={exact_mod.MAX_DPS}")
+    size = float(np.abs(arr[:, 0]).max()) + 1.0
+    dps = 40
+    while True:
+        dist = distance(dps)
+        if dps >= cap or (dist > 0 and mpmath.log10(dist) > math.log10(size) - dps + 20):
+            return dist, dps
+        dps = min(2 * dps, cap)
+
+
+def hardmax_trials(pair, draws: int = 2000, seed: int = 0, *, max_heads: int = 1, exact: bool = False):
     """Check C5: first-token id distances of ``pair`` under random hardmax and softmax layers.
 
-    Draw ``i`` uses head size ``1 + i % 3``, weight scale ``(0.1, 1, 10)[(i // 3) % 3]`` for
-    ``W_Q, W_K, W_V`` (standard normal entries times the scale), a standard normal ``W_O``, and
-    ``W_Q = 0`` (every query ties) when ``i % 10 == 0``. The same weights go into a hardmax and a
-    softmax layer (float64).
+    Draw ``i`` uses ``h = 1 + (i // 9) % max_heads`` heads, each of head size ``1 + i % 3``, weight
+    scale ``(0.1, 1, 10)[(i // 3) % 3]`` for ``W_Q, W_K, W_V`` (standard normal entries times the
+    scale) and a standard normal ``W_O``; every head has ``W_Q = 0`` (every query ties) when
+    ``i % 10 == 0``. The layer is ``X + sum of the heads`` (K&S's multi-head :math:`F^{(SA)}`);
+    the same weights go into a hardmax and a softmax layer, evaluated in float64. With
+    ``max_heads = 1`` the draws are those of a single residual head.
+
+    With ``exact=True`` both layers are also evaluated in mpmath (the formula of
+    :func:`lib.exact.attention_mp`, first token only): the hardmax at 60 digits, the softmax at a precision doubled from 40
+    digits until the distance is resolved to 20 significant digits, at most
+    ``40 + ceil(spread / ln 10)`` digits (``spread``: the largest difference between two scores
+    of the first query in any head), at which every softmax weight down to ``exp(-spread)``
+    relative to the largest is carried with 40 digits and a distance of 0 is an exact collision.
 
     Args:
         pair: array ``(2, n, d)``, e.g. :func:`hardmax_counterexample`.
         draws: number of weight draws, ``>= 1``.
         seed: seed of the draws.
+        max_heads: largest number of heads, ``1 <= max_heads <= 8``.
+        exact: also evaluate the distances in exact arithmetic.
 
     Returns:
-        A pandas DataFrame with one row per draw and the columns ``scale``, ``W_Q = 0``,
-        ``hardmax`` and ``softmax`` (the two distances).
+        A pandas DataFrame with one row per draw and the columns ``heads``, ``head size``,
+        ``scale``, ``W_Q = 0``, ``hardmax`` and ``softmax`` (the two float64 distances); with
+        ``exact``, also ``dps`` (the softmax's final precision), ``log10 hardmax exact`` and ``log10 softmax exact`` (base-10
+        logarithms of the exact distances, ``-inf`` for an exact collision; logarithms because
+        the distances can lie far below float64's range) and ``softmax error``, the absolute
+        difference between the float64 and the exact softmax distance.
 
     Raises:
-        ValueError: for a bad pair, ``draws`` outside ``[1, MAX_DRAWS]`` (:data:`MAX_DRAWS`) or
-            a negative ``seed``.
+        ValueError: for a bad pair, ``draws`` outside ``[1, MAX_DRAWS]`` (:data:`MAX_DRAWS`), a
+            negative ``seed``, ``max_heads`` outside ``[1, 8]``, a non-bool ``exact``, or first
+            scores so spread that the exact evaluation would need more than
+            :data:`lib.exact.MAX_DPS` digits.
 
     Source: K&S Theorem 1, the book's check C5. Chapter 2.
     """
+    import mpmath
     import pandas as pd
+
+    from . import exact as exact_mod
+    from ._validate import flag
 
     arr = _sequences(pair)
     if arr.shape[0] != 2:
         raise ValueError(f"pair must hold two sequences, got shape {arr.shape}")
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
+    max_heads = positive_int("max_heads", max_heads, maximum=8)
+    draws = positive_int("draws", draws, maximum=MAX_DRAWS)
+    exact = flag("exact", exact)
     d = arr.shape[2]
     X = torch.as_tensor(arr)
-    layers = {(s, norm): SelfAttention(d, head_dim=s, normalizer=norm) for s in (1, 2, 3)
-              for norm in ("hardmax", "softmax")}
+    layers = {(s, norm, j): SelfAttention(d, head_dim=s, normalizer=norm, residual=False)
+              for s in (1, 2, 3) for norm in ("hardmax", "softmax") for j in range(max_heads)}
     rows = []
-    for i in range(positive_int("draws", draws, maximum=MAX_DRAWS)):
-        s, scale = 1 + i % 3, (0.1, 1.0, 10.0)[(i // 3) % 3]
-        W = {name: scale * rng.normal(size=(s, d)) for name in ("W_Q", "W_K", "W_V")}
-        W["W_O"] = rng.normal(size=(d, s))
-        if i % 10 == 0:
-            W["W_Q"] = np.zeros((s, d))
-        row = {"scale": scale, "W_Q = 0": i % 10 == 0}
-        with torch.no_grad():
+    for i in range(draws):
+        s, scale, h = 1 + i % 3, (0.1, 1.0, 10.0)[(i // 3) % 3], 1 + (i // 9) % max_heads
+        heads = [_head_weights(rng, s, d, scale, i % 10 == 0) for _ in range(h)]
+        row = {"heads": h, "head size": s, "scale": scale, "W_Q = 0": i % 10 == 0}
+        for norm in ("hardmax", "softmax"):
+            with torch.no_grad():
+                out = X + sum(layers[s, norm, j].set_weights(**W)(X) for j, W in enumerate(heads))
+            row[norm] = (out[0, 0] - out[1, 0]).norm().item()
+        if exact:
             for norm in ("hardmax", "softmax"):
-                out = layers[s, norm].set_weights(**W)(X)
-                row[norm] = (out[0, 0] - out[1, 0]).norm().item()
+                dist, dps = _exact_first_distance(heads, arr, norm, i)
+                row[f"log10 {norm} exact"] = float(mpmath.log10(dist)) if dist > 0 else -math.inf
+            row["dps"] = dps
+            row["softmax error"] = float(abs(mpmath.mpf(row["softmax"]) - dist))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def order_flips(runs: list) -> list[tuple[float, float, int]]:
+    """Pairs of context ids of one token whose order changes between neighbouring runs of :func:`context_ids`.
+
+    Context ids move continuously with the layer's ``gamma``; if two ids of the same query token
+    are in one order at one ``gamma`` and in the other order at the next, they coincide
+    exactly at some ``gamma`` in between. Ids are compared along the layer's output direction
+    ``u`` (exactly, at each run's precision).
+
+    Args:
+        runs: results of :func:`context_ids` on the same vocabulary and ``n`` (same sequences),
+            in increasing order of ``gamma``; at least two.
+
+    Returns:
+        One ``(gamma_a, gamma_b, flips)`` per neighbouring pair of runs: ``flips`` is the number of
+        pairs of ids (same query token, different sequences) in opposite order at the two ends.
+
+    Raises:
+        ValueError: for fewer than two runs, runs whose sequences differ, or ``gamma`` not
+            increasing.
+
+    Source: the book's check C8 (K&S Theorem 2 outside its inverse temperature). Chapter 2.
+    """
+    import mpmath
+
+    if not isinstance(runs, list | tuple) or len(runs) < 2:
+        raise ValueError(f"runs must be a list of at least two context_ids results, got {short_repr(runs)}")
+    X = runs[0]["X"]
+    if any(r["X"].shape != X.shape or not np.array_equal(r["X"], X) for r in runs):
+        raise ValueError("runs must share their sequences (same vocabulary and n)")
+    gammas = [float(r["layer"].gamma) for r in runs]
+    if any(b <= a for a, b in zip(gammas, gammas[1:], strict=False)):
+        raise ValueError(f"runs must be in increasing order of gamma, got {gammas}")
+    tokens = X.reshape(-1, X.shape[-1])
+    groups = [np.flatnonzero((tokens == t).all(axis=1)) for t in np.unique(tokens, axis=0)]
+
+    def signs(run) -> dict:
+        with mpmath.workdps(run["dps"]):
+            u = [mpmath.mpf(float(c)) for c in run["layer"].u]
+            along = [mpmath.fsum(a * b for a, b in zip(row, u, strict=True)) for row in run["ids"]]
+            return {(i, j): int(mpmath.sign(along[i] - along[j]))
+                    for g in groups for k, i in enumerate(g) for j in g[k + 1:]}
+
+    out, before = [], signs(runs[0])
+    for a, b, run in zip(gammas, gammas[1:], runs[1:], strict=False):
+        after = signs(run)
+        out.append((a, b, sum(1 for key in before if before[key] * after[key] < 0)))
+        before = after
+    return out
 
 
 def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> dict:

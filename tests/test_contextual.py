@@ -219,3 +219,121 @@ def test_bool_and_complex_tokens_are_refused():
         contextual.tokenwise_separation(np.ones((1, 2, 2)) * 1j)
     with pytest.raises(ValueError, match="w must be a real array, not bool"):
         contextual.projection_constant(np.array([True, False]), np.eye(2))
+
+
+def test_strict_constants_meet_definition_1_strictly():
+    V = np.arange(1.0, 6.0)[:, None]
+    k = contextual.strict_constants(V)
+    assert k == pytest.approx({"r_min": 0.99, "r_max": 5.05, "eps": 0.99})
+    X = contextual.subset_sequences(V, 3)
+    r_min, r_max, eps = contextual.tokenwise_separation(X)
+    assert k["r_min"] < r_min and k["r_max"] > r_max and k["eps"] < eps
+    V2 = np.array([[3.0, 4.0], [1.0, 0.0], [0.0, 2.0]])
+    assert contextual.strict_constants(V2, slack=0.5) == pytest.approx(
+        {"r_min": 0.5, "r_max": 7.5, "eps": 0.5 * math.sqrt(5.0)})
+    for bad in (0.0, 1.0, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="slack must be"):
+            contextual.strict_constants(V, slack=bad)
+    with pytest.raises(ValueError, match="at least two tokens"):
+        contextual.strict_constants([[1.0]])
+
+
+def test_score_separation_tight_versus_strict():
+    V = np.arange(1.0, 6.0)[:, None]
+    # tight constants, w = 1: the smallest score gap is gamma * 1 * (2 - 1) = 2 log 2 + 3 exactly
+    tight = contextual.score_separation(contextual.rank_one_attention(V, 2, w=[1.0]))
+    assert tight["margin"] == 0.0 and tight["gap"] == tight["threshold"] == 2 * math.log(2) + 3
+    assert tight["r"] == pytest.approx(tight["r_bound"])                 # 25 gamma, attained by t = x = 5
+    strict = contextual.score_separation(contextual.rank_one_attention(V, 2, w=[1.0], **contextual.strict_constants(V)))
+    assert strict["gap"] == pytest.approx((2 * math.log(2) + 3) / 0.99**2, rel=1e-14)
+    assert strict["margin"] == pytest.approx(strict["gap"] - strict["threshold"], rel=1e-12) and strict["margin"] > 0
+    assert strict["r"] < strict["r_bound"]                                 # r_max was raised by 1%
+    with pytest.raises(ValueError, match="rank_one_attention"):
+        contextual.score_separation(attention.SelfAttention(2))
+
+
+def test_id_difference_matches_the_boltzmann_closed_form():
+    """For query v the scores are c_k s, s = v^T W_K^T W_Q v, so the ids differ by
+    W_O W_V v (boltz_s(c1) - boltz_s(c2)) with c1 = (1, 2, 3, 4), c2 = (1, 1.5, 3.5, 4)."""
+    v = np.array([0.5, -1.25, 0.75])                    # dyadic: every multiple exact in float64
+    pair = contextual.hardmax_counterexample(v)
+    layer = attention.SelfAttention(3, head_dim=2, seed=11)
+    W = {k: m.numpy() for k, m in layer.weights().items()}
+    s = float(v @ W["W_K"].T @ W["W_Q"] @ v)
+    dps = 60
+    diff = contextual.id_difference(layer, pair, dps=dps)
+    with mpmath.workdps(dps):
+        m = exact.boltz_mp([1, 2, 3, 4], beta=s, dps=dps) - exact.boltz_mp([1, "1.5", "3.5", 4], beta=s, dps=dps)
+        direction = W["W_O"] @ W["W_V"] @ v
+        for got, c in zip(diff, direction):
+            assert abs(got - mpmath.mpf(float(c)) * m) < mpmath.mpf("1e-14") * abs(m)
+        assert abs(contextual.id_distance(layer, pair, dps=dps) - mpmath.sqrt(mpmath.fsum(c**2 for c in diff))) == 0
+
+
+def test_hardmax_trials_heads_and_exact_columns():
+    v = np.array([0.5, -1.25, 0.75])
+    pair = contextual.hardmax_counterexample(v)
+    one = contextual.hardmax_trials(pair, draws=30, seed=4)
+    same = contextual.hardmax_trials(pair, draws=30, seed=4, max_heads=1, exact=True)
+    assert (one.softmax == same.softmax).all() and (one.heads == 1).all()   # exact adds columns only
+    many = contextual.hardmax_trials(pair, draws=60, seed=4, max_heads=3, exact=True)
+    assert sorted(many.heads.unique()) == [1, 2, 3]
+    assert np.isneginf(many["log10 hardmax exact"]).all()                 # hardmax: exactly equal ids
+    ties = many[many["W_Q = 0"]]
+    assert np.isneginf(ties["log10 softmax exact"]).all()                # uniform softmax: equal means
+    live = many[~many["W_Q = 0"]]
+    assert np.isfinite(live["log10 softmax exact"]).all()
+    # float64 agrees with the exact distance to rounding where the distance is large
+    big = live[live.softmax > 1e-6]
+    assert (big["softmax error"] <= 1e-12 * (1 + big.softmax)).all()
+    # a two-head layer is the sum of its heads: an independent float64 evaluation of draw 9
+    rng = np.random.default_rng(4)
+    X = torch.as_tensor(pair)
+    for i in range(10):
+        s, scale, h = 1 + i % 3, (0.1, 1.0, 10.0)[(i // 3) % 3], 1 + (i // 9) % 3
+        heads = []
+        for _ in range(h):
+            W = {n: scale * rng.normal(size=(s, 3)) for n in ("W_Q", "W_K", "W_V")}
+            W["W_O"] = rng.normal(size=(3, s))
+            if i % 10 == 0:
+                W["W_Q"] = np.zeros((s, 3))
+            heads.append(W)
+    assert h == 2
+    out = X.clone()
+    for W in heads:
+        q, k, val = X @ torch.as_tensor(W["W_Q"]).T, X @ torch.as_tensor(W["W_K"]).T, X @ torch.as_tensor(W["W_V"]).T
+        out = out + torch.softmax(q @ k.transpose(-1, -2), -1) @ val @ torch.as_tensor(W["W_O"]).T
+    assert many.softmax[9] == pytest.approx((out[0, 0] - out[1, 0]).norm().item(), rel=1e-10)
+    with pytest.raises(ValueError, match="max_heads must be <= 8"):
+        contextual.hardmax_trials(pair, draws=2, max_heads=9)
+    with pytest.raises(ValueError, match="exact"):
+        contextual.hardmax_trials(pair, draws=2, exact=1)
+
+
+def test_order_flips_counts_swaps_seen_in_float64():
+    """Between gamma = 0.06 and 1 the ids of V = {1..5}, n = 3 swap order (gaps ~1e-4 there, which
+    float64 resolves): count the swaps independently from the float64 layer."""
+    V = np.arange(1.0, 6.0)[:, None]
+    gammas = [0.06, 0.1, 0.15, 0.25, 0.4, 0.7, 1.0]
+    runs = [contextual.context_ids(V, 3, w=[1.0], gamma=g) for g in gammas]
+    flips = contextual.order_flips(runs)
+    assert [(a, b) for a, b, _ in flips] == list(zip(gammas, gammas[1:]))
+    X = runs[0]["X"]
+    tokens = X.reshape(-1)
+
+    def signs(run):
+        ids = run["layer"](torch.as_tensor(X)).reshape(-1).numpy()
+        return {(i, j): np.sign(ids[i] - ids[j]) for t in np.unique(tokens)
+                for i in np.flatnonzero(tokens == t) for j in np.flatnonzero(tokens == t) if i < j}
+
+    want = []
+    for a, b in zip(runs, runs[1:]):
+        sa, sb = signs(a), signs(b)
+        want.append(sum(1 for key in sa if sa[key] * sb[key] < 0))
+    assert [f for *_, f in flips] == want and sum(want) > 0
+    with pytest.raises(ValueError, match="increasing order of gamma"):
+        contextual.order_flips(runs[::-1])
+    with pytest.raises(ValueError, match="at least two"):
+        contextual.order_flips(runs[:1])
+    with pytest.raises(ValueError, match="share their sequences"):
+        contextual.order_flips([runs[0], contextual.context_ids(V, 2, w=[1.0], gamma=0.2)])
