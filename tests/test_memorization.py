@@ -75,7 +75,89 @@ def test_memorizing_transformer_exact_on_unseen_data():
     res = memorization.memorizing_transformer(X, Y)
     assert res["max_error"] < mpmath.mpf("1e-20")
     assert res["contexts"] == 12
-    assert res["parameters_built"] == res["parameters_corollary"] == memorization.corollary1_parameter_count(2, 6, 1, 1)
+    # the built network's parameters, read off its tensors: 4 rank-1 matrices of s + d = 2 entries,
+    # one projection entry, 12 biases, 12 output weights, b2 = 0
+    assert memorization.parameter_count(res["attention"], res["ffn"]) == 8 + 1 + 12 + 12
+    assert res["parameters_corollary"] == memorization.corollary1_parameter_count(2, 6, 1, 1) == 33
+
+
+def explicit_network_mp(X, W, ffn, dps):
+    """F_FF(F_SA(X)) for every token, written out from the displayed formulas in mpmath, independently of lib:
+    F_SA(X)_l = x_l + W_O W_V X softmax((W_K X)^T W_Q x_l), F_FF(z) = z + W_2 relu(W_1 z + b_1) + b_2."""
+    with mpmath.workdps(dps):
+        M = {k: mpmath.matrix([[mpmath.mpf(float(x)) for x in row] for row in W[k].tolist()]) for k in W}
+        W1, W2 = mpmath.matrix(ffn["W1"]), mpmath.matrix(ffn["W2"])
+        b1, b2 = mpmath.matrix(ffn["b1"]), mpmath.matrix(ffn["b2"])
+        outs = []
+        for seq in X:
+            cols = [mpmath.matrix([mpmath.mpf(float(x)) for x in tok]) for tok in seq]
+            for t in cols:
+                scores = [((M["W_K"] * x).T * (M["W_Q"] * t))[0] for x in cols]
+                top = max(scores)
+                p = [mpmath.exp(sc - top) for sc in scores]
+                mix = sum((M["W_V"] * x * (w / mpmath.fsum(p)) for x, w in zip(cols, p)),
+                          mpmath.zeros(W["W_V"].shape[0], 1))
+                z = t + M["W_O"] * mix
+                h = W1 * z + b1
+                h = mpmath.matrix([max(x, 0) for x in h])
+                outs.append(z + W2 * h + b2)
+        return outs
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_memorizing_network_forward_pass_matches_the_displayed_formula(d):
+    from lib import contextual
+
+    V = np.array([[0.5], [1.7], [-1.2], [3.0]]) if d == 1 else np.array([[1.0, 0.3], [0.2, 1.5], [-1.1, 0.7]])
+    X = contextual.subset_sequences(V, 2)
+    Y = np.random.default_rng(3).integers(0, 3, size=X.shape).astype(float)
+    res = memorization.memorizing_transformer(X, Y)
+    outs = explicit_network_mp(X, res["attention"].weights(), res["ffn"], res["dps"])
+    with mpmath.workdps(res["dps"]):
+        err = max(abs(o[c] - mpmath.mpf(y)) for o, y in zip(outs, Y.reshape(-1, d)) for c, y in enumerate(y))
+        assert err < mpmath.mpf(10) ** (40 - res["dps"])          # exact up to the working precision
+        diff = max(abs(o[c] - r[c]) for o, r in zip(outs, res["outputs"]) for c in range(d))
+        assert diff < mpmath.mpf(10) ** (40 - res["dps"])
+    # residual: b2 = 0 and every hidden unit reads the one projection v
+    assert all(b == 0 for b in res["ffn"]["b2"]) and all(row == res["ffn"]["W1"][0] for row in res["ffn"]["W1"])
+    # the float64 layer computes the displayed formula (explicit numpy) on float64 inputs
+    ffn64 = memorization.float64_network(res)
+    W = {k: v.numpy() for k, v in ffn64.weights().items()}
+    Z = np.random.default_rng(1).normal(size=(7, d))
+    want = Z + np.maximum(Z @ W["W1"].T + W["b1"], 0) @ W["W2"].T + W["b2"]
+    np.testing.assert_allclose(ffn64(torch.as_tensor(Z)).detach().numpy(), want, rtol=1e-12,
+                               atol=1e-9 * np.abs(W["W2"]).max())
+    # parameters read off the tensors: 4 (s + d), d for v, M biases, d M output weights; for d = 1 the corollary's count
+    M = res["contexts"]
+    assert memorization.parameter_count(res["attention"], res["ffn"]) == 4 * (1 + d) + d + M + d * M
+    if d == 1:
+        assert 4 * (1 + d) + d + M + d * M == res["parameters_corollary"]
+
+
+def test_parameter_count_reads_the_tensors():
+    from lib.attention import SelfAttention
+
+    # rank-1 factors: every entry of A (s x 1) and B (1 x d), for each of W_Q, W_K, W_V, W_O
+    assert memorization.parameter_count(SelfAttention(3, head_dim=2, rank=1)) == 4 * (2 + 3)
+    dense = SelfAttention(2, head_dim=1).set_weights(W_Q=np.array([[1.0, 0.0]]))
+    assert memorization.parameter_count(dense) == 1 + 2 + 2 + 2         # a zero entry of W_Q is not counted
+    ffn = FeedForward(2, 3, residual=True).set_weights(W1=np.array([[1.0, 2.0]] * 3), b1=np.array([0.0, 1.0, 2.0]),
+                                                       W2=np.array([[1.0, 0.0, 3.0], [0.0, 0.0, 1.0]]), b2=np.zeros(2))
+    assert memorization.parameter_count(ffn) == 2 + 2 + 3 + 0               # W1's repeated row counted once
+    assert memorization.parameter_count(ffn, dense) == 7 + 7
+    with pytest.raises(ValueError, match=r"layers\[0\] must be"):
+        memorization.parameter_count("ffn")
+
+
+def test_memorizing_transformer_head_size_enters_the_count():
+    from lib import contextual
+
+    X = contextual.subset_sequences(np.arange(1.0, 5.0)[:, None], 3)             # N = 4, n = 3
+    Y = np.random.default_rng(2).integers(0, 3, size=X.shape[:2])
+    for s in (1, 3):
+        res = memorization.memorizing_transformer(X, Y, head_dim=s)
+        assert res["max_error"] < mpmath.mpf(10) ** (20 - res["dps"])
+        assert memorization.parameter_count(res["attention"], res["ffn"]) == 4 * (s + 1) + 1 * (2 * 3 * 4 + 1)
 
 
 def test_memorizing_transformer_consistency_and_permutations():
@@ -183,3 +265,62 @@ def test_scalar_outputs_checks_the_layer():
         memorization.scalar_outputs(FeedForward(2, 3), [0.0, 1.0])
     with pytest.raises(ValueError, match="ffn must be"):
         memorization.scalar_outputs(None, [0.0])
+
+
+def test_float64_memorization_is_the_residual_networks_forward_pass():
+    from lib import contextual
+
+    X = contextual.subset_sequences(np.arange(1.0, 6.0)[:, None], 3)
+    Y = np.random.default_rng(4).integers(0, 3, size=X.shape[:2]).astype(float)
+    small = memorization.float64_memorization(X, Y, 0.3)
+    assert small["max error"] < 1e-9 and small["float64 min gap"] > 1e-4
+    theorem = memorization.float64_memorization(X, Y, contextual.lemma1_gap(3))   # c_w = r_min = eps = 1
+    assert theorem["float64 min gap"] == 0.0 and np.isnan(theorem["max error"])     # float64 ids collide
+    # independently: the rank-1 layer at gamma (d = 1, w = 1) written out in numpy, then a residual
+    # layer interpolating y - z built on its ids by solving the triangular system with numpy
+    z = []
+    for seq in X[:, :, 0]:
+        for t in seq:
+            a = 0.3 * t * seq
+            p = np.exp(a - a.max()) / np.exp(a - a.max()).sum()
+            z.append(t + (1 / (4 * 5)) * (p @ seq))
+    z = np.array(z)
+    order = np.argsort(z)
+    s, tgt = z[order], (Y.reshape(-1) - z)[order]
+    knots = np.concatenate([[s[0] - (s[1] - s[0])], (s[:-1] + s[1:]) / 2])
+    c = np.linalg.solve(np.tril(s[:, None] - knots[None, :]), tgt)
+    out = z + np.maximum(z[:, None] - knots[None, :], 0) @ c
+    assert np.abs(out - Y.reshape(-1)).max() < 1e-9
+    assert small["largest weight"] == pytest.approx(np.abs(c).max(), rel=1e-6)
+
+
+def test_residual_ffn_checks_its_arguments():
+    ffn = memorization.residual_ffn([1.0, 0.0], [0.0, 1.0], [[1.0, 2.0], [3.0, 4.0]], offset=[0.5, 0.0])
+    Z = np.array([[2.0, 5.0]])
+    want = Z + np.array([[0.5, 0.0]]) + 2.0 * np.array([1.0, 2.0]) + 1.0 * np.array([3.0, 4.0])
+    np.testing.assert_allclose(ffn(torch.as_tensor(Z)).detach().numpy(), want)
+    with pytest.raises(ValueError, match=r"coeffs must have shape \(2, 2\)"):
+        memorization.residual_ffn([1.0, 0.0], [0.0, 1.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"offset must have shape \(2,\)"):
+        memorization.residual_ffn([1.0, 0.0], [0.0, 1.0], [[1.0, 2.0], [3.0, 4.0]], offset=[0.0])
+
+
+def test_weight_lower_bound_hand_computed_and_met():
+    # ids 0, 1, 1.5 with targets 0, 2, 2: slopes 2 and 0; M = 3 -> bound max(2/(3*1), 0) = 2/3
+    assert memorization.weight_lower_bound([0.0, 1.0, 1.5], [[0.0], [2.0], [2.0]]) == pytest.approx(2 / 3)
+    rng = np.random.default_rng(9)
+    z = np.sort(rng.uniform(0, 1, 12))
+    y = rng.normal(size=12)
+    res = memorization.interpolation_mp(list(z), y, dps=40)
+    assert res["max_coeff"] >= memorization.weight_lower_bound(z, y[:, None])
+    with pytest.raises(ValueError, match="strictly increasing"):
+        memorization.weight_lower_bound([1.0, 0.0], [[0.0], [1.0]])
+
+
+def test_ceilings_by_counting_agree_with_the_ceilings():
+    corpus = [(["a", "b", "a"], ["X", "Y", "Z"]), (["b", "a"], ["Y", "X"]), (["a", "b"], ["Z", "Y"])]
+    assert memorization.ceilings_by_counting(corpus) == pytest.approx((5 / 7, 5 / 7))
+    pairs = memorization.conll_subset("validation", 200, seed=4)
+    cf, perm = memorization.ceilings_by_counting(pairs)
+    assert cf == pytest.approx(memorization.context_free_ceiling(pairs), abs=1e-12)
+    assert perm == pytest.approx(memorization.permutation_ceiling(pairs), abs=1e-12)
