@@ -3,11 +3,18 @@ r"""K&S Proposition 1 made executable: quantize, contextual mapping, lookup (Cha
 A continuous permutation-equivariant map :math:`f` on :math:`[\text{low}, \text{high}]^{n\times d}`
 is approximated by :math:`F^{(FF)}_2 \circ F^{(SA)} \circ F^{(FF)}_1`:
 
-1. :func:`quantizer` — a ReLU layer mapping every token to a representative of its grid cell
-   (spacing :math:`h = (\text{high} - \text{low})/m`), exact outside ramps of width ``tau``;
-2. the rank-1 attention layer of K&S Theorem 2 (:func:`lib.contextual.rank_one_attention`) on the
-   vocabulary of cell representatives — it gives every (quantized sequence, token) its context id;
-3. a ReLU lookup layer that maps each context id to :math:`f` at the quantized sequence.
+1. :func:`quantizer` — a residual ReLU layer mapping every token to a representative of its grid
+   cell (spacing :math:`h = (\text{high} - \text{low})/m`), exact outside ramps of width ``tau``;
+2. the rank-1 residual attention layer of K&S Theorem 2 (:func:`lib.contextual.rank_one_attention`)
+   on the vocabulary of cell representatives — it gives every (quantized sequence, token) its
+   context id;
+3. a residual ReLU lookup layer that maps each context id to :math:`f` at the quantized sequence.
+
+All three are residual, as K&S's layers are:
+:math:`F^{(FF)}(Z) = Z + W_2 \sigma_R(W_1 Z + b_1 1^\top) + b_2 1^\top`. The two feed-forward
+layers cancel their residual with two ReLU units per coordinate, :math:`\sigma_R(z) - \sigma_R(-z) = z`
+(output weights :math:`-1` and :math:`+1`), so that each computes exactly its staircase or
+interpolant; this choice is the book's.
 
 The error is small in :math:`L_p` because the inputs where it is not — a token on a ramp, or two
 tokens in one cell (the representatives then repeat, which Theorem 2 excludes) — have small
@@ -27,7 +34,6 @@ Builders check what they will allocate or enumerate first: :data:`MAX_TABLE_ENTR
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import math
 from collections.abc import Callable
@@ -118,15 +124,18 @@ def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -
     Per coordinate, ``q(t) = r_0 + h \sum_{j=1}^{m-1} [\sigma_R(t - t_j + \tau) - \sigma_R(t - t_j)]/\tau``
     with grid lines ``t_j = low + j h``: exactly the representative of the cell of ``t`` unless
     ``t`` lies in a ramp ``(t_j - \tau, t_j)``, where it moves linearly to the next one; below
-    ``low`` and above ``high`` it stays at the end representatives.
+    ``low`` and above ``high`` it stays at the end representatives. The layer is residual,
+    ``F(z) = z + W2 relu(W1 z + b1) + b2``, with two more units per coordinate,
+    ``relu(t)`` and ``relu(-t)`` (output weights ``-1``, ``+1``), that subtract ``t``: so
+    ``F(z) = q(z)`` coordinatewise.
 
     Args:
         m: cells per axis; d: token dimension; tau: ramp width, ``0 < tau < h``;
         low, high: the cube ``[low, high]^d`` the grid covers.
 
     Returns:
-        A float64 :class:`~lib.attention.FeedForward` ``(..., d) -> (..., d)`` of hidden width
-        ``2 (m - 1) d`` (``max(1, ...)``; for ``m = 1`` it is the constant ``r_0``).
+        A float64 residual :class:`~lib.attention.FeedForward` ``(..., d) -> (..., d)`` of hidden
+        width ``2 (m - 1) d + 2 d`` (for ``m = 1`` it is the constant ``r_0``).
 
     Raises:
         ValueError: for non-positive ``m`` or ``d``, ``tau`` outside ``(0, h)`` (also NaN, bool or
@@ -139,7 +148,7 @@ def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -
     m, low, high, h = _grid(m, low, high)
     d = positive_int("d", d)
     tau = _ramp_width(tau, h)
-    width = max(1, 2 * (m - 1) * d)
+    width = 2 * (m - 1) * d + 2 * d
     check_size(f"quantizer({m}, {d}, ...): the number of parameters", FeedForward.parameter_count(d, width, d),
                _attention.MAX_PARAMETERS, "lib.attention.MAX_PARAMETERS")
     reps = cell_representatives(m, low, high)
@@ -151,7 +160,10 @@ def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -
         W1[first, coord] = W1[first + 1, coord] = 1.0
         b1[first], b1[first + 1] = np.tile(-(lines - tau), d), np.tile(-lines, d)
         W2[coord, first], W2[coord, first + 1] = h / tau, -h / tau
-    ffn = FeedForward(d, width, d)
+    cancel = 2 * (m - 1) * d + 2 * np.arange(d)    # relu(t) and relu(-t): t = relu(t) - relu(-t)
+    W1[cancel, np.arange(d)], W1[cancel + 1, np.arange(d)] = 1.0, -1.0
+    W2[np.arange(d), cancel], W2[np.arange(d), cancel + 1] = -1.0, 1.0
+    ffn = FeedForward(d, width, d, residual=True)
     ffn.set_weights(W1=W1, b1=b1, W2=W2, b2=np.full(d, reps[0]))
     return ffn
 
@@ -263,13 +275,16 @@ class KSApproximator:
     r""":math:`F^{(FF)}_2 \circ F^{(SA)} \circ F^{(FF)}_1` approximating ``f`` (K&S Proposition 1).
 
     Built by :func:`ks_approximator`; call it on float64 ``(batch, n, d)`` arrays. Attributes:
-    ``quantizer`` (:func:`quantizer`), ``attention`` (the rank-1 layer), ``v`` (the direction
-    the lookup projects ids on), ``knots`` and ``values`` (the lookup table, sorted ids and
-    ``(M, d_out)`` targets), ``lookup`` (the float64 ReLU layer, when ``exact`` is False),
-    ``exact`` (whether the ids need mpmath), ``dps``, ``min_gap`` (smallest gap between table
-    ids), ``max_weight`` (largest output weight of the lookup layer, the largest change of slope
-    between neighbouring ids; mpf when ``exact``), ``distinct64`` (how many of the table's ids
-    float64 tells apart), ``m, n, d, tau, low, high``.
+    ``quantizer`` (:func:`quantizer`, residual), ``attention`` (the rank-1 residual layer), ``v``
+    (the direction the lookup projects ids on), ``knots`` and ``values`` (the lookup table,
+    sorted projected ids and ``(M, d)`` targets), ``lookup`` (the residual lookup layer
+    :math:`F^{(FF)}_2`: a float64 :class:`~lib.attention.FeedForward` when ``exact`` is False,
+    else its weights ``W1, b1, W2, b2`` as nested lists of mpf, evaluated by
+    :func:`lib.memorization.ffn_mp`), ``exact`` (whether the ids need mpmath), ``dps``,
+    ``min_gap`` (smallest gap between table ids), ``max_weight`` (largest output weight of the
+    lookup layer, in practice the largest change of slope between neighbouring ids; mpf when
+    ``exact``), ``distinct64`` (how many of the table's ids float64 tells apart),
+    ``m, n, d, tau, low, high``.
     """
 
     def __init__(self, **parts):
@@ -277,11 +292,12 @@ class KSApproximator:
 
     @property
     def parameters(self) -> int:
-        """Weights and biases of the three layers (rank-1 factors counted, lookup as built)."""
-        q = self.quantizer
-        M, k = self.values.shape
-        attention = 4 * (self.attention.head_dim + self.d)
-        return q.W1.numel() + q.b1.numel() + q.W2.numel() + q.b2.numel() + attention + self.d + M + k * M + k
+        """Parameters of the three layers as built, read off their tensors
+        (:func:`lib.memorization.parameter_count`: rank-1 factors counted as factors, nonzero
+        feed-forward entries, repeated first-layer rows counted once)."""
+        from .memorization import parameter_count
+
+        return parameter_count(self.quantizer, self.attention, self.lookup)
 
     def quantize(self, X: np.ndarray) -> np.ndarray:
         """``F_FF1(X)``, with float64 rounding on cell interiors removed.
@@ -298,8 +314,8 @@ class KSApproximator:
         h = (self.high - self.low) / self.m
         return np.where(np.abs(Q - nearest) <= 1e-9 * h, nearest, Q)
 
-    def context_ids(self, X: np.ndarray) -> list:
-        """Projected context ids ``v . F_SA(F_FF1(X))`` of every token: ``(batch * n,)`` floats or mpf."""
+    def context_ids(self, X: np.ndarray):
+        """Context ids ``F_SA(F_FF1(X))`` of every token: ``(batch * n, d)`` float64, or that many rows of mpf."""
         from . import exact
 
         X = as_float_array("X", X, min_ndim=3)
@@ -308,56 +324,80 @@ class KSApproximator:
         Q = self.quantize(X)
         if not self.exact:
             with torch.no_grad():
-                ids = self.attention(torch.as_tensor(Q)).numpy()
-            return list(ids.reshape(-1, self.d) @ self.v)
+                return self.attention(torch.as_tensor(Q)).numpy().reshape(-1, self.d)
+        return [row for out in exact.attention_mp(Q, self.attention, self.dps) for row in out]
+
+    def raw(self, X) -> np.ndarray:
+        """The network's output ``F_FF2(F_SA(F_FF1(X)))``, ``(batch * n, d)``, before :meth:`__call__`'s clamp."""
+        from .memorization import ffn_mp
+
+        z = self.context_ids(X)
+        if not self.exact:
+            with torch.no_grad():
+                return self.lookup(torch.as_tensor(z)).numpy()
         with mpmath.workdps(self.dps):
-            return exact.project_mp([row for out in exact.attention_mp(Q, self.attention, self.dps) for row in out],
-                                    self.v)
+            return np.array([[float(x) for x in row] for row in ffn_mp(z, self.lookup)])
 
     def __call__(self, X) -> np.ndarray:
-        """The approximation ``(batch, n, d_out)`` float64 at sequences ``X`` ``(batch, n, d)``.
+        """The approximation ``(batch, n, d)`` float64 at sequences ``X`` ``(batch, n, d)``.
 
         Every output coordinate lies within the range of its column of ``values`` (the table),
         in floating point too: the ReLU sum can overshoot an end of the range by rounding, and
-        such an output is set to the end (others are returned as computed).
+        such an output is set to the end (others are returned as computed, :meth:`raw`).
         """
-        z = self.context_ids(X)
-        batch = len(z) // self.n
-        if not self.exact:
-            with torch.no_grad():
-                out = self.lookup(torch.as_tensor(np.asarray(z, dtype=float))[:, None]).numpy()
-        else:
-            with mpmath.workdps(self.dps):
-                out = np.array([_pwl_mp(zi, self.knots, self.values) for zi in z], dtype=float)
+        out = self.raw(X)
         lo, hi = self.values.min(axis=0), self.values.max(axis=0)
         out = np.where(out < lo, lo, np.where(out > hi, hi, out))
-        return out.reshape(batch, self.n, -1)
+        return out.reshape(-1, self.n, self.d)
 
 
-def _pwl_mp(z, knots, values) -> list:
-    """Evaluate the knots-at-the-ids interpolant at mpf ``z`` (constant beyond the ends)."""
-    if z <= knots[0]:
-        return [float(v) for v in values[0]]
-    if z >= knots[-1]:
-        return [float(v) for v in values[-1]]
-    j = bisect.bisect_right(knots, z) - 1
-    t = (z - knots[j]) / (knots[j + 1] - knots[j])
-    return [float(values[j][c] + t * (values[j + 1][c] - values[j][c])) for c in range(len(values[0]))]
+def _slope_changes(knots, values) -> list:
+    """Output weights of the knots-at-the-ids interpolant: the change of slope at each knot, ``(M, k)``.
 
-
-def _lookup_layer(knots: np.ndarray, values: np.ndarray) -> FeedForward:
-    """A float64 ReLU layer ``(..., 1) -> (..., k)`` interpolating ``values`` at ``knots`` piecewise linearly.
-
-    ``y(z) = y_1 + sum_j (s_j - s_{j-1}) relu(z - z_j)`` with ``s_0 = 0`` and ``s_M = 0`` (flat beyond
-    the last knot): hidden width ``M``, output within the range of ``values`` everywhere.
+    ``y(p) = y_1 + sum_j c_j relu(p - p_j)`` with slopes ``s_0 = 0``, ``s_j`` between knots ``j`` and
+    ``j + 1`` and ``s_M = 0`` (flat beyond the last knot), ``c_j = s_j - s_{j-1}``. Works for float
+    or mpf knots (call inside ``workdps`` for mpf).
     """
     M, k = values.shape
-    slopes = np.zeros((M + 1, k))
-    slopes[1:M] = np.diff(values, axis=0) / np.diff(knots)[:, None]
-    coeffs = np.diff(slopes, axis=0)                       # (M, k): slope change at each knot
-    from .memorization import knot_layer
+    mp = not isinstance(knots, np.ndarray)
+    zero = mpmath.mpf(0) if mp else 0.0
+    cast = (lambda x: mpmath.mpf(float(x))) if mp else float
+    slopes = [[zero] * k]
+    slopes += [[(cast(values[j + 1, c]) - cast(values[j, c])) / (knots[j + 1] - knots[j]) for c in range(k)]
+               for j in range(M - 1)]
+    slopes += [[zero] * k]
+    return [[b - a for a, b in zip(s0, s1, strict=True)] for s0, s1 in zip(slopes, slopes[1:], strict=False)]
 
-    return knot_layer(knots, coeffs, values[0])
+
+def _lookup_weights(v: np.ndarray, knots, values: np.ndarray) -> dict:
+    """``W1, b1, W2, b2`` of the residual lookup layer (nested lists; mpf where ``knots`` are mpf).
+
+    Hidden units: ``M`` knots reading ``v . z``, then ``relu(z_c)`` and ``relu(-z_c)`` per
+    coordinate ``c`` with output weights ``-1``, ``+1`` (they cancel the residual ``z``); ``b2`` is
+    the first table value. The output is ``y(v . z)``, the interpolant of :func:`_slope_changes`.
+    """
+    M, d = values.shape
+    mp = not isinstance(knots, np.ndarray)
+    one, zero = (mpmath.mpf(1), mpmath.mpf(0)) if mp else (1.0, 0.0)
+    coeffs = _slope_changes(knots, values)
+    eye = [[one if i == c else zero for i in range(d)] for c in range(d)]
+    W1 = [[float(x) for x in v] for _ in range(M)]
+    for c in range(d):
+        W1 += [eye[c], [-x for x in eye[c]]]
+    b1 = [-x for x in knots] + [zero] * (2 * d)
+    W2 = [[coeffs[j][c] for j in range(M)] + [x for i in range(d) for x in (-eye[c][i], eye[c][i])]
+          for c in range(d)]
+    b2 = [mpmath.mpf(float(x)) if mp else float(x) for x in values[0]]
+    return {"W1": W1, "b1": b1, "W2": W2, "b2": b2}
+
+
+def _lookup_layer(v: np.ndarray, knots: np.ndarray, values: np.ndarray) -> FeedForward:
+    """The float64 residual lookup layer ``(..., d) -> (..., d)``: hidden width ``M + 2d``, output
+    ``y(v . z)``, the piecewise-linear interpolant of ``values`` at ``knots`` (within their range)."""
+    w = _lookup_weights(v, knots, values)
+    ffn = FeedForward(len(v), len(w["b1"]), len(v), residual=True)
+    ffn.set_weights(**{k: np.array(val, dtype=float) for k, val in w.items()})
+    return ffn
 
 
 def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: float = 0.0, high: float = 1.0,
@@ -368,11 +408,12 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
     The table holds one entry per (set of ``n`` distinct cells, token): ``C(m^d, n) n`` context
     ids and the values of ``f`` at the quantized sequences. Duplicate cells are not in the table
     (Theorem 2 excludes repeated tokens); inputs with them, or with a token on a ramp, get some
-    value within the table's range.
+    value within the table's range. All three layers are residual (see the module docstring).
 
     Args:
-        f: the target, float64 numpy ``(batch, n, d) -> (batch, n, d_out)``, continuous and
-            permutation equivariant (checked on random probes, relative tolerance ``tol``).
+        f: the target, float64 numpy ``(batch, n, d) -> (batch, n, d)`` (residual layers: the
+            output lives in the token space), continuous and permutation equivariant (checked on
+            random probes, relative tolerance ``tol``).
         m, n, d, tau, low, high: the grid (``m`` cells per axis) and ramp width, as :func:`quantizer`.
         gamma: the attention layer's inverse temperature; ``None`` is Theorem 2's value. Any
             value at which the table's ids are distinct gives the same approximation on the
@@ -393,7 +434,8 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
     ``gamma`` differ by about :math:`e^{-2\gamma r_{\max}^2}`).
 
     Raises:
-        ValueError: for a non-equivariant ``f``, bad grid arguments, ``n > m^d`` (no sequence of
+        ValueError: for a non-equivariant ``f`` or one whose outputs are not ``d``-dimensional,
+            bad grid arguments, ``n > m^d`` (no sequence of
             distinct cells), a table of more than :data:`MAX_TABLE_ENTRIES` entries (counted
             before anything is built), ``exact`` other than True, False or None, ``exact=False``
             when float64 cannot separate the ids, a precision above
@@ -421,7 +463,11 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
     reps1 = cell_representatives(m, low, high)
     cells = np.array(list(itertools.product(reps1, repeat=d)))          # (m^d, d)
     seqs = np.array([cells[list(c)] for c in itertools.combinations(range(len(cells)), n)])  # (S, n, d)
-    targets = _outputs(f, seqs).reshape(len(seqs) * n, -1)
+    targets = _outputs(f, seqs)
+    if targets.shape[2] != d:
+        raise ValueError(f"f must map (batch, n, d) to (batch, n, d) with d = {d} (the layers are residual), "
+                         f"got d_out = {targets.shape[2]}")
+    targets = targets.reshape(len(seqs) * n, d)
     layer = contextual.rank_one_attention(cells, n, gamma=gamma, seed=seed)
     v = np.asarray(layer.w, dtype=float)
     parts = dict(quantizer=q, attention=layer, v=v, m=m, n=n, d=d, tau=float(tau), low=low, high=high)
@@ -438,7 +484,7 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
         exact = not resolved
     if not exact:
         knots, values = z64[order], targets[order]
-        lookup = _lookup_layer(knots, values)
+        lookup = _lookup_layer(v, knots, values)
         return KSApproximator(**parts, exact=False, dps=15, knots=knots, values=values, min_gap=float(gaps.min()),
                               lookup=lookup, max_weight=float(lookup.weights()["W2"].abs().max()))
     if gamma is None:
@@ -460,14 +506,10 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
         if min_gap <= mpmath.mpf(10) ** (10 - dps):
             raise ValueError(f"context ids collide at {dps} digits (smallest gap {mpmath.nstr(min_gap, 5)})")
         vals = targets[order]
-        slopes = [[mpmath.mpf(0)] * vals.shape[1]]
-        slopes += [[(mpmath.mpf(float(vals[j + 1, c])) - mpmath.mpf(float(vals[j, c]))) / (knots[j + 1] - knots[j])
-                    for c in range(vals.shape[1])] for j in range(len(knots) - 1)]
-        slopes += [[mpmath.mpf(0)] * vals.shape[1]]
-        max_weight = max(abs(b - a) for s0, s1 in zip(slopes, slopes[1:], strict=False)
-                         for a, b in zip(s0, s1, strict=True))
+        lookup = _lookup_weights(v, knots, vals)
+        max_weight = max(abs(x) for row in lookup["W2"] for x in row)
     return KSApproximator(**parts, exact=True, dps=dps, knots=knots, values=np.array(vals),
-                          min_gap=min_gap, lookup=None, max_weight=max_weight)
+                          min_gap=min_gap, lookup=lookup, max_weight=max_weight)
 
 
 def _errors(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed: int) -> np.ndarray:

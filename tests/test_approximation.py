@@ -24,7 +24,12 @@ def test_quantizer_exact_on_cell_interiors_and_bounded_on_ramps():
     # on a ramp (0.2, 0.25) the output moves linearly between the neighbouring representatives
     ramp = q(torch.tensor([[0.225, 0.225]], dtype=torch.float64)).detach().numpy()
     np.testing.assert_allclose(ramp, [[0.25, 0.25]], atol=1e-12)
-    assert q.width == 2 * 3 * 2
+    # residual: 2 (m - 1) ramp units and 2 cancelling units per coordinate, and the forward pass is
+    # the displayed formula Z + W2 relu(W1 Z + b1) + b2 (explicit numpy)
+    assert q.width == 2 * 3 * 2 + 2 * 2 and q.residual
+    W = {k: v.numpy() for k, v in q.weights().items()}
+    Z = pts.numpy()
+    np.testing.assert_allclose(Z + np.maximum(Z @ W["W1"].T + W["b1"], 0) @ W["W2"].T + W["b2"], expected, atol=1e-12)
 
 
 def test_cell_representatives_avoid_zero():
@@ -83,7 +88,33 @@ def test_lp_error_against_a_hand_computed_value():
 def test_parameter_count_matches_the_layers():
     g = A.ks_approximator(product_target, 4, 3, 1, tau=0.01, gamma=0.5, exact=False)
     M = math.comb(4, 3) * 3
-    assert g.parameters == (3 * 6 + 1) + 4 * 2 + 1 + M + M + 1  # FF1 (W1, b1, W2, b2), SA, v, FF2
+    # FF1: W1's distinct rows (+1), (-1); 6 ramp biases; 6 ramp + 2 cancelling output weights; b2 = r_0.
+    # SA: 4 rank-1 matrices of s + d = 2 entries. FF2: W1's distinct rows v = (+-1), (+1), (-1) -> 2;
+    # M knots; M slope changes + 2 cancelling weights; b2 = first table value.
+    assert g.parameters == (2 + 6 + 8 + 1) + 4 * 2 + (2 + M + M + 2 + 1)
+    exact = A.ks_approximator(product_target, 4, 3, 1, tau=0.01, gamma=0.5, exact=True)
+    assert exact.parameters == g.parameters                         # the same layers, weights in mpmath
+
+
+def test_approximator_forward_pass_is_the_three_displayed_layers():
+    """g(X) = F2(F_SA(F1(X))) written out in numpy from the layers' weights, independently of lib."""
+    g = A.ks_approximator(product_target, 5, 3, 1, tau=0.01, gamma=0.5)
+    X = A.uniform_sampler(3, 1)(np.random.default_rng(8), 300)
+    ramp, _ = A.bad_sets(X, 5, 0.01)
+    X = X[~ramp]                                                    # off the ramps F1 is exactly a representative
+
+    def ff(Z, layer):
+        W = {k: v.numpy() for k, v in layer.weights().items()}
+        return Z + np.maximum(Z @ W["W1"].T + W["b1"], 0) @ W["W2"].T + W["b2"]
+
+    Q = ff(X, g.quantizer)
+    W = {k: v.numpy() for k, v in g.attention.weights().items()}
+    scores = (Q @ W["W_Q"].T) @ (Q @ W["W_K"].T).transpose(0, 2, 1)
+    P = np.exp(scores - scores.max(-1, keepdims=True))
+    P /= P.sum(-1, keepdims=True)
+    ids = Q + (P @ (Q @ W["W_V"].T)) @ W["W_O"].T
+    np.testing.assert_allclose(g.raw(X).reshape(X.shape), ff(ids, g.lookup), rtol=0, atol=1e-9)
+    assert g.lookup.residual and g.quantizer.residual and g.attention.residual
 
 
 @pytest.mark.parametrize("call, match", [
@@ -187,8 +218,7 @@ def test_working_precision_follows_gamma_and_r_max():
 def test_lookup_output_stays_within_the_table_range_in_floating_point():
     g = A.ks_approximator(product_target, 6, 3, 1, tau=0.1 / 36, gamma=1.0)
     X = A.uniform_sampler(3, 1)(np.random.default_rng(3), 2000)
-    with torch.no_grad():   # the raw ReLU sum overshoots the table's maximum by rounding on some inputs
-        raw = g.lookup(torch.as_tensor(np.asarray(g.context_ids(X), dtype=float))[:, None]).numpy()
+    raw = g.raw(X)          # the raw ReLU sum overshoots the table's maximum by rounding on some inputs
     assert raw.max() > g.values.max()
     out = g(X).reshape(-1, 1)
     assert out.min() >= g.values.min() and out.max() <= g.values.max()
@@ -224,7 +254,7 @@ def test_bad_sets_use_the_quantizers_own_grid_lines():
     for m in (3, 6, 7, 10):
         tau = 0.1 / m**2
         q = A.quantizer(m, 1, tau)
-        b1 = q.weights()["b1"].numpy()
+        b1 = q.weights()["b1"].numpy()[: 2 * (m - 1)]             # the ramp units (then the 2 cancelling ones)
         starts, lines = -b1[0::2], -b1[1::2]
         pts = np.concatenate([lines, np.nextafter(lines, 0), np.nextafter(lines, 1), starts, np.nextafter(starts, 1),
                               rng.uniform(size=50)])
