@@ -330,12 +330,15 @@ def rank_one_attention(vocab, n: int, *, w=None, eps=None, r_min=None, r_max=Non
         vocab: the tokens ``(K, d)``, pairwise distinct and non-zero.
         n: sequence length, ``>= 2``.
         w: the direction; by default the best of 64 seeded random directions.
-        eps, r_min, r_max: separation constants; by default the tight ones of ``vocab``. Given
-            values must be consistent with ``vocab`` (``r_min <=`` every norm ``<= r_max``,
-            ``eps <=`` every distance).
+        eps, r_min, r_max: separation constants; by default those of :func:`strict_constants`
+            (1% inside the tight values, so that ``vocab`` meets Definition 1's strict
+            inequalities and every score gap is strictly above Lemma 1's threshold). Given values
+            must be consistent with ``vocab`` (``r_min <=`` every norm ``<= r_max``, ``eps <=``
+            every distance); the tight values themselves are accepted, for showing that they
+            meet the hypotheses only with equality.
         head_dim: head size ``s >= 1`` (the construction uses one coordinate).
         seed: seed for the default ``w``.
-        gamma: override of :math:`\gamma` (check C8: temperatures outside the theorem).
+        gamma: override of :math:`\gamma` (check C8: inverse temperatures outside the theorem).
 
     Returns:
         A float64 :class:`~lib.attention.SelfAttention` (rank 1, residual) with attributes
@@ -360,10 +363,11 @@ def rank_one_attention(vocab, n: int, *, w=None, eps=None, r_min=None, r_max=Non
     if not np.isfinite(norms).all() or (norms == 0).any():
         raise ValueError("token norms overflow or underflow float64; rescale the vocabulary")
     tight = {"r_min": float(norms.min()), "r_max": float(norms.max()), "eps": _min_distance(V)}
+    default = strict_constants(V)
     given = {"r_min": r_min, "r_max": r_max, "eps": eps}
     const = {}
     for name, value in given.items():
-        const[name] = tight[name] if value is None else finite_real(name, value, minimum=0.0, strict=True)
+        const[name] = default[name] if value is None else finite_real(name, value, minimum=0.0, strict=True)
     if const["r_min"] > tight["r_min"] or const["r_max"] < tight["r_max"] or const["eps"] > tight["eps"]:
         raise ValueError(f"constants {const} are inconsistent with vocab (tight values {tight})")
     if w is None:

@@ -241,13 +241,16 @@ def test_strict_constants_meet_definition_1_strictly():
 def test_score_separation_tight_versus_strict():
     V = np.arange(1.0, 6.0)[:, None]
     # tight constants, w = 1: the smallest score gap is gamma * 1 * (2 - 1) = 2 log 2 + 3 exactly
-    tight = contextual.score_separation(contextual.rank_one_attention(V, 2, w=[1.0]))
+    tight = contextual.score_separation(contextual.rank_one_attention(V, 2, w=[1.0], r_min=1.0, r_max=5.0, eps=1.0))
     assert tight["margin"] == 0.0 and tight["gap"] == tight["threshold"] == 2 * math.log(2) + 3
     assert tight["r"] == pytest.approx(tight["r_bound"])                 # 25 gamma, attained by t = x = 5
     strict = contextual.score_separation(contextual.rank_one_attention(V, 2, w=[1.0], **contextual.strict_constants(V)))
     assert strict["gap"] == pytest.approx((2 * math.log(2) + 3) / 0.99**2, rel=1e-14)
     assert strict["margin"] == pytest.approx(strict["gap"] - strict["threshold"], rel=1e-12) and strict["margin"] > 0
     assert strict["r"] < strict["r_bound"]                                 # r_max was raised by 1%
+    default = contextual.rank_one_attention(V, 2, w=[1.0])                  # the defaults are the strict constants
+    assert (default.r_min, default.r_max, default.eps) == pytest.approx((0.99, 5.05, 0.99), rel=1e-15)
+    assert contextual.score_separation(default)["margin"] > 0
     with pytest.raises(ValueError, match="rank_one_attention"):
         contextual.score_separation(attention.SelfAttention(2))
 
