@@ -80,6 +80,50 @@ def test_grid_centres():
     assert M.grid_centres(5, 3).shape == (125, 3)
 
 
+@pytest.mark.parametrize("dim", [1, 2, 3])
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 7])
+def test_grid_margin_closed_form_equals_the_score_margin(m, dim):
+    """The closed form of the book's Proposition on grid margins against margin() from the scores."""
+    rng = np.random.default_rng(10 * m + dim)
+    x = rng.uniform(size=(4000, dim))
+    x[:2 ** dim] = np.array(np.meshgrid(*[[0.0, 1.0]] * dim, indexing="ij")).reshape(dim, -1).T  # domain corners
+    scored = M.margin(x, *M.voronoi_affine(M.grid_centres(m, dim)))
+    closed = M.grid_margin(x, m)
+    if m == 1:
+        assert np.isinf(scored).all() and np.isinf(closed).all()
+        return
+    np.testing.assert_allclose(closed, scored, rtol=0, atol=1e-13)
+    h2 = (1.0 / m) ** 2
+    corner_cell = ((x < 1.0 / m) | (x > 1.0 - 1.0 / m)).all(axis=1)
+    assert scored.max() <= 2 * h2 * (1 + 1e-12)
+    np.testing.assert_allclose(scored[:2 ** dim], 2 * h2, rtol=1e-12)  # the bound is attained at the corners
+    if m >= 3:
+        assert scored[~corner_cell].max() <= h2 * (1 + 1e-12)
+        assert scored[~corner_cell].max() > 0.8 * h2  # and h^2 is approached inside
+
+
+def test_grid_margin_bound_h2_and_2h2_by_hand():
+    # m = 4 on [0, 1]^2: h = 1/4. Centre of an interior cell: margin h^2; corner (0, 0): 2h^2; a boundary: 0.
+    A, b = M.voronoi_affine(M.grid_centres(4, 2))
+    pts = np.array([[0.375, 0.375], [0.0, 0.0], [1.0, 0.0], [0.25, 0.1], [0.125, 0.0], [0.0, 0.375]])
+    want = [1 / 16, 1 / 8, 1 / 8, 0.0, 1 / 16, 1 / 16]
+    np.testing.assert_allclose(M.margin(pts, A, b), want, atol=1e-15)
+    np.testing.assert_allclose(M.grid_margin(pts, 4), want, atol=1e-15)
+    # the share of [0,1]^2 whose margin exceeds h^2 is 1/m^2 (a quarter of each of the four corner cells):
+    # on the 400 x 400 midpoint lattice it is exactly 4 * 50^2 / 400^2
+    side = (np.arange(400) + 0.5) / 400
+    lattice = np.stack(np.meshgrid(side, side), axis=-1).reshape(-1, 2)
+    assert (M.margin(lattice, A, b) > 1 / 16 * (1 + 1e-12)).mean() == 1 / 16
+    # other boxes scale with h
+    np.testing.assert_allclose(M.grid_margin([[-1.0, -1.0], [0.0, 0.0]], 2, low=-1.0, high=1.0), [2.0, 0.0])
+    with pytest.raises(ValueError, match=r"x must lie in \[low, high\]"):
+        M.grid_margin([[1.2, 0.5]], 4)
+    with pytest.raises(ValueError, match="high must exceed low"):
+        M.grid_margin([[0.5, 0.5]], 4, low=1.0, high=0.0)
+    with pytest.raises(ValueError, match="m must be"):
+        M.grid_margin([[0.5, 0.5]], 0)
+
+
 def test_sum_of_linear_matches_the_column_formula():
     rng = np.random.default_rng(3)
     K, d_out, d, n, n_out = 2, 4, 3, 5, 6
