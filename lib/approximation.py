@@ -328,7 +328,7 @@ class KSApproximator:
         return [row for out in exact.attention_mp(Q, self.attention, self.dps) for row in out]
 
     def raw(self, X) -> np.ndarray:
-        """The network's output ``F_FF2(F_SA(F_FF1(X)))``, ``(batch * n, d)``, before :meth:`__call__`'s clamp."""
+        """The network's output ``F_FF2(F_SA(F_FF1(X)))``, ``(batch * n, d)``, before the clamp that calling the approximator applies."""
         from .memorization import ffn_mp
 
         z = self.context_ids(X)

@@ -161,8 +161,8 @@ BASES = {
     "earlier run": "the book's own earlier measurement, kept as a regression reference",
 }
 
-#: Environment variable: a comma-separated list of check ids whose result is forced to "fail", for
-#: the test that the prose and the claims page follow the recorded result.
+#: The name of the environment variable that lists (comma-separated) the check ids whose result
+#: is forced to "fail", for the test that the prose and the claims page follow the recorded result.
 FORCE_FAIL = "BOOK_FORCE_FAIL"
 
 

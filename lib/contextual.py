@@ -144,8 +144,8 @@ def score_separation(layer: SelfAttention) -> dict[str, float]:
         layer: a layer built by :func:`rank_one_attention` (it carries ``vocab`` and ``n``).
 
     Returns:
-        ``{"gap": delta, "threshold": 2 log n + 3, "margin": delta - threshold, "r": r,
-        "r_bound": gamma r_max^2}`` as Python floats. ``threshold`` is the float64 value
+        dict: Python floats under ``gap`` (Lemma 1's delta), ``threshold`` (2 log n + 3),
+        ``margin`` (gap - threshold), ``r`` and ``r_bound`` (gamma r_max^2). ``threshold`` is the float64 value
         :func:`lib.boltzmann.lemma1_gap` returns, the one the layer's ``gamma`` was computed
         from; ``margin`` is computed in mpmath before rounding, so 0.0 means an exact tie.
 
