@@ -150,7 +150,8 @@ SCALES = {
     "sampled": "random inputs or draws, seeded; no dataset",
     "fast subset": "a subset of a dataset, trained live in the book's fast mode: a proxy of the paper's run",
     "full data": "the whole dataset, trained live",
-    "stored paper scale": "the whole dataset at the papers' scale, computed by make full and stored with provenance",
+    "stored full data": "the whole dataset at the book's full-mode settings, computed by make full and stored with "
+                        "its provenance (the papers' own settings are unknown)",
 }
 
 #: What a check's "expected" value is.
@@ -158,7 +159,8 @@ BASES = {
     "paper": "the paper's own statement or number (as the sources give it; see Sources and certainty)",
     "derivation": "a closed form or bound the book derives on the page",
     "definition": "a property that holds by construction; the check tests the code, not the paper",
-    "earlier run": "the book's own earlier measurement, kept as a regression reference",
+    "reconstruction": "the book's reconstruction of a statement whose exact form the sources do not give",
+    "earlier run": "a threshold set from the book's own earlier measurement, kept as a regression reference",
 }
 
 #: The name of the environment variable that lists (comma-separated) the check ids whose result
@@ -189,9 +191,9 @@ def record(check_id: str, claim: str, measured, expected, passed, *, source: str
             measurement made independently of the claim.
         source: paper and statement, e.g. ``"K&S Lemma 1"``.
         scale: a key of :data:`SCALES` (``"exact"``, ``"sampled"``, ``"fast subset"``,
-            ``"full data"``, ``"stored paper scale"``).
+            ``"full data"``, ``"stored full data"``).
         basis: a key of :data:`BASES`: what ``expected`` is (``"paper"``, ``"derivation"``,
-            ``"definition"``, ``"earlier run"``).
+            ``"definition"``, ``"reconstruction"``, ``"earlier run"``).
         verdict: ``(if_passed, if_failed)``: the prose for the outcome, glued as
             ``verdict-<check_id>`` (use it as ``{glue:text}`verdict-C3```), so that no sentence
             states an outcome the record does not.

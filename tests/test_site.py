@@ -72,26 +72,47 @@ def test_glued_numbers_and_references_resolved(site, page):
     assert refs and all(a.get("href") for a in refs)
     text = html.get_text(" ")
     assert "??" not in text
-    # figure and equation references render as numbers, theorem references as names
-    assert re.search(r"Figure \d+", text) and re.search(r"\(\d+\)", text)
+    # figure and equation references render with the chapter's number: Figure 5.3, (5.2)
+    chapter = int(page.split("/")[-1][:2])
+    figures = re.findall(r"Figure (\d+)\.(\d+)", text)
+    assert figures and {int(c) for c, _ in figures} >= {chapter}
+    bare_figures = [m.group() for m in re.finditer(r"Figure \d+(?![.\d])", text)
+                    if not re.search(r"(LHSL|K&S)\S*( Appendix \w+,)?\s*$", text[max(0, m.start() - 25):m.start()])]
+    assert not bare_figures, "a figure of the book numbered without its chapter (the papers' own figures excepted)"
+    if "{eq}`" in (ROOT / f"{page}.md").read_text():
+        assert re.search(rf"\({chapter}\.\d+\)", text)
+    # links to the papers' statements print the paper's label, never a bare "Theorem"
+    bare = [a.get_text(" ", strip=True) for a in refs
+            if re.fullmatch(r"(Theorem|Lemma|Definition|Proposition|Corollary)", a.get_text(" ", strip=True))]
+    assert not bare, bare
+
+
+def claims_rows(site) -> list[dict]:
+    """The claims table's rows as dicts keyed by its column headers."""
+    table = soup(site, "chapters/claims").select_one("table.claims-table")
+    headers = [th.get_text(" ", strip=True) for th in table.select("thead th")]
+    return [dict(zip(headers, (td.get_text(" ", strip=True) for td in r.find_all("td")), strict=True))
+            for r in table.select("tbody tr")]
 
 
 def test_claims_page_lists_chapter_checks_all_passing(site):
-    """Every row passes, or is "not run" because its dataset is missing on this machine."""
-    from lib import data
+    """Every row passes, or is "not run" because its dataset is missing on this machine; every row
+    says at which scale it ran and what its expected value is."""
+    from lib import claims, data
 
-    html = soup(site, "chapters/claims")
-    rows = [[td.get_text(" ", strip=True) for td in r.find_all("td")] for r in html.select("table.claims-table tbody tr")]
-    ids = [r[0] for r in rows]
+    rows = claims_rows(site)
+    ids = [r["Check"] for r in rows]
     for check in ("C1", "C2", "C3", "C4"):
         assert check in ids, ids
     assert len(ids) == len(set(ids))
-    failing = [r[0] for r in rows if r[-1] not in ("pass", "not run")]
+    failing = [r["Check"] for r in rows if r["Status"] not in ("pass", "not run")]
     assert not failing, f"checks failing: {failing}"
     missing = {d for d, why in data.image_dataset_status().items() if why}
-    not_run = {r[0] for r in rows if r[-1] == "not run"}
+    not_run = {r["Check"] for r in rows if r["Status"] == "not run"}
     assert not_run == {f"C19.{d}" for d in missing}, (not_run, missing)
-    assert all(r[4].startswith("not run:") for r in rows if r[0] in not_run)
+    assert all(r["Measured"].startswith("not run:") for r in rows if r["Check"] in not_run)
+    assert all(r["Scale"] in claims.SCALES for r in rows)
+    assert all(re.search(r"\((" + "|".join(claims.BASES) + r")\)$", r["Expected (what it is)"]) for r in rows)
 
 
 def test_every_recorded_check_reaches_the_claims_page(site):

@@ -173,11 +173,11 @@ class AggregateTablesTransform(SphinxPostTransform):
             found = records(self.app)
             if not found:
                 LOGGER.warning("claims-table: no check recorded in any chapter", location=placeholder)
-            rows = [[r["id"], self._link(doc, short=True), r["source"], r["claim"], r["scale"], r["measured"],
-                     f"{r['expected']} ({r['basis']})", _status(*STATUS[r["passed"]])] for doc, r in found]
+            rows = [[r["id"], _status(*STATUS[r["passed"]]), self._link(doc, short=True), r["claim"], r["scale"],
+                     r["measured"], f"{r['expected']} ({r['basis']})", r["source"]] for doc, r in found]
             placeholder.replace_self(_table(
-                ["Check", "Ch.", "Source", "Claim", "Scale", "Measured", "Expected (what it is)", "Status"],
-                [6, 4, 12, 36, 8, 16, 12, 6], rows, ["claims-table"]))
+                ["Check", "Status", "Ch.", "Claim", "Scale", "Measured", "Expected (what it is)", "Source"],
+                [6, 6, 3, 34, 8, 18, 14, 11], rows, ["claims-table"]))
         for placeholder in list(self.document.findall(budget_table_node)):
             from myst_nb.sphinx_ import NbMetadataCollector
 
