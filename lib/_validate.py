@@ -29,6 +29,7 @@ __all__ = [
     "capped_comb",
     "real_tensor",
     "short_repr",
+    "json_value",
 ]
 
 
@@ -234,3 +235,34 @@ def all_finite(t) -> bool:
     """
     with torch.no_grad():
         return bool(torch.isfinite(t.sum())) or bool(torch.isfinite(t).all())
+
+
+def json_value(name: str, value):
+    """``value`` as plain JSON values: numpy and torch scalars become Python numbers, tuples lists.
+
+    Accepts ``None``, bools, strings, integers, finite reals (including 0-d numpy arrays and torch
+    tensors), and lists, tuples and dicts with string keys of those, recursively.
+
+    Raises:
+        ValueError: naming the place (``name[...]``) of a non-finite number, a key that is not a
+            string, or any other type.
+    """
+    if value is None or isinstance(value, bool | np.bool_ | str):
+        return bool(value) if isinstance(value, np.bool_) else value
+    if isinstance(value, torch.Tensor | np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value}")
+        return value
+    if isinstance(value, list | tuple):
+        return [json_value(f"{name}[{i}]", v) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        bad = [k for k in value if not isinstance(k, str)]
+        if bad:
+            raise ValueError(f"{name} keys must be strings, got {bad[0]!r}")
+        return {k: json_value(f"{name}[{k!r}]", v) for k, v in value.items()}
+    raise ValueError(f"{name} must hold JSON values (numbers, strings, lists, dicts), got {short_repr(value)}")

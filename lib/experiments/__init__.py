@@ -1,0 +1,1 @@
+"""The papers' experiments, run live in fast mode and stored at full scale (see :mod:`.store`)."""

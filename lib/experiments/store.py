@@ -1,0 +1,204 @@
+"""Stored results of long runs: small JSON files in ``results/``, committed, with their provenance.
+
+The full-scale experiments (the CoNLL-2003 memorization of K&S Section 5 and the noise experiment
+of LHSL Appendix B) take up to an hour on the book's 2-core machine, so ``make full`` runs them
+once and writes each run to ``results/<experiment>/<run>.json``. The book's default build reads
+those files and shows them beside the fast run it executes live.
+
+A stored run is keyed on what determines its numbers: the experiment's name, its **settings** and
+an explicit **version** of the experiment's code, which the experiment module raises by hand when
+a change alters what it computes. Editing a docstring, or any other part of ``lib``, does not
+throw away an hour of results; changing a setting, or the version, does. :func:`load_or_run` is
+the one gate every experiment goes through:
+
+* a stored file whose key matches is returned as it is;
+* a missing or stale file is computed (and written) when computing is allowed — by ``make full``
+  — and is a :class:`StaleResultError` naming ``make full`` inside a book build.
+
+Each file also records its provenance: the commit, the date, the machine (cores, processor,
+device), the Python, torch and numpy versions, the torch thread count and the wall time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import re
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from .._validate import json_value, short_repr
+
+__all__ = ["RESULTS", "StaleResultError", "StoredRun", "result_key", "result_path", "load_or_run", "provenance"]
+
+#: The repository's folder of stored results (override with the ``BOOK_RESULTS`` variable).
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,99}")
+
+
+class StaleResultError(RuntimeError):
+    """A stored result is missing or was computed for other settings or code; ``make full`` recomputes it."""
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One stored run: what it is, what it found, and where and how it was computed.
+
+    Attributes:
+        experiment: the experiment's name (``"conll"``, ``"noise"``).
+        run: the run's name within the experiment (``"layers-1-rank-1"``).
+        version: the experiment code's version the result was computed with.
+        settings: the settings (JSON values).
+        result: the result (JSON values: numbers, strings, lists, dicts).
+        provenance: commit, date, machine, versions, threads, wall time (see :func:`provenance`).
+        path: the file it was read from or written to.
+    """
+
+    experiment: str
+    run: str
+    version: int
+    settings: dict
+    result: dict
+    provenance: dict
+    path: Path
+
+
+def _root(root) -> Path:
+    if root is None:
+        env = os.environ.get("BOOK_RESULTS", "").strip()
+        return Path(env) if env else RESULTS
+    if not isinstance(root, str | os.PathLike):
+        raise ValueError(f"root must be a folder path, got {short_repr(root)}")
+    return Path(root)
+
+
+def _name(what: str, value) -> str:
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
+        raise ValueError(f"{what} must be 1-100 lower-case letters, digits, '_', '.' or '-', got {short_repr(value)}")
+    return value
+
+
+def result_key(experiment: str, version: int, settings: dict) -> str:
+    """SHA-256 (hex) of the experiment's name, its code version and its settings (canonical JSON).
+
+    Raises:
+        ValueError: for a bad name, a version that is not a non-negative integer, or settings that
+            are not a dict of JSON values (finite numbers, strings, bools, None, lists, dicts).
+    """
+    _name("experiment", experiment)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        raise ValueError(f"version must be a non-negative integer, got {short_repr(version)}")
+    if not isinstance(settings, dict):
+        raise ValueError(f"settings must be a dict, got {short_repr(settings)}")
+    text = json.dumps(json_value("settings", settings), sort_keys=True, allow_nan=False)
+    return hashlib.sha256(f"{experiment}\0{version}\0{text}".encode()).hexdigest()
+
+
+def result_path(experiment: str, run: str, root=None) -> Path:
+    """Where the run is stored: ``<root>/<experiment>/<run>.json`` (root: :data:`RESULTS`)."""
+    return _root(root) / _name("experiment", experiment) / f"{_name('run', run)}.json"
+
+
+def _git(*args: str) -> str:
+    try:
+        out = subprocess.run(["git", *args], cwd=RESULTS.parent, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def provenance(wall_s: float, device: str) -> dict:
+    """Where and how a result was computed, for the stored file.
+
+    Returns:
+        dict: ``commit`` (with ``+changes`` when the tree differed from it), ``date`` (UTC, ISO
+        8601), ``machine`` (``cores``, ``processor``, ``system``, ``device``), ``python``,
+        ``torch``, ``numpy``, ``threads`` (torch's intra-op threads) and ``wall_s``.
+    """
+    import numpy as np
+    import torch
+
+    commit = _git("rev-parse", "--short=12", "HEAD") or "unknown"
+    if commit != "unknown" and _git("status", "--porcelain", "--untracked-files=no"):
+        commit += "+changes"
+    processor = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf8") as info:
+            processor = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), processor)
+    except OSError:
+        pass
+    return {"commit": commit, "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "machine": {"cores": os.cpu_count(), "processor": processor, "system": platform.system(), "device": device},
+            "python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
+            "threads": torch.get_num_threads(), "wall_s": round(float(wall_s), 1)}
+
+
+def _read(path: Path) -> dict:
+    try:
+        stored = json.loads(path.read_text(encoding="utf8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read the stored result {path} ({exc}); run `make full` to recompute it") from None
+    if not isinstance(stored, dict) or not {"key", "settings", "result", "provenance", "version"} <= set(stored):
+        raise ValueError(f"{path} is not a stored result of this book; run `make full` to recompute it")
+    return stored
+
+
+def load_or_run(experiment: str, run: str, version: int, settings: dict, compute: Callable[[], dict], *,
+                allow_compute: bool, device: str = "cpu", root=None) -> StoredRun:
+    """The stored run ``experiment/run`` for these settings and code version; computed when allowed.
+
+    Args:
+        experiment, run: names (lower-case letters, digits, ``_ . -``).
+        version: the experiment code's version (see the module docstring).
+        settings: everything the result depends on besides the code (sizes, seeds, epochs), as JSON
+            values.
+        compute: called with no arguments when no stored result matches; returns the result as a
+            dict of JSON values (lists for histories).
+        allow_compute: ``True`` in ``make full`` (compute and store what is missing or stale);
+            ``False`` in a book build (raise instead).
+        device: the device the computation runs on, for the provenance.
+        root: the results folder (default :data:`RESULTS`, or ``BOOK_RESULTS``).
+
+    Returns:
+        The :class:`StoredRun`.
+
+    Raises:
+        StaleResultError: when the file is missing or its key differs and ``allow_compute`` is
+            false; the message names the file, what differs, and ``make full``.
+        ValueError: for bad names, version or settings, an unreadable file, a ``compute`` that is
+            not callable or that returns something other than a dict of JSON values.
+    """
+    if not callable(compute):
+        raise ValueError(f"compute must be callable, got {short_repr(compute)}")
+    key = result_key(experiment, version, settings)
+    path = result_path(experiment, run, root)
+    if path.exists():
+        stored = _read(path)
+        if stored["key"] == key:
+            return StoredRun(experiment, run, stored["version"], stored["settings"], stored["result"],
+                             stored["provenance"], path)
+        why = (f"its code version is {stored['version']}, the code's is {version}" if stored["version"] != version
+               else "its settings differ from the current ones")
+    else:
+        why = "it has not been computed"
+    if not allow_compute:
+        raise StaleResultError(f"the stored result {path.relative_to(path.parents[2]) if len(path.parents) > 2 else path}"
+                               f" is out of date: {why}; run `make full` to recompute it")
+    start = time.perf_counter()
+    result = compute()
+    if not isinstance(result, dict):
+        raise ValueError(f"compute must return a dict, got {short_repr(result)}")
+    record = {"experiment": experiment, "run": run, "version": version, "key": key,
+              "settings": json_value("settings", settings), "result": json_value("result", result),
+              "provenance": provenance(time.perf_counter() - start, device)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=True, allow_nan=False) + "\n", encoding="utf8")
+    os.replace(tmp, path)
+    return StoredRun(experiment, run, version, record["settings"], record["result"], record["provenance"], path)
