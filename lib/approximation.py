@@ -142,8 +142,9 @@ def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -
             complex), bad bounds, or a layer of more than :data:`lib.attention.MAX_PARAMETERS`
             parameters (checked before anything is allocated).
 
-    Source: K&S Proposition 1, "the first FFN quantizes the input" (quoted); the construction is
-    reconstructed by the book (see the Sources and certainty page). Chapter 4.
+    Source: K&S Proposition 1 (the first feed-forward layer quantizes the input, in the words of a
+    report on the paper: quoted in shape); the construction is reconstructed by the book (see the
+    Sources and certainty page). Chapter 4.
     """
     m, low, high, h = _grid(m, low, high)
     d = positive_int("d", d)
@@ -284,7 +285,8 @@ class KSApproximator:
     ``min_gap`` (smallest gap between table ids), ``max_weight`` (largest output weight of the
     lookup layer, in practice the largest change of slope between neighbouring ids; mpf when
     ``exact``), ``distinct64`` (how many of the table's ids float64 tells apart),
-    ``m, n, d, tau, low, high``.
+    ``conflicts64`` (how many pairs of table entries have equal float64 ids but different
+    values: no layer that reads float64 ids can return both), ``m, n, d, tau, low, high``.
     """
 
     def __init__(self, **parts):
@@ -349,6 +351,23 @@ class KSApproximator:
         lo, hi = self.values.min(axis=0), self.values.max(axis=0)
         out = np.where(out < lo, lo, np.where(out > hi, hi, out))
         return out.reshape(-1, self.n, self.d)
+
+
+def _pairs_within(keys: np.ndarray) -> int:
+    """How many unordered pairs of rows of ``keys`` ``(M, k)`` are equal."""
+    _, counts = np.unique(keys, axis=0, return_counts=True)
+    return int((counts * (counts - 1) // 2).sum())
+
+
+def _conflicting_pairs(ids: np.ndarray, values: np.ndarray) -> int:
+    """Pairs of table entries whose ids ``(M,)`` are equal but whose values ``(M, k)`` differ.
+
+    A layer that reads only the id gives both entries of such a pair the same output, so it
+    cannot return both table values; pairs with equal ids and equal values do no harm.
+    """
+    ids = np.asarray(ids, dtype=float).reshape(-1, 1)
+    values = np.asarray(values, dtype=float).reshape(len(ids), -1)
+    return _pairs_within(ids) - _pairs_within(np.hstack([ids, values]))
 
 
 def _slope_changes(knots, values) -> list:
@@ -477,6 +496,7 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
     gaps = np.diff(z64[order])
     resolved = len(z64) < 2 or gaps.min() > 1e-9 * max(1.0, np.abs(z64).max())
     parts["distinct64"] = len(np.unique(z64))
+    parts["conflicts64"] = _conflicting_pairs(z64, targets)
     if exact is False and not resolved:
         raise ValueError(f"float64 cannot separate the {len(z64)} context ids (smallest gap {gaps.min():.3g}); "
                          f"use exact=True or a smaller gamma")
@@ -631,18 +651,22 @@ def price_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float =
     Returns:
         dict with ``m``, ``entries`` (table size), ``parameters``, ``digits, theorem γ`` (the
         working precision the theorem's ids need), ``largest weight, theorem γ`` (text, from an
-        mpf), ``log10 weight, theorem γ``, ``largest weight, γ = <gamma>`` and ``distinct float64
-        ids, theorem γ``.
+        mpf, formatted by :func:`lib.claims.fmt`), ``log10 weight, theorem γ``, ``largest weight,
+        γ = <gamma>``, ``distinct float64 ids, theorem γ`` and ``conflicting float64 pairs,
+        theorem γ`` (pairs of entries whose float64 ids are equal and whose values differ).
 
     Raises:
         ValueError: as :func:`ks_approximator`.
     """
+    from .claims import fmt
+
     exact = ks_approximator(f, m, n, d, tau)
     practical = ks_approximator(f, m, n, d, tau, gamma=gamma)
     weight = mpmath.mpf(exact.max_weight)
     with mpmath.workdps(30):
-        text, log10 = mpmath.nstr(weight, 3), float(mpmath.log10(weight))
+        text, log10 = fmt(weight), float(mpmath.log10(weight))
     return {"m": m, "entries": len(practical.knots), "parameters": practical.parameters,
             "digits, theorem γ": exact.dps if exact.exact else 15, "largest weight, theorem γ": text,
             "log10 weight, theorem γ": log10, f"largest weight, γ = {gamma:g}": practical.max_weight,
-            "distinct float64 ids, theorem γ": exact.distinct64}
+            "distinct float64 ids, theorem γ": exact.distinct64,
+            "conflicting float64 pairs, theorem γ": exact.conflicts64}

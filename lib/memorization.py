@@ -322,9 +322,12 @@ def parameter_count(*layers) -> int:
 def weight_lower_bound(z, targets) -> mpmath.mpf:
     r"""The largest output weight any layer :math:`\sum_m c_m \sigma_R(z - b_m)` of width ``M`` needs to interpolate.
 
-    Between neighbouring ids :math:`z_j < z_{j+1}` the layer is linear on at most two pieces, so
-    one of their slopes is at least :math:`|t_{j+1} - t_j| / (z_{j+1} - z_j)` in absolute value
-    (mean value theorem); every slope is a sum of at most ``M`` output weights. Hence
+    The bound is for layers of exactly this form: ``M`` hidden units with unit input weights on
+    the scalar ``z`` and any biases ``b_m`` (the form of :func:`interpolating_ffn`, and of the
+    memorizing layer on the projected ids). Over :math:`[z_j, z_{j+1}]` the layer is piecewise
+    linear with average slope :math:`(t_{j+1} - t_j) / (z_{j+1} - z_j)`, a weighted mean of the
+    slopes of its pieces there, so one of them is at least that large in absolute value; every
+    slope is a sum of at most ``M`` output weights. Hence
 
     .. math:: \max_m |c_m| \ge \max_j \frac{|t_{j+1} - t_j|}{M\,(z_{j+1} - z_j)} .
 

@@ -75,6 +75,40 @@ def test_outputs_stay_within_the_table_range_and_errors_fall_with_m():
     assert sup16 > 0.1  # duplicate cells keep the sup error up
 
 
+def test_conflicting_pairs_hand_computed():
+    ids = np.array([1.0, 1.0, 1.0, 2.0, 2.0, 3.0])
+    values = np.array([[0.0], [0.0], [1.0], [5.0], [6.0], [7.0]])
+    # equal ids: (0,1), (0,2), (1,2), (3,4); of these only (0,1) has equal values
+    assert A._conflicting_pairs(ids, values) == 3
+    assert A._conflicting_pairs(np.arange(4.0), np.zeros((4, 2))) == 0     # distinct ids: no conflict
+    assert A._conflicting_pairs(np.zeros(4), np.ones((4, 2))) == 0         # one id, one value: no conflict
+
+
+def test_float64_conflicts_at_the_theorems_gamma_by_brute_force():
+    import itertools
+
+    g = A.ks_approximator(product_target, 4, 3, 1, tau=0.01)              # the theorem's gamma: ids collide
+    cells = A.cell_representatives(4)[:, None]
+    seqs = np.array([cells[list(c)] for c in itertools.combinations(range(4), 3)])   # (4, 3, 1), the table's order
+    with torch.no_grad():
+        ids = (g.attention(torch.as_tensor(seqs)).numpy().reshape(-1, 1) @ g.v).reshape(-1)
+    vals = product_target(seqs).reshape(-1)
+    pairs = [(i, j) for i in range(len(ids)) for j in range(i + 1, len(ids)) if ids[i] == ids[j]]
+    assert g.distinct64 == len(set(ids.tolist())) < len(ids)
+    assert g.conflicts64 == sum(vals[i] != vals[j] for i, j in pairs) > 0
+
+
+def test_price_row_formats_the_theorems_weight_like_fmt():
+    from lib.claims import fmt
+
+    row = A.price_row(product_target, 4, 3, 1, tau=0.01)
+    exact = A.ks_approximator(product_target, 4, 3, 1, tau=0.01)
+    assert row["largest weight, theorem γ"] == fmt(mpmath.mpf(exact.max_weight))
+    assert re.fullmatch(r"\d\.\d\de\d+", row["largest weight, theorem γ"])          # 3.63e32, never 3.63e+32
+    assert row["conflicting float64 pairs, theorem γ"] == exact.conflicts64
+    assert row["distinct float64 ids, theorem γ"] == exact.distinct64
+
+
 def test_lp_error_against_a_hand_computed_value():
     s = A.uniform_sampler(2, 1)
     f = lambda X: X                                  # noqa: E731
