@@ -30,6 +30,7 @@ __all__ = [
     "vocabulary",
     "projection_constant",
     "projection_bound",
+    "projection_miss_expectation",
     "best_direction",
     "rank_one_attention",
     "theorem2_delta",
@@ -38,6 +39,7 @@ __all__ = [
     "id_difference",
     "id_distance",
     "order_flips",
+    "limit_reversals",
     "hardmax_trials",
     "context_ids",
     "MAX_SEQUENCE_ENTRIES",
@@ -284,6 +286,48 @@ def projection_bound(vocab_size: int, d: int) -> float:
     K = positive_int("vocab_size", vocab_size, maximum=10**12)
     d = positive_int("d", d, maximum=10**12)
     return (K + 1) ** -2 * math.sqrt(8.0 / (math.pi * d))
+
+
+def projection_miss_expectation(vocab_size: int, d: int) -> float:
+    r"""Expected number of pairs of :math:`V \cup \{0\}` that a random direction projects below :func:`projection_bound`.
+
+    For a unit ``w`` drawn uniformly from the sphere and any fixed pair :math:`x \ne x'`, the
+    cosine :math:`t = w^\top (x - x') / \|x - x'\|` is distributed as one coordinate of a random
+    unit vector of :math:`\mathbb{R}^d`, so :math:`P(|t| < b) = I_{b^2}(\tfrac12, \tfrac{d-1}{2})`
+    (regularised incomplete beta function), whatever the vocabulary. With
+    :math:`b` = ``projection_bound(vocab_size, d)`` and :math:`\binom{|V|+1}{2}` pairs,
+
+    .. math:: \lambda = \binom{|V|+1}{2}\, I_{b^2}\big(\tfrac12, \tfrac{d-1}{2}\big).
+
+    By the union bound a random direction reaches ``b`` with probability at least
+    :math:`1 - \lambda` for every vocabulary of ``vocab_size`` distinct non-zero tokens, and
+    :math:`\lambda < 2/\pi` (the density of :math:`t` is at most
+    :math:`\Gamma(d/2) / (\sqrt\pi\,\Gamma((d-1)/2)) < \sqrt{d / (2\pi)}` near 0 for
+    :math:`d \ge 3`). If the pairs fell below ``b`` independently, the probability would be
+    :math:`e^{-\lambda}` (a Poisson heuristic, which check C9 tests on random vocabularies).
+
+    Args:
+        vocab_size: :math:`|V| \ge 1`.
+        d: dimension ``>= 1``; for ``d = 1`` every pair projects with :math:`|t| = 1` and the
+            result is 0.
+
+    Returns:
+        :math:`\lambda` as a Python float.
+
+    Raises:
+        ValueError: for non-positive sizes (as :func:`projection_bound`).
+
+    Source: the book's reading of the projection lemma (Park et al. 2021) behind K&S Theorem 2
+    (reconstructed; see the Sources and certainty page). Chapter 2 (check C9).
+    """
+    import mpmath
+
+    b = projection_bound(vocab_size, d)
+    if d == 1:
+        return 0.0
+    with mpmath.workdps(30):
+        p = mpmath.betainc(mpmath.mpf(1) / 2, mpmath.mpf(d - 1) / 2, 0, mpmath.mpf(b) ** 2, regularized=True)
+        return float(mpmath.binomial(vocab_size + 1, 2) * p)
 
 
 def best_direction(vocab, draws: int = 64, seed: int = 0) -> tuple[np.ndarray, float]:
@@ -734,8 +778,6 @@ def order_flips(runs: list) -> list[tuple[float, float, int]]:
 
     Source: the book's check C8 (K&S Theorem 2 outside its inverse temperature). Chapter 2.
     """
-    import mpmath
-
     if not isinstance(runs, list | tuple) or len(runs) < 2:
         raise ValueError(f"runs must be a list of at least two context_ids results, got {short_repr(runs)}")
     X = runs[0]["X"]
@@ -744,21 +786,73 @@ def order_flips(runs: list) -> list[tuple[float, float, int]]:
     gammas = [float(r["layer"].gamma) for r in runs]
     if any(b <= a for a, b in zip(gammas, gammas[1:], strict=False)):
         raise ValueError(f"runs must be in increasing order of gamma, got {gammas}")
-    tokens = X.reshape(-1, X.shape[-1])
-    groups = [np.flatnonzero((tokens == t).all(axis=1)) for t in np.unique(tokens, axis=0)]
-
-    def signs(run) -> dict:
-        with mpmath.workdps(run["dps"]):
-            u = [mpmath.mpf(float(c)) for c in run["layer"].u]
-            along = [mpmath.fsum(a * b for a, b in zip(row, u, strict=True)) for row in run["ids"]]
-            return {(i, j): int(mpmath.sign(along[i] - along[j]))
-                    for g in groups for k, i in enumerate(g) for j in g[k + 1:]}
-
-    out, before = [], signs(runs[0])
+    groups = _token_groups(X)
+    out, before = [], _pair_signs(runs[0], groups)
     for a, b, run in zip(gammas, gammas[1:], runs[1:], strict=False):
-        after = signs(run)
+        after = _pair_signs(run, groups)
         out.append((a, b, sum(1 for key in before if before[key] * after[key] < 0)))
         before = after
+    return out
+
+
+def _token_groups(X: np.ndarray) -> list[np.ndarray]:
+    """Indices (into the flattened ``(N * n)`` ids) of the occurrences of each distinct token."""
+    tokens = X.reshape(-1, X.shape[-1])
+    return [np.flatnonzero((tokens == t).all(axis=1)) for t in np.unique(tokens, axis=0)]
+
+
+def _pair_signs(run: dict, groups: list) -> dict:
+    """Sign of (id_i - id_j) along the layer's ``u`` for every pair of ids of one token, exactly."""
+    import mpmath
+
+    with mpmath.workdps(run["dps"]):
+        u = [mpmath.mpf(float(c)) for c in run["layer"].u]
+        along = [mpmath.fsum(a * b for a, b in zip(row, u, strict=True)) for row in run["ids"]]
+        return {(i, j): int(mpmath.sign(along[i] - along[j]))
+                for g in groups for k, i in enumerate(g) for j in g[k + 1:]}
+
+
+def limit_reversals(run: dict) -> dict[str, int]:
+    r"""Pairs of context ids of one token whose order in ``run`` is opposite to their order as ``gamma -> 0``.
+
+    As :math:`\gamma \to 0` the softmax becomes uniform, :math:`\operatorname{boltz}(a) /
+    (\gamma\, w^\top t)` tends to the mean of the :math:`w^\top x_k` over the sequence, and the
+    id of token ``t`` tends to :math:`t + \frac{\epsilon}{4 r_{\max}} \operatorname{mean}_k(w^\top
+    x_k)\, u`: two ids of one token are then ordered (along ``u``) as the means of their
+    sequences. Ids move continuously with :math:`\gamma`, so a pair whose order in ``run`` is the
+    opposite coincides exactly at some :math:`\gamma` between 0 and the run's.
+
+    Args:
+        run: a result of :func:`context_ids`.
+
+    Returns:
+        dict with ``"reversed"`` (pairs of ids of one token, from different sequences, whose
+        order in ``run`` is opposite to the order of their sequences' means), ``"tied"`` (pairs
+        whose means are equal, which the limit does not order) and ``"pairs"`` (all pairs of ids
+        of one token). The means are compared exactly (as fractions of the float64 entries of
+        ``w`` and the tokens), the ids at the run's precision.
+
+    Raises:
+        ValueError: if ``run`` is not a result of :func:`context_ids`.
+
+    Source: the book's check C8 (K&S Theorem 2 outside its inverse temperature). Chapter 2.
+    """
+    from fractions import Fraction
+
+    if not isinstance(run, dict) or not {"X", "ids", "layer", "dps"} <= set(run):
+        raise ValueError(f"run must be a result of context_ids, got {short_repr(run)}")
+    X = run["X"]
+    groups = _token_groups(X)
+    w = [Fraction(float(c)) for c in run["layer"].w]
+    means = [sum(sum((Fraction(float(c)) * wc for c, wc in zip(x, w, strict=True)), Fraction(0)) for x in seq)
+             / len(seq) for seq in X]
+    seq_of = np.repeat(np.arange(len(X)), X.shape[1])
+    out = {"reversed": 0, "tied": 0, "pairs": 0}
+    for (i, j), sign in _pair_signs(run, groups).items():
+        limit = (means[seq_of[i]] > means[seq_of[j]]) - (means[seq_of[i]] < means[seq_of[j]])
+        out["pairs"] += 1
+        out["tied"] += limit == 0
+        out["reversed"] += limit * sign < 0
     return out
 
 

@@ -340,3 +340,59 @@ def test_order_flips_counts_swaps_seen_in_float64():
         contextual.order_flips(runs[:1])
     with pytest.raises(ValueError, match="share their sequences"):
         contextual.order_flips([runs[0], contextual.context_ids(V, 2, w=[1.0], gamma=0.2)])
+
+
+def test_limit_reversals_by_hand_and_against_small_gamma():
+    """V = {1, 2, 3}, n = 2: the only pair that can reverse is token 3 in {1, 3} (mean 2) and {2, 3}
+    (mean 2.5); along u its ids differ by a positive factor times boltz(0, -6 gamma) -
+    boltz(0, -3 gamma) (shift equivariance), with boltz(0, -x) = -x e^-x / (1 + e^-x)."""
+    V = np.array([[1.0], [2.0], [3.0]])
+
+    def boltz0(x):
+        return -x * math.exp(-x) / (1 + math.exp(-x))
+
+    for g in (0.1, 0.3, 1.0, 2.0):
+        got = contextual.limit_reversals(contextual.context_ids(V, 2, w=[1.0], gamma=g))
+        assert got == {"reversed": int(boltz0(6 * g) > boltz0(3 * g)), "tied": 0, "pairs": 3}
+    # V = {1..5}, n = 3 at gamma = 1: the limit order read from the float64 layer at gamma = 1e-3
+    # (ids of different means differ by about 1e-2 there), the order at gamma = 1 from float64 too
+    V5 = np.arange(1.0, 6.0)[:, None]
+    run = contextual.context_ids(V5, 3, w=[1.0], gamma=1.0)
+    X = run["X"]
+    tokens, sums = X.reshape(-1), np.repeat(X.sum(axis=(1, 2)), 3)
+    ids = {g: contextual.rank_one_attention(V5, 3, w=[1.0], gamma=g)(torch.as_tensor(X)).reshape(-1).numpy()
+           for g in (1e-3, 1.0)}
+    pairs = [(i, j) for t in np.unique(tokens) for i in np.flatnonzero(tokens == t)
+             for j in np.flatnonzero(tokens == t) if i < j]
+    tied = sum(1 for i, j in pairs if sums[i] == sums[j])
+    reversed_ = sum(1 for i, j in pairs if sums[i] != sums[j]
+                    and np.sign(ids[1e-3][i] - ids[1e-3][j]) * np.sign(ids[1.0][i] - ids[1.0][j]) < 0)
+    assert contextual.limit_reversals(run) == {"reversed": reversed_, "tied": tied, "pairs": len(pairs)}
+    # equal sums and a common token: {1,2,5}/{1,3,4}, {1,3,5}/{2,3,4}, {1,4,5}/{2,3,5}
+    assert reversed_ > 0 and tied == 3
+    with pytest.raises(ValueError, match="result of context_ids"):
+        contextual.limit_reversals({"X": X})
+
+
+def test_projection_miss_expectation_closed_forms_and_sampling():
+    """lambda = binom(K+1, 2) P(|t| < b), t one coordinate of a random unit vector of R^d:
+    t = cos(uniform angle) for d = 2, t uniform on [-1, 1] for d = 3 (Archimedes)."""
+    for K in (1, 5, 50):
+        pairs, b2, b3 = K * (K + 1) / 2, contextual.projection_bound(K, 2), contextual.projection_bound(K, 3)
+        assert contextual.projection_miss_expectation(K, 2) == pytest.approx(pairs * 2 / math.pi * math.asin(b2))
+        assert contextual.projection_miss_expectation(K, 3) == pytest.approx(pairs * b3)
+        assert contextual.projection_miss_expectation(K, 1) == 0.0
+        for d in (2, 3, 4, 8, 16, 100, 1000):   # the union bound keeps lambda below 2/pi
+            assert contextual.projection_miss_expectation(K, d) < 2 / math.pi * K / (K + 1)
+    # sampling: the mean number of pairs of a fixed vocabulary below b over random directions
+    rng = np.random.default_rng(0)
+    K, d = 20, 4
+    P = np.vstack([rng.normal(size=(K, d)), np.zeros((1, d))])
+    i, j = np.triu_indices(K + 1, 1)
+    U = (P[i] - P[j]) / np.linalg.norm(P[i] - P[j], axis=1, keepdims=True)
+    W = rng.normal(size=(40_000, d))
+    W /= np.linalg.norm(W, axis=1, keepdims=True)
+    below = (np.abs(W @ U.T) < contextual.projection_bound(K, d)).sum(axis=1).mean()
+    assert below == pytest.approx(contextual.projection_miss_expectation(K, d), abs=0.03)
+    with pytest.raises(ValueError, match="d"):
+        contextual.projection_miss_expectation(5, 0)
