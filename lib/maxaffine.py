@@ -80,6 +80,11 @@ __all__ = [
     "CrossLookup",
     "cross_attention_approximator",
     "context_length",
+    "product_lookup",
+    "product_context_length",
+    "RATE_POINTS",
+    "RATE_SEED",
+    "rate_points",
     "NOISE_SETTINGS",
     "NOISE_DATASETS",
     "noise_datasets",
@@ -1032,7 +1037,9 @@ def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max
         kappa: > 0; points: test points ``(P, dim)``; m_max: largest grid tried.
 
     Returns:
-        DataFrame with ``dim``, ``error`` (target), ``m`` and ``N`` (= ``m**dim``), one row per target.
+        DataFrame with ``dim``, ``error`` (target), ``m``, ``N`` (= ``m**dim``) and ``sup`` (the
+        sup error over ``points`` at that ``m``), one row per target; ``m``, ``N`` and ``sup`` are
+        NaN when no grid up to ``m_max`` reaches the target.
 
     Raises:
         ValueError: as :func:`error_row`, or when the largest grid, ``m_max**dim`` cells, exceeds
@@ -1051,9 +1058,7 @@ def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max
     if not callable(f):
         raise ValueError(f"f must be callable, got {short_repr(f)}")
     kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
-    errors = as_float_array("errors", errors, min_ndim=0).reshape(-1) if not isinstance(errors, str) else None
-    if errors is None or (errors < 0).any():
-        raise ValueError(f"errors must be finite target errors >= 0, got {short_repr(errors)}")
+    errors = _errors(errors)
     target = as_float_array("f(points)", f(x))
     if target.shape != (len(x),):
         raise ValueError(f"f must map (P, {dim}) to (P,), got {target.shape}")
@@ -1061,13 +1066,155 @@ def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max
     for m in range(1, m_max + 1):
         c = grid_centres(m, dim)
         sups.append(float(np.abs(soft_lookup(x, c, as_float_array("f(centres)", f(c)), kappa * m * m) - target).max()))
-    sups = np.array(sups)
+    return _shortest(np.array(sups), errors, dim)
+
+
+def _shortest(sups: np.ndarray, errors: np.ndarray, dim: int) -> pd.DataFrame:
+    """For each target error the smallest ``m`` (1-based index into ``sups``) whose sup reaches it, and that sup."""
     rows = []
     for e in errors:
         hit = np.flatnonzero(sups <= e)
         m = float(hit[0] + 1) if len(hit) else np.nan
-        rows.append({"dim": dim, "error": float(e), "m": m, "N": m ** dim})
+        rows.append({"dim": dim, "error": float(e), "m": m, "N": m ** dim,
+                     "sup": float(sups[hit[0]]) if len(hit) else np.nan})
     return pd.DataFrame(rows)
+
+
+def _errors(errors) -> np.ndarray:
+    errors = as_float_array("errors", errors, min_ndim=0).reshape(-1) if not isinstance(errors, str) else None
+    if errors is None or (errors < 0).any():
+        raise ValueError(f"errors must be finite target errors >= 0, got {short_repr(errors)}")
+    return errors
+
+
+def _factor_lookup(g: Callable, t: np.ndarray, m: int, kappa: float) -> tuple[np.ndarray, np.ndarray]:
+    """The 1-D lookup of ``g`` on the ``m``-grid of [0, 1] at ``beta = kappa m^2`` and ``g`` itself, at ``t`` ``(P,)``."""
+    c = grid_centres(m, 1)
+    values = as_float_array("g(centres)", g(c))
+    target = as_float_array("g(points)", g(t[:, None]))
+    if values.shape != (m,) or target.shape != t.shape:
+        raise ValueError(f"g must map (P, 1) points to (P,), got {values.shape} for {m} points")
+    return soft_lookup(t[:, None], c, values, kappa * m * m), target
+
+
+def product_lookup(g: Callable, points, m: int, kappa: float) -> np.ndarray:
+    r"""The grid lookup of a product target :math:`f(x) = \prod_k g(x_k)`, from one-dimensional lookups.
+
+    On the tensor grid of ``m**D`` cell centres of :math:`[0,1]^D` (:func:`grid_centres`) with
+    :math:`\beta = \kappa m^2`, the softmax weights are Gaussian in the distance
+    (:func:`nadaraya_watson`), :math:`e^{-\beta\|x - c\|^2} = \prod_k e^{-\beta (x_k - c_k)^2}`, and
+    so is their normaliser; the stored values :math:`f(c) = \prod_k g(c_k)` factorise too. So
+    :func:`soft_lookup` of ``f`` equals the product over the coordinates of the 1-D lookup of ``g``
+    on ``m`` cells, at a cost of ``O(P D m)`` instead of ``O(P m**D)``.
+
+    Args:
+        g: the one-dimensional factor, mapping points ``(P, 1)`` to ``(P,)``.
+        points: ``(P, D)`` in :math:`[0,1]^D`; m: cells per axis; kappa: > 0.
+
+    Returns:
+        float64 ``(P,)``.
+
+    Raises:
+        ValueError: for a non-callable ``g`` or one of the wrong shape, points not of shape
+            ``(P, D)``, ``m`` not a positive integer, ``kappa <= 0``.
+
+    Source: the book's reconstruction of LHSL's construction (Chapter 5); used by Chapter 6's
+    context-length check B6.1.
+    """
+    if not callable(g):
+        raise ValueError(f"g must be callable, got {short_repr(g)}")
+    x = as_float_array("points", points, min_ndim=2)
+    if x.ndim != 2:
+        raise ValueError(f"points must have shape (P, D), got {x.shape}")
+    m = positive_int("m", m)
+    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
+    out = np.ones(len(x))
+    for k in range(x.shape[1]):
+        out = out * _factor_lookup(g, x[:, k], m, kappa)[0]
+    return out
+
+
+def product_context_length(g: Callable, dim: int, errors, kappa: float, *, m_max: int,
+                           resolution: int = 201) -> pd.DataFrame:
+    r"""As :func:`context_length` for :math:`f(x) = \prod_k g(x_k)`, with the error taken over a lattice.
+
+    The error of the lookup (:func:`product_lookup`) is measured on the tensor lattice of
+    ``resolution`` evenly spaced points per axis of :math:`[0,1]^D`, faces and corners included:
+    ``resolution**dim`` points, the same spacing in every dimension, where a random sample of
+    fixed size covers the cube more thinly as ``dim`` grows. The largest error on the lattice is a
+    lower bound on the sup error, computed from ``resolution`` values of the 1-D lookup per axis.
+
+    Args:
+        g: the one-dimensional factor, mapping ``(P, 1)`` to ``(P,)``; dim: input dimension;
+        errors: target sup errors (>= 0); kappa: > 0; m_max: largest grid tried;
+        resolution: lattice points per axis (>= 2).
+
+    Returns:
+        DataFrame with ``dim``, ``error`` (target), ``m``, ``N`` (= ``m**dim``) and ``sup`` (the
+        largest error on the lattice at that ``m``), one row per target; ``m``, ``N`` and ``sup``
+        are NaN when no grid up to ``m_max`` reaches the target.
+
+    Raises:
+        ValueError: as :func:`product_lookup`, for bad ``errors``, and when the lattice,
+            ``resolution**dim`` points, exceeds :data:`MAX_MATRIX_ENTRIES`.
+
+    Source: the curse of dimensionality of the book's reconstruction of LHSL's construction
+    (the rate is the book's). Chapter 6, check B6.1.
+    """
+    if not callable(g):
+        raise ValueError(f"g must be callable, got {short_repr(g)}")
+    dim = positive_int("dim", dim)
+    m_max = positive_int("m_max", m_max)
+    check_size(f"product_context_length: the largest grid, {m_max} cells per axis", m_max, MAX_CELLS,
+               "lib.maxaffine.MAX_CELLS")
+    resolution = positive_int("resolution", resolution, minimum=2)
+    check_size(f"product_context_length: the lattice, {resolution}**{dim} points",
+               resolution**dim if dim * resolution.bit_length() <= 64 else math.inf, MAX_MATRIX_ENTRIES,
+               "lib.maxaffine.MAX_MATRIX_ENTRIES")
+    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
+    errors = _errors(errors)
+    t = np.linspace(0.0, 1.0, resolution)
+    sups = []
+    for m in range(1, m_max + 1):
+        look, target = _factor_lookup(g, t, m, kappa)
+        approx, exact = np.ones(1), np.ones(1)
+        for _ in range(dim - 1):
+            approx, exact = np.multiply.outer(approx, look).ravel(), np.multiply.outer(exact, target).ravel()
+        sups.append(float(np.abs(np.multiply.outer(look, approx) - np.multiply.outer(target, exact)).max()))
+    return _shortest(np.array(sups), errors, dim)
+
+
+#: Test points of Chapter 5's uniform-error table (C15) and Chapter 6's cross-attention table
+#: (C18), per book mode; drawn by :func:`rate_points`.
+RATE_POINTS = {"fast": 10_000, "full": 20_000}
+#: Seed of :func:`rate_points`' generator.
+RATE_SEED = 15
+
+
+def rate_points(mode: str | None = None) -> np.ndarray:
+    """The random test points shared by Chapter 5's check C15 and Chapter 6's check C18.
+
+    Both chapters evaluate the lookup of the same target on these points, so their error tables
+    agree entry by entry.
+
+    Args:
+        mode: ``"fast"`` or ``"full"``; default :data:`lib.config.MODE`.
+
+    Returns:
+        float64 ``(RATE_POINTS[mode], 2)``, uniform on :math:`[0,1]^2`, drawn from
+        ``numpy.random.default_rng(RATE_SEED)``: the same points on every call.
+
+    Raises:
+        ValueError: for an unknown ``mode``.
+
+    Source: the book's checks C15 (Chapter 5) and C18 (Chapter 6).
+    """
+    from . import config
+
+    mode = config.MODE if mode is None else mode
+    if mode not in RATE_POINTS:
+        raise ValueError(f"mode must be one of {tuple(RATE_POINTS)}, got {short_repr(mode)}")
+    return np.random.default_rng(RATE_SEED).uniform(size=(RATE_POINTS[mode], 2))
 
 
 def error_row(f: Callable, m: int, kappa: float | None, points, *, low: float = 0.0, high: float = 1.0) -> dict:

@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -547,3 +548,60 @@ def test_context_length_checks_its_largest_grid_first():
         M.context_length(lambda p: p[:, 0], 1, [0.1], 10.0, x, m_max=10**18)
     with pytest.raises(ValueError, match=r"1025\*\*2 cells would be 1,050,625.*MAX_CELLS = 1,048,576"):
         M.context_length(lambda p: p[:, 0] * p[:, 1], 2, [0.1], 10.0, np.zeros((3, 2)), m_max=1025)
+
+
+def sine(p):
+    return np.prod(np.sin(np.pi * p), axis=1)
+
+
+@pytest.mark.parametrize("dim, m", [(1, 5), (2, 4), (3, 3)])
+def test_product_lookup_equals_the_full_grid_lookup(dim, m):
+    # the Gaussian weights and the product values factorise: the D-dim lookup is the product of 1-D ones
+    x = np.random.default_rng(dim).uniform(size=(300, dim))
+    c = M.grid_centres(m, dim)
+    for kappa in (0.5, 10.0):
+        np.testing.assert_allclose(M.product_lookup(sine, x, m, kappa), M.soft_lookup(x, c, sine(c), kappa * m * m),
+                                   rtol=0, atol=1e-13)
+
+
+def test_product_context_length_is_context_length_on_the_lattice():
+    # the lattice sup computed from 1-D lookups equals the brute-force sup of soft_lookup on the same lattice
+    side = np.linspace(0, 1, 9)
+    lattice = np.stack(np.meshgrid(side, side, indexing="ij"), axis=-1).reshape(-1, 2)
+    errors = [0.5, 0.3, 0.15, 0.08, 1e-9]
+    fast = M.product_context_length(sine, 2, errors, 10.0, m_max=8, resolution=9)
+    brute = M.context_length(sine, 2, errors, 10.0, lattice, m_max=8)
+    pd.testing.assert_frame_equal(fast.drop(columns="sup"), brute.drop(columns="sup"))
+    np.testing.assert_allclose(fast.sup, brute.sup, rtol=1e-12, atol=1e-15)
+    assert fast.m.iloc[0] == 3 and fast.m.iloc[1] == 6 and np.isnan(fast.m.iloc[-1]) and (fast.dim == 2).all()
+    assert fast.sup.iloc[0] <= 0.5 and np.isnan(fast.sup.iloc[-1])
+    # in 1-D at the lattice point x = 0: sin(0) = 0 against the lookup, which on one cell is sin(pi/2) = 1
+    one = M.product_context_length(sine, 1, [0.99, 1.0], 10.0, m_max=1, resolution=3)
+    assert np.isnan(one.m.iloc[0]) and one.m.iloc[1] == 1 and one.N.iloc[1] == 1
+
+
+def test_product_context_length_validates():
+    with pytest.raises(ValueError, match=r"lattice, 1001\*\*3 points .*MAX_MATRIX_ENTRIES"):
+        M.product_context_length(sine, 3, [0.1], 10.0, m_max=2, resolution=1001)
+    with pytest.raises(ValueError, match="MAX_CELLS"):
+        M.product_context_length(sine, 1, [0.1], 10.0, m_max=2**21)
+    with pytest.raises(ValueError, match="resolution must be"):
+        M.product_context_length(sine, 1, [0.1], 10.0, m_max=2, resolution=1)
+    with pytest.raises(ValueError, match="errors must be finite"):
+        M.product_context_length(sine, 1, [-0.1], 10.0, m_max=2)
+    with pytest.raises(ValueError, match="g must map"):
+        M.product_context_length(lambda p: np.ones((len(p), 2)), 1, [0.1], 10.0, m_max=2)
+    with pytest.raises(ValueError, match="g must be callable"):
+        M.product_lookup(None, np.zeros((2, 1)), 2, 1.0)
+    with pytest.raises(ValueError, match="kappa must be"):
+        M.product_lookup(sine, np.zeros((2, 1)), 2, 0.0)
+
+
+def test_rate_points_are_one_fixed_sample_per_mode():
+    for mode, count in M.RATE_POINTS.items():
+        pts = M.rate_points(mode)
+        assert pts.shape == (count, 2) and pts.dtype == np.float64 and ((pts >= 0) & (pts < 1)).all()
+        np.testing.assert_array_equal(pts, np.random.default_rng(M.RATE_SEED).uniform(size=(count, 2)))
+        np.testing.assert_array_equal(pts, M.rate_points(mode))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        M.rate_points("paper")
