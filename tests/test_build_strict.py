@@ -188,7 +188,7 @@ def test_aggregate_pages_ignore_what_the_book_did_not_record(temp_book):
              "from lib.claims import glue, record\nplotting.use_style()\nglue('seed', 3)\n"
              "fig, ax = plotting.figure('half')\nax.plot([0, 1], [1, 0])\n"
              "nb_glue('probe_fig', fig, display=False)\nnb_glue('np_value', np.float64(2.5), display=False)\n"
-             "record('P1', 'one equals one', 1.0, 1.0, True, source='arithmetic')"),
+             "record('P1', 'one equals one', 1.0, 1.0, True, source='arithmetic', scale='exact', basis='definition')"),
     ], front="budget_seconds: 30\n")
     (temp_book.root / "chapters" / "claims.md").write_text(
         "# Claims\n\n```{claims-table}\n```\n\n```{budget-table}\n```\n\n"
