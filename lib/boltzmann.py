@@ -10,7 +10,7 @@ Lemma 1). K&S apply it with :math:`\beta = 1` to the attention scores themselves
 ``boltz(a) = a^T softmax(a)``; :func:`boltz` covers both.
 
 Every function takes numpy arrays or torch tensors and validates its input: NaN or infinity,
-complex or bool entries, empty dimensions and non-finite temperatures raise :class:`ValueError`.
+complex or bool entries, empty dimensions and non-finite inverse temperatures raise :class:`ValueError`.
 
 The bounds the docstrings state (``min(a) <= boltz(a) <= max(a)``, those of :func:`boltz_bounds`,
 those of :func:`soft_max_lse` and :func:`mellowmax`) hold for the floating-point results too: a
@@ -276,7 +276,7 @@ def boltz_bounds(a, dim: int = -1):
     They follow from the identity :math:`\operatorname{boltz}(a) = \operatorname{LSE}(a) -
     H(\operatorname{softmax}(a))` with :math:`\max a \le \operatorname{LSE}(a)` and
     :math:`0 \le H \le \log n` (natural log). They hold for ``beta = 1``; for another
-    temperature apply them to ``beta * a``.
+    inverse temperature apply them to ``beta * a``.
 
     Args:
         a: real array ``(..., n, ...)``, numpy or torch (as in :func:`boltz`).

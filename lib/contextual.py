@@ -860,7 +860,7 @@ def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> dict:
     """Checks C6-C8: the Theorem 2 layer on all ``n``-subsets of ``vocab``, evaluated exactly.
 
     The working precision is chosen from the separation the construction guarantees
-    (:func:`theorem2_delta`, ``construction``) plus ``digits_beyond`` digits, or from the
+    (:func:`theorem2_delta`, ``construction``) plus ``digits_beyond`` digits, or from the inverse
     temperature when ``gamma`` is overridden (the ids then differ by about
     :math:`e^{-2\\gamma r_{\\max}^2}` at worst).
 

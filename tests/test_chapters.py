@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import statistics
 
 import jupytext
@@ -84,3 +85,31 @@ def test_prose_numbers_are_glued(path):
     text = re.sub(r"\$[^$]*\$|`[^`]*`", "", text)  # maths and code are not results
     assert not re.findall(r"\b\d\.\d+e-?\d+\b", text)
     assert "glue:text" in text
+
+
+def _text_files():
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    return [ROOT / f for f in tracked if f.endswith((".md", ".py", ".yml", ".toml", ".txt", ".bib")) or f.endswith("run")]
+
+
+def test_no_reference_to_the_teams_private_notes():
+    """Readers cannot open the team's notes beside the repository: the book, lib, tests and tools
+    never cite them; the Sources and certainty page says what a reader needs."""
+    notes = ["PAPERS", "DESIGN", "DATASETS", "TOOLCHAIN"]
+    pattern = re.compile(r"\b(" + "|".join(notes) + r")\.md\b|\.\./shared/")
+    hits = [f"{p.relative_to(ROOT)}:{i}" for p in _text_files() for i, line in enumerate(p.read_text().splitlines(), 1)
+            if pattern.search(line)]
+    assert not hits, hits
+
+
+def test_gamma_and_beta_are_inverse_temperatures():
+    """One term, used consistently: every "temperature" in the book and lib is an inverse temperature,
+    except where a sentence explains the word itself (a cold, sharp softmax)."""
+    files = [*CHAPTERS, ROOT / "chapters" / "epilogue.md", ROOT / "intro.md", *sorted((ROOT / "lib").rglob("*.py"))]
+    bad = []
+    for path in files:
+        text = re.sub(r"\s+", " ", path.read_text())
+        for m in re.finditer(r"(\w+)\s+(temperatures?)\b", text, flags=re.I):
+            if m.group(1).lower() != "inverse" and "cold" not in text[m.end():m.end() + 40]:
+                bad.append(f"{path.name}: ...{text[max(0, m.start() - 40):m.end() + 20]}...")
+    assert not bad, bad

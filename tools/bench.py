@@ -1,17 +1,17 @@
 """`make bench`: cold build, rebuild with nothing changed, and each chapter's execution time.
 
 Prints a table and writes ``_build/bench.json``; exits non-zero when a target is missed
-(DESIGN.md budgets, fast mode on 2 cores): each chapter within its ``budget_seconds`` front
+(the book's budgets, fast mode on 2 cores): each chapter within its ``budget_seconds`` front
 matter (at most 90 s; 120 s for the chapters that train models), the whole cold build (set-up excluded) within 8 minutes, a rebuild with
 nothing changed within 15 s.
 
-It also measures training throughput on the full CoNLL-2003 training split (issue 4): tokens per
+It also measures training throughput on the full CoNLL-2003 training split: tokens per
 second of ``lib.attention.TokenTagger`` (rank 1, one layer, d_model 128, FFN 512, batch 128) and of a
 same-size model built on ``torch.nn.TransformerEncoderLayer``, epochs alternating between the two,
 with the target ratio >= 1.5; and the projected wall time of the full-mode Chapter 3 run
 (800 epochs at 1, 3 and 6 layers). ``--training-only`` skips the builds.
 
-For Chapter 5 (issue 6) it times one epoch of ``lib.attention.PatchAttentionClassifier`` on MNIST
+For Chapter 5 it times one epoch of ``lib.attention.PatchAttentionClassifier`` on MNIST
 with the fast-mode settings of ``lib.maxaffine.NOISE_SETTINGS`` and with the full-mode ones (the
 whole 60,000-image training set), and projects the full-mode wall time of the noise experiment.
 """
