@@ -117,11 +117,16 @@ def records(app: Sphinx) -> list[tuple[str, dict]]:
     return out
 
 
-def _table(headers: list[str], widths: list[int], rows: list[list], classes: list[str]) -> nodes.table:
-    """A docutils table; a cell is a string or a ready paragraph node."""
+def _column_class(header: str) -> str:
+    """``"Expected (what it is)"`` -> ``"col-expected"``: a class per column, for the phone layout."""
+    return "col-" + "".join(c for c in header.split(" ")[0].lower() if c.isalnum())
 
-    def cell(content) -> nodes.entry:
-        entry = nodes.entry()
+
+def _table(headers: list[str], widths: list[int], rows: list[list], classes: list[str]) -> nodes.table:
+    """A docutils table; a cell is a string or a ready paragraph node; every cell has its column's class."""
+
+    def cell(content, column: str = "") -> nodes.entry:
+        entry = nodes.entry(classes=[column] if column else [])
         entry += content if isinstance(content, nodes.paragraph) else nodes.paragraph(text=str(content))
         return entry
 
@@ -137,8 +142,8 @@ def _table(headers: list[str], widths: list[int], rows: list[list], classes: lis
     head += row
     for values in rows:
         row = nodes.row()
-        for content in values:
-            row += cell(content)
+        for header, content in zip(headers, values, strict=True):
+            row += cell(content, _column_class(header))
         body += row
     group += head
     group += body
