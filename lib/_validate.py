@@ -30,6 +30,8 @@ __all__ = [
     "real_tensor",
     "short_repr",
     "json_value",
+    "one_of",
+    "float_dtype",
 ]
 
 
@@ -266,3 +268,31 @@ def json_value(name: str, value):
             raise ValueError(f"{name} keys must be strings, got {bad[0]!r}")
         return {k: json_value(f"{name}[{k!r}]", v) for k, v in value.items()}
     raise ValueError(f"{name} must hold JSON values (numbers, strings, lists, dicts), got {short_repr(value)}")
+
+
+def one_of(name: str, value, options):
+    """``value`` when it is one of ``options`` (strings compared exactly).
+
+    Raises:
+        ValueError: naming ``name``, the allowed values and the value, for anything else
+            (including unhashable values).
+    """
+    options = tuple(options)
+    try:
+        ok = value in options and not isinstance(value, bool)
+    except TypeError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be one of {options}, got {short_repr(value)}")
+    return value
+
+
+def float_dtype(name: str, dtype) -> torch.dtype:
+    """``dtype`` when it is ``torch.float32`` or ``torch.float64``.
+
+    Raises:
+        ValueError: naming ``name`` and the value, for any other dtype or object.
+    """
+    if dtype not in (torch.float32, torch.float64):
+        raise ValueError(f"{name} must be torch.float32 or torch.float64, got {dtype!r}")
+    return dtype

@@ -5,7 +5,7 @@ is approximated by :math:`F^{(FF)}_2 \circ F^{(SA)} \circ F^{(FF)}_1`:
 
 1. :func:`quantizer` — a residual ReLU layer mapping every token to a representative of its grid
    cell (spacing :math:`h = (\text{high} - \text{low})/m`), exact outside ramps of width ``tau``;
-2. the rank-1 residual attention layer of K&S Theorem 2 (:func:`lib.contextual.rank_one_attention`)
+2. the rank-1 residual attention layer of K&S Theorem 2 (:class:`lib.contextual.RankOneAttention`)
    on the vocabulary of cell representatives — it gives every (quantized sequence, token) its
    context id;
 3. a residual ReLU lookup layer that maps each context id to :math:`f` at the quantized sequence.
@@ -29,7 +29,7 @@ ours; the bound holds for the floating-point output too (an output that rounding
 table's range is set to the range's end).
 
 Builders check what they will allocate or enumerate first: :data:`MAX_TABLE_ENTRIES`,
-:data:`MAX_SAMPLE_ENTRIES`, :data:`MAX_MEASURE_BITS` and :data:`lib.attention.MAX_PARAMETERS`.
+:data:`lib.metrics.MAX_SAMPLE_ENTRIES`, :data:`MAX_MEASURE_BITS` and :data:`lib.layers.MAX_PARAMETERS`.
 """
 
 from __future__ import annotations
@@ -37,15 +37,17 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 
 import mpmath
 import numpy as np
 import torch
 
-from . import attention as _attention
 from ._validate import as_float_array, capped_comb, check_size, finite_real, flag, positive_int, short_repr
-from .attention import FeedForward
+from . import metrics
+from ._geometry import midpoints
+from .layers import MAX_PARAMETERS, FeedForward
 
 __all__ = [
     "cell_representatives",
@@ -55,21 +57,17 @@ __all__ = [
     "KSApproximator",
     "ks_approximator",
     "check_equivariant",
-    "lp_error",
-    "sup_error",
-    "uniform_sampler",
     "bad_sets",
-    "error_row",
+    "KSErrorRow",
+    "ks_error_row",
+    "PriceRow",
     "price_row",
     "MAX_TABLE_ENTRIES",
-    "MAX_SAMPLE_ENTRIES",
     "MAX_MEASURE_BITS",
 ]
 
 #: Largest lookup table :func:`ks_approximator` builds: ``binom(m^d, n) n`` context ids.
 MAX_TABLE_ENTRIES = 200_000
-#: Largest number of float64 entries ``k n d`` a sampler of :func:`uniform_sampler` draws at once.
-MAX_SAMPLE_ENTRIES = 2**26
 #: Largest size, in bits, of the exact rational :func:`duplicate_cell_measure` forms (about
 #: ``n log2(m^d)``).
 MAX_MEASURE_BITS = 2**20
@@ -109,8 +107,8 @@ def cell_representatives(m: int, low: float = 0.0, high: float = 1.0) -> np.ndar
 
     Source: the book's quantization for K&S Proposition 1 (Chapter 4).
     """
-    m, low, high, h = _grid(m, low, high)
-    reps = low + (np.arange(m) + 0.5) * h
+    reps, h = midpoints(m, low, high)
+    low, high = float(low), float(high)
     zero = np.abs(reps) <= 4 * np.finfo(np.float64).eps * max(abs(low), abs(high))
     if not zero.any():
         return reps
@@ -134,12 +132,12 @@ def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -
         low, high: the cube ``[low, high]^d`` the grid covers.
 
     Returns:
-        A float64 residual :class:`~lib.attention.FeedForward` ``(..., d) -> (..., d)`` of hidden
+        A float64 residual :class:`~lib.layers.FeedForward` ``(..., d) -> (..., d)`` of hidden
         width ``2 (m - 1) d + 2 d`` (for ``m = 1`` it is the constant ``r_0``).
 
     Raises:
         ValueError: for non-positive ``m`` or ``d``, ``tau`` outside ``(0, h)`` (also NaN, bool or
-            complex), bad bounds, or a layer of more than :data:`lib.attention.MAX_PARAMETERS`
+            complex), bad bounds, or a layer of more than :data:`lib.layers.MAX_PARAMETERS`
             parameters (checked before anything is allocated).
 
     Source: K&S Proposition 1 (the first feed-forward layer quantizes the input, in the words of a
@@ -151,7 +149,7 @@ def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -
     tau = _ramp_width(tau, h)
     width = 2 * (m - 1) * d + 2 * d
     check_size(f"quantizer({m}, {d}, ...): the number of parameters", FeedForward.parameter_count(d, width, d),
-               _attention.MAX_PARAMETERS, "lib.attention.MAX_PARAMETERS")
+               MAX_PARAMETERS, "lib.layers.MAX_PARAMETERS")
     reps = cell_representatives(m, low, high)
     lines = low + np.arange(1, m) * h
     W1, b1, W2 = np.zeros((width, d)), np.zeros(width), np.zeros((d, width))
@@ -212,36 +210,6 @@ def ramp_measure(m: int, n: int, d: int, tau: float, low: float = 0.0, high: flo
     return float(1 - (1 - (m - 1) * tau / (high - low)) ** (n * d))
 
 
-def uniform_sampler(n: int, d: int, low: float = 0.0, high: float = 1.0) -> Callable:
-    """``sampler(rng, k) -> (k, n, d)`` float64 sequences of i.i.d. uniform tokens in ``[low, high]^d``.
-
-    Raises:
-        ValueError: for non-positive sizes or bad bounds; the sampler for a non-positive ``k``
-            or more than :data:`MAX_SAMPLE_ENTRIES` entries ``k n d`` (checked before drawing).
-    """
-    n, d = positive_int("n", n), positive_int("d", d)
-    low, high = finite_real("low", low), finite_real("high", high)
-    if not high > low:
-        raise ValueError(f"high must exceed low, got low={low}, high={high}")
-
-    def sample(rng: np.random.Generator, k: int) -> np.ndarray:
-        k = positive_int("k", k)
-        check_size(f"a sample of {k:,} sequences of {n} tokens in dimension {d}: the number of entries", k * n * d,
-                   MAX_SAMPLE_ENTRIES, "lib.approximation.MAX_SAMPLE_ENTRIES")
-        return rng.uniform(low, high, size=(k, n, d))
-
-    return sample
-
-
-def _outputs(f: Callable, X: np.ndarray, name: str = "f") -> np.ndarray:
-    out = as_float_array(f"{name}(X)", f(X), min_ndim=0, finite=False)
-    if out.ndim != 3 or out.shape[:2] != X.shape[:2]:
-        raise ValueError(f"{name} must map (batch, n, d) to (batch, n, d_out), got {X.shape} -> {out.shape}")
-    if not np.isfinite(out).all():
-        raise ValueError(f"{name} returned NaN or inf")
-    return out
-
-
 def check_equivariant(f: Callable, n: int, d: int, *, low: float = 0.0, high: float = 1.0, probes: int = 8,
                       seed: int = 0, tol: float = 1e-9) -> float:
     """Check on random probes that ``f(X P) = f(X) P`` (tokens permuted); return the largest deviation.
@@ -258,13 +226,13 @@ def check_equivariant(f: Callable, n: int, d: int, *, low: float = 0.0, high: fl
     Raises:
         ValueError: if ``f`` is not permutation equivariant on a probe (the deviation is given),
             or returns the wrong shape, non-finite, complex or bool values; for more probe
-            entries than :data:`MAX_SAMPLE_ENTRIES`.
+            entries than :data:`lib.metrics.MAX_SAMPLE_ENTRIES`.
     """
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
-    X = uniform_sampler(n, d, low, high)(rng, positive_int("probes", probes))
+    X = metrics.uniform_sampler(n, d, low, high)(rng, positive_int("probes", probes))
     perms = np.array([rng.permutation(n) for _ in range(len(X))])
     Xp = np.take_along_axis(X, perms[:, :, None], axis=1)
-    out, outp = _outputs(f, X), _outputs(f, Xp)
+    out, outp = metrics.outputs(f, X), metrics.outputs(f, Xp)
     dev = np.abs(outp - np.take_along_axis(out, perms[:, :, None], axis=1)).max() / max(1.0, np.abs(out).max())
     if not dev <= finite_real("tol", tol, minimum=0.0):
         raise ValueError(f"f is not permutation equivariant: permuting the tokens of a probe changed its output "
@@ -279,7 +247,7 @@ class KSApproximator:
     ``quantizer`` (:func:`quantizer`, residual), ``attention`` (the rank-1 residual layer), ``v``
     (the direction the lookup projects ids on), ``knots`` and ``values`` (the lookup table,
     sorted projected ids and ``(M, d)`` targets), ``lookup`` (the residual lookup layer
-    :math:`F^{(FF)}_2`: a float64 :class:`~lib.attention.FeedForward` when ``exact`` is False,
+    :math:`F^{(FF)}_2`: a float64 :class:`~lib.layers.FeedForward` when ``exact`` is False,
     else its weights ``W1, b1, W2, b2`` as nested lists of mpf, evaluated by
     :func:`lib.memorization.ffn_mp`), ``exact`` (whether the ids need mpmath), ``dps``,
     ``min_gap`` (smallest gap between table ids), ``max_weight`` (largest output weight of the
@@ -482,12 +450,12 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
     reps1 = cell_representatives(m, low, high)
     cells = np.array(list(itertools.product(reps1, repeat=d)))          # (m^d, d)
     seqs = np.array([cells[list(c)] for c in itertools.combinations(range(len(cells)), n)])  # (S, n, d)
-    targets = _outputs(f, seqs)
+    targets = metrics.outputs(f, seqs)
     if targets.shape[2] != d:
         raise ValueError(f"f must map (batch, n, d) to (batch, n, d) with d = {d} (the layers are residual), "
                          f"got d_out = {targets.shape[2]}")
     targets = targets.reshape(len(seqs) * n, d)
-    layer = contextual.rank_one_attention(cells, n, gamma=gamma, seed=seed)
+    layer = contextual.RankOneAttention(cells, n, gamma=gamma, seed=seed)
     v = np.asarray(layer.w, dtype=float)
     parts = dict(quantizer=q, attention=layer, v=v, m=m, n=n, d=d, tau=float(tau), low=low, high=high)
     with torch.no_grad():
@@ -509,7 +477,7 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
                               lookup=lookup, max_weight=float(lookup.weights()["W2"].abs().max()))
     if gamma is None:
         delta = contextual.theorem2_delta(n, len(cells), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
-        dps = 30 + max(0, int(-delta["construction"]))
+        dps = 30 + max(0, int(-delta.construction))
     else:
         r2 = layer.gamma * layer.r_max**2
         log10_gap = (math.log10(layer.eps) + 2 * math.log10(math.log(n)) - math.log10(4 * r2)
@@ -530,57 +498,6 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
         max_weight = max(abs(x) for row in lookup["W2"] for x in row)
     return KSApproximator(**parts, exact=True, dps=dps, knots=knots, values=np.array(vals),
                           min_gap=min_gap, lookup=lookup, max_weight=max_weight)
-
-
-def _errors(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
-    X = sampler(rng, positive_int("n_samples", n_samples))
-    X = as_float_array("sampler output", X, min_ndim=3)
-    return np.abs(_outputs(f, X, "f") - _outputs(g, X, "g"))
-
-
-def lp_error(f: Callable, g: Callable, p: float, sampler: Callable, n_samples: int, seed: int = 0) -> tuple[float, float]:
-    r"""Monte Carlo estimate of :math:`d_p(f, g) = (\mathbb E \|f(X) - g(X)\|_p^p)^{1/p}` and its standard error.
-
-    :math:`\|\cdot\|_p` is the entrywise :math:`p`-norm of the ``(n, d_out)`` output; ``X`` is
-    drawn by ``sampler(rng, n_samples)`` with ``rng = default_rng(seed)``, so every model
-    compared with the same seed sees the same samples. The standard error is the delta-method
-    one, :math:`\mathrm{se}(\bar e)/(p\, \bar e^{1 - 1/p})` with :math:`\bar e` the mean of
-    :math:`\|f - g\|_p^p` (0 when the estimate is 0).
-
-    Raises:
-        ValueError: for ``p < 1`` or non-finite, ``n_samples < 2``, outputs of the wrong shape or
-            with NaN, infinity, complex or bool values, or a sample of more than
-            :data:`MAX_SAMPLE_ENTRIES` entries (from :func:`uniform_sampler`).
-
-    Source: the :math:`L_p` distance of K&S Proposition 1. Chapter 4.
-    """
-    n_samples = positive_int("n_samples", n_samples, minimum=2)
-    return _lp_from_errors(_errors(f, g, sampler, n_samples, seed), p)
-
-
-def _lp_from_errors(errors: np.ndarray, p: float) -> tuple[float, float]:
-    """:func:`lp_error`'s estimate and standard error from the absolute errors ``(samples, ...)``."""
-    p = finite_real("p", p, minimum=1.0)
-    e = (errors ** p).reshape(len(errors), -1).sum(axis=1)
-    mean = e.mean()
-    if mean == 0:
-        return 0.0, 0.0
-    se_mean = e.std(ddof=1) / math.sqrt(len(e))
-    return float(mean ** (1 / p)), float(se_mean / (p * mean ** (1 - 1 / p)))
-
-
-def sup_error(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed: int = 0) -> tuple[float, int]:
-    """The largest entrywise ``|f(X) - g(X)|`` over ``n_samples`` sampled sequences, and its sample index.
-
-    A lower bound on the :math:`L_\\infty` distance (same samples as :func:`lp_error` with the
-    same seed).
-
-    Raises:
-        ValueError: as :func:`lp_error`.
-    """
-    errs = _errors(f, g, sampler, n_samples, seed).reshape(positive_int("n_samples", n_samples), -1).max(axis=1)
-    return float(errs.max()), int(errs.argmax())
 
 
 def bad_sets(X, m: int, tau: float, low: float = 0.0, high: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -616,47 +533,101 @@ def bad_sets(X, m: int, tau: float, low: float = 0.0, high: float = 1.0) -> tupl
     return on_ramp.any(axis=(1, 2)), duplicate
 
 
-def error_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float | None = None, n_samples: int = 4000,
-              seed: int = 0) -> dict:
-    """One row of Chapter 4's error table: the approximator for grid ``m`` against ``f``.
+@dataclass(frozen=True)
+class KSErrorRow:
+    """One row of Chapter 4's error table (:func:`ks_error_row`).
+
+    Attributes:
+        d, m: token dimension and grid size.
+        l1, l1_se, l2, l2_se, sup: the :class:`lib.metrics.ErrorSummary` of the sample.
+        sup_ramp, sup_duplicate, sup_clean: the largest error on the sampled sequences with a
+            coordinate on a ramp, with two tokens in one cell (and none on a ramp), and on the
+            others (NaN for an empty set).
+        duplicate, ramp: the measures of :func:`duplicate_cell_measure` and :func:`ramp_measure`.
+    """
+
+    d: int
+    m: int
+    l1: float
+    l1_se: float
+    l2: float
+    l2_se: float
+    sup: float
+    sup_ramp: float
+    sup_duplicate: float
+    sup_clean: float
+    duplicate: float
+    ramp: float
+
+
+def ks_error_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float | None = None,
+                 n_samples: int = 4000, seed: int = 0) -> KSErrorRow:
+    """The K&S approximator for grid ``m`` against ``f`` on ``n_samples`` uniform sequences.
+
+    The sequences are those :func:`lib.metrics.lp_error` draws with the same ``seed``; the
+    approximator is evaluated once.
 
     Returns:
-        dict with ``d``, ``m``, ``L1``, ``L1 se``, ``L2``, ``L2 se`` (:func:`lp_error`), ``sup``
-        (:func:`sup_error`), the largest error on the sampled sequences with a coordinate on a
-        ramp (``sup ramp``), with two tokens in one cell (``sup duplicate``) and on the others
-        (``sup clean``; NaN for an empty set), and the measures ``duplicate``
-        (:func:`duplicate_cell_measure`) and ``ramp`` (:func:`ramp_measure`), all on
-        ``n_samples`` uniform sequences drawn from ``seed``.
+        A :class:`KSErrorRow`.
 
     Raises:
-        ValueError: as :func:`ks_approximator` and :func:`lp_error`.
+        ValueError: as :func:`ks_approximator` and :func:`lib.metrics.lp_error`.
+
+    Source: the :math:`L_p` distance of K&S Proposition 1 and the bad sets of the book's
+    reconstruction. Chapter 4 (checks C12, B4.2) and the epilogue.
     """
     g = ks_approximator(f, m, n, d, tau, gamma=gamma, seed=seed)
     n_samples = positive_int("n_samples", n_samples, minimum=2)
-    X = uniform_sampler(n, d)(np.random.default_rng(seed), n_samples)   # lp_error's samples for this seed
-    errors = np.abs(_outputs(f, X) - _outputs(g, X, "g"))               # g evaluated once
-    (l1, se1), (l2, se2) = (_lp_from_errors(errors, p) for p in (1, 2))
+    X = metrics.uniform_sampler(n, d)(np.random.default_rng(seed), n_samples)   # lp_error's samples for this seed
+    errors = np.abs(metrics.outputs(f, X) - metrics.outputs(g, X, "g"))         # g evaluated once
+    summary = metrics.error_summary(errors)
     worst = errors.reshape(n_samples, -1).max(axis=1)
     ramp, dup = bad_sets(X, m, tau)
+
     def top(mask):
         return float(worst[mask].max()) if mask.any() else float("nan")
-    return {"d": d, "m": m, "L1": l1, "L1 se": se1, "L2": l2, "L2 se": se2, "sup": float(worst.max()),
-            "sup ramp": top(ramp), "sup duplicate": top(dup & ~ramp), "sup clean": top(~ramp & ~dup),
-            "duplicate": duplicate_cell_measure(m, n, d), "ramp": ramp_measure(m, n, d, tau)}
+
+    return KSErrorRow(d, m, summary.l1, summary.l1_se, summary.l2, summary.l2_se, summary.sup, top(ramp),
+                      top(dup & ~ramp), top(~ramp & ~dup), duplicate_cell_measure(m, n, d), ramp_measure(m, n, d, tau))
 
 
-def price_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float = 1.0) -> dict:
+@dataclass(frozen=True)
+class PriceRow:
+    """One row of Chapter 4's cost table (:func:`price_row`).
+
+    Attributes:
+        m: grid size; entries: table size; parameters: the approximator's parameter count.
+        digits_theorem: the working precision the theorem's ids need (15: float64 sufficed).
+        weight_theorem: the largest weight at the theorem's gamma, as text (:func:`lib.claims.fmt`
+            of an mpmath number, which may lie beyond float64's range); log10_weight_theorem: its
+            base-10 logarithm.
+        gamma, weight_gamma: the practical inverse temperature and the largest weight there.
+        distinct64_theorem: the distinct float64 ids at the theorem's gamma.
+        conflicts64_theorem: pairs of entries whose float64 ids are equal and whose values differ.
+    """
+
+    m: int
+    entries: int
+    parameters: int
+    digits_theorem: int
+    weight_theorem: str
+    log10_weight_theorem: float
+    gamma: float
+    weight_gamma: float
+    distinct64_theorem: int
+    conflicts64_theorem: int
+
+
+def price_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float = 1.0) -> PriceRow:
     """One row of Chapter 4's cost table: the approximator at the theorem's gamma and at ``gamma``.
 
     Returns:
-        dict with ``m``, ``entries`` (table size), ``parameters``, ``digits, theorem γ`` (the
-        working precision the theorem's ids need), ``largest weight, theorem γ`` (text, from an
-        mpf, formatted by :func:`lib.claims.fmt`), ``log10 weight, theorem γ``, ``largest weight,
-        γ = <gamma>``, ``distinct float64 ids, theorem γ`` and ``conflicting float64 pairs,
-        theorem γ`` (pairs of entries whose float64 ids are equal and whose values differ).
+        A :class:`PriceRow`.
 
     Raises:
         ValueError: as :func:`ks_approximator`.
+
+    Source: the construction of K&S Proposition 1 as the book reconstructs it. Chapter 4.
     """
     from .claims import fmt
 
@@ -665,8 +636,5 @@ def price_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float =
     weight = mpmath.mpf(exact.max_weight)
     with mpmath.workdps(30):
         text, log10 = fmt(weight), float(mpmath.log10(weight))
-    return {"m": m, "entries": len(practical.knots), "parameters": practical.parameters,
-            "digits, theorem γ": exact.dps if exact.exact else 15, "largest weight, theorem γ": text,
-            "log10 weight, theorem γ": log10, f"largest weight, γ = {gamma:g}": practical.max_weight,
-            "distinct float64 ids, theorem γ": exact.distinct64,
-            "conflicting float64 pairs, theorem γ": exact.conflicts64}
+    return PriceRow(m, len(practical.knots), practical.parameters, exact.dps if exact.exact else 15, text, log10,
+                    float(gamma), practical.max_weight, exact.distinct64, exact.conflicts64)

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import numpy as np
 import torch
 
-from ._validate import positive_int
+from ._validate import one_of, positive_int
 
 __all__ = ["MODE", "MODES", "THREADS", "IN_BUILD", "DEVICE", "read_mode", "read_device", "as_device", "pick", "seed_everything", "progress"]
 
@@ -125,8 +125,7 @@ def pick(*, fast, full, mode: str | None = None):
         ValueError: if ``mode`` is given and is not ``"fast"`` or ``"full"``.
     """
     mode = MODE if mode is None else mode
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    one_of("mode", mode, MODES)
     return fast if mode == "fast" else full
 
 

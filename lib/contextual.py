@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ._validate import as_float_array, capped_comb, check_size, finite_real, positive_int, short_repr
-from .attention import SelfAttention
+from .layers import SelfAttention
 from .boltzmann import lemma1_gap
 
 __all__ = [
+    "ScoreSeparation",
+    "Theorem2Delta",
+    "ContextIds",
+    "LimitReversals",
     "tokenwise_separation",
     "strict_constants",
     "score_separation",
@@ -32,7 +37,7 @@ __all__ = [
     "projection_bound",
     "projection_miss_expectation",
     "best_direction",
-    "rank_one_attention",
+    "RankOneAttention",
     "theorem2_delta",
     "subset_sequences",
     "hardmax_counterexample",
@@ -50,10 +55,82 @@ __all__ = [
 #: Largest number of float64 entries :func:`subset_sequences` builds (``binom(K, n) n d``, 128 MiB).
 MAX_SEQUENCE_ENTRIES = 2**24
 #: Largest number of float64 entries of the pairwise differences of tokens (``binom(K + 1, 2) d``)
-#: that :func:`tokenwise_separation`, :func:`projection_constant` and :func:`rank_one_attention` form.
+#: that :func:`tokenwise_separation`, :func:`projection_constant` and :class:`RankOneAttention` form.
 MAX_PAIR_ENTRIES = 2**24
 #: Largest number of random draws :func:`best_direction` and :func:`hardmax_trials` make.
 MAX_DRAWS = 100_000
+
+
+@dataclass(frozen=True)
+class ScoreSeparation:
+    """How the scores of a :class:`RankOneAttention` layer meet K&S Lemma 1 (:func:`score_separation`).
+
+    Attributes:
+        gap: the smallest difference between distinct scores of one query (Lemma 1's delta).
+        threshold: ``2 log n + 3``, the float64 value the layer's ``gamma`` was computed from.
+        margin: ``gap - threshold``, computed in mpmath before rounding (0.0 is an exact tie).
+        r: the largest absolute score; r_bound: ``gamma r_max^2``, its bound.
+    """
+
+    gap: float
+    threshold: float
+    margin: float
+    r: float
+    r_bound: float
+
+
+@dataclass(frozen=True)
+class Theorem2Delta:
+    """The separations of K&S Theorem 2 (:func:`theorem2_delta`), as base-10 logarithms.
+
+    Attributes:
+        paper: log10 of the theorem's delta (worst-case projection constant).
+        construction: log10 of the separation the construction guarantees with the measured
+            projection constant (``paper`` when none is given).
+        r: ``r_max + eps / 4``, the bound on every context id.
+    """
+
+    paper: float
+    construction: float
+    r: float
+
+
+@dataclass(frozen=True)
+class ContextIds:
+    """Every context id of the ``n``-subsets of a vocabulary, exactly (:func:`context_ids`).
+
+    Attributes:
+        layer: the :class:`RankOneAttention` layer; X: the sequences ``(binom(K, n), n, d)``.
+        ids: the context ids, mpmath vectors (one per token of every sequence, in order).
+        dps: the working precision (decimal digits).
+        gap: the smallest distance between two ids (mpmath; 0 for a collision); log10_gap: its
+            base-10 logarithm (``-inf`` for a collision).
+        max_norm: the largest id norm; delta: the :class:`Theorem2Delta` of these constants.
+    """
+
+    layer: RankOneAttention
+    X: np.ndarray
+    ids: list
+    dps: int
+    gap: object
+    log10_gap: float
+    max_norm: float
+    delta: Theorem2Delta
+
+
+@dataclass(frozen=True)
+class LimitReversals:
+    """Order reversals between the ids of one token and their ``gamma -> 0`` limit (:func:`limit_reversals`).
+
+    Attributes:
+        reversed: pairs whose order is opposite to the order of their sequences' means.
+        tied: pairs whose means are equal (the limit does not order them).
+        pairs: all pairs of ids of one token, from different sequences.
+    """
+
+    reversed: int
+    tied: int
+    pairs: int
 
 
 def _sequences(X) -> np.ndarray:
@@ -101,7 +178,7 @@ def strict_constants(vocab, slack: float = 0.01) -> dict[str, float]:
     Definition 1's strict inequalities fail for them. These move each one by the factor
     ``slack``: ``r_min = (1 - slack) min ||x||``, ``r_max = (1 + slack) max ||x||``,
     ``eps = (1 - slack) min ||x - x'||``. With them, every score gap of the Theorem 2 layer
-    (:func:`rank_one_attention`) is at least :math:`(2\log n + 3)/(1 - \text{slack})^2`, strictly
+    (:class:`RankOneAttention`) is at least :math:`(2\log n + 3)/(1 - \text{slack})^2`, strictly
     above the threshold of K&S Lemma 1.
 
     Args:
@@ -109,7 +186,7 @@ def strict_constants(vocab, slack: float = 0.01) -> dict[str, float]:
         slack: relative margin in ``(0, 1)``.
 
     Returns:
-        ``{"r_min": ..., "r_max": ..., "eps": ...}``, ready to pass to :func:`rank_one_attention`
+        ``{"r_min": ..., "r_max": ..., "eps": ...}``, ready to pass to :class:`RankOneAttention`
         or :func:`context_ids`.
 
     Raises:
@@ -132,7 +209,7 @@ def strict_constants(vocab, slack: float = 0.01) -> dict[str, float]:
             "eps": _min_distance(V) * (1 - slack)}
 
 
-def score_separation(layer: SelfAttention) -> dict[str, float]:
+def score_separation(layer: SelfAttention) -> ScoreSeparation:
     r"""How well the scores of a Theorem 2 layer meet the hypotheses of K&S Lemma 1, in exact arithmetic.
 
     For each query token ``t`` of the layer's vocabulary, the scores
@@ -143,16 +220,13 @@ def score_separation(layer: SelfAttention) -> dict[str, float]:
     gap equal to the threshold is reported as equal, not rounded to either side.
 
     Args:
-        layer: a layer built by :func:`rank_one_attention` (it carries ``vocab`` and ``n``).
+        layer: a layer built by :class:`RankOneAttention` (it carries ``vocab`` and ``n``).
 
     Returns:
-        dict: Python floats under ``gap`` (Lemma 1's delta), ``threshold`` (2 log n + 3),
-        ``margin`` (gap - threshold), ``r`` and ``r_bound`` (gamma r_max^2). ``threshold`` is the float64 value
-        :func:`lib.boltzmann.lemma1_gap` returns, the one the layer's ``gamma`` was computed
-        from; ``margin`` is computed in mpmath before rounding, so 0.0 means an exact tie.
+        A :class:`ScoreSeparation`.
 
     Raises:
-        ValueError: if ``layer`` is not a layer of :func:`rank_one_attention`.
+        ValueError: if ``layer`` is not a layer of :class:`RankOneAttention`.
 
     Source: K&S (ICLR 2024), Lemma 1 (threshold quoted, wording recalled) applied to the Theorem 2
     construction as the book reconstructs it. Chapter 2.
@@ -161,8 +235,8 @@ def score_separation(layer: SelfAttention) -> dict[str, float]:
 
     from . import exact
 
-    if not isinstance(layer, SelfAttention) or not hasattr(layer, "vocab") or not hasattr(layer, "n"):
-        raise ValueError(f"layer must be built by rank_one_attention, got {short_repr(layer)}")
+    if not isinstance(layer, RankOneAttention):
+        raise ValueError(f"layer must be a RankOneAttention, got {short_repr(layer)}")
     W = {name: M.detach().to("cpu", torch.float64).numpy() for name, M in layer.weights().items()}
     threshold = lemma1_gap(layer.n)
     with mpmath.workdps(60):
@@ -179,8 +253,8 @@ def score_separation(layer: SelfAttention) -> dict[str, float]:
             if diffs:
                 gap = min(gap, min(diffs))
         margin = gap - exact.to_mpf("threshold", threshold)
-        return {"gap": float(gap), "threshold": threshold, "margin": float(margin), "r": float(top),
-                "r_bound": float(layer.gamma) * float(layer.r_max) ** 2}
+        return ScoreSeparation(float(gap), threshold, float(margin), float(top),
+                               float(layer.gamma) * float(layer.r_max) ** 2)
 
 
 def _norms(x: np.ndarray) -> np.ndarray:
@@ -359,8 +433,7 @@ def best_direction(vocab, draws: int = 64, seed: int = 0) -> tuple[np.ndarray, f
     return best, best_c
 
 
-def rank_one_attention(vocab, n: int, *, w=None, eps=None, r_min=None, r_max=None, head_dim: int = 1,
-                       seed: int = 0, gamma=None) -> SelfAttention:
+class RankOneAttention(SelfAttention):
     r"""The rank-1 self-attention layer of K&S Theorem 2, as the book reconstructs its construction.
 
     With a unit direction ``w`` of projection constant :math:`c_w` and
@@ -384,9 +457,14 @@ def rank_one_attention(vocab, n: int, *, w=None, eps=None, r_min=None, r_max=Non
         seed: seed for the default ``w``.
         gamma: override of :math:`\gamma` (check C8: inverse temperatures outside the theorem).
 
-    Returns:
-        A float64 :class:`~lib.attention.SelfAttention` (rank 1, residual) with attributes
-        ``gamma``, ``w``, ``u``, ``c_w``, ``eps``, ``r_min``, ``r_max``, ``n``, ``vocab``.
+    The layer is a float64, residual, rank-1 :class:`~lib.layers.SelfAttention`, fixed (no
+    gradients): called on tokens ``(..., n, d)`` it returns their context ids. It also carries its
+    construction.
+
+    Attributes:
+        gamma: the inverse temperature :math:`\gamma`; w, u: the unit directions ``(d,)``;
+        c_w: the projection constant of ``w`` on :math:`V \cup \{0\}`; eps, r_min, r_max: the
+        separation constants; n: the sequence length; vocab: the tokens ``(K, d)``.
 
     Raises:
         ValueError: for a zero token, repeated tokens, a ``w`` that does not separate
@@ -397,47 +475,52 @@ def rank_one_attention(vocab, n: int, *, w=None, eps=None, r_min=None, r_max=Non
     Source: K&S (ICLR 2024), Theorem 2; the constants are recalled and the construction is
     reconstructed by the book (see the Sources and certainty page). Chapter 2.
     """
-    V = _vocab(vocab)
-    n = positive_int("n", n, minimum=2)
-    if len(V) < 2:
-        raise ValueError(f"vocab must hold at least two tokens (eps is undefined), got {len(V)}")
-    if (V == 0).all(axis=1).any():
-        raise ValueError("vocab holds the zero token; Theorem 2 needs r_min > 0")
-    norms = _norms(V)
-    if not np.isfinite(norms).all() or (norms == 0).any():
-        raise ValueError("token norms overflow or underflow float64; rescale the vocabulary")
-    tight = {"r_min": float(norms.min()), "r_max": float(norms.max()), "eps": _min_distance(V)}
-    default = strict_constants(V)
-    given = {"r_min": r_min, "r_max": r_max, "eps": eps}
-    const = {}
-    for name, value in given.items():
-        const[name] = default[name] if value is None else finite_real(name, value, minimum=0.0, strict=True)
-    if const["r_min"] > tight["r_min"] or const["r_max"] < tight["r_max"] or const["eps"] > tight["eps"]:
-        raise ValueError(f"constants {const} are inconsistent with vocab (tight values {tight})")
-    if w is None:
-        w, c_w = best_direction(V, seed=seed)
-    else:
-        w = _unit(w, V.shape[1])
-        c_w = projection_constant(w, V)
-    if c_w <= 0:
-        raise ValueError(f"w={short_repr(w)} does not separate the vocabulary and 0 (c_w = 0)")
-    if gamma is None:
-        gamma = lemma1_gap(n) / (c_w**2 * const["r_min"] * const["eps"])
-    gamma = finite_real("gamma", gamma, minimum=0.0, strict=True)
-    d = V.shape[1]
-    e1 = np.zeros(positive_int("head_dim", head_dim))
-    e1[0] = 1.0
-    layer = SelfAttention(d, head_dim=head_dim, rank=1, residual=True, dtype=torch.float64)
-    layer.set_weights(W_Q=gamma * np.outer(e1, w), W_K=np.outer(e1, w), W_V=np.outer(e1, w),
-                      W_O=const["eps"] / (4 * const["r_max"]) * np.outer(w, e1))
-    layer.requires_grad_(False)  # a fixed construction, not a model to train
-    layer.gamma, layer.w, layer.u, layer.c_w, layer.n, layer.vocab = gamma, w, w.copy(), c_w, n, V
-    layer.eps, layer.r_min, layer.r_max = const["eps"], const["r_min"], const["r_max"]
-    return layer
+
+    def __init__(self, vocab, n: int, *, w=None, eps=None, r_min=None, r_max=None, head_dim: int = 1,
+                 seed: int = 0, gamma=None):
+        V = _vocab(vocab)
+        n = positive_int("n", n, minimum=2)
+        if len(V) < 2:
+            raise ValueError(f"vocab must hold at least two tokens (eps is undefined), got {len(V)}")
+        if (V == 0).all(axis=1).any():
+            raise ValueError("vocab holds the zero token; Theorem 2 needs r_min > 0")
+        norms = _norms(V)
+        if not np.isfinite(norms).all() or (norms == 0).any():
+            raise ValueError("token norms overflow or underflow float64; rescale the vocabulary")
+        tight = {"r_min": float(norms.min()), "r_max": float(norms.max()), "eps": _min_distance(V)}
+        default = strict_constants(V)
+        given = {"r_min": r_min, "r_max": r_max, "eps": eps}
+        const = {}
+        for name, value in given.items():
+            const[name] = default[name] if value is None else finite_real(name, value, minimum=0.0, strict=True)
+        if const["r_min"] > tight["r_min"] or const["r_max"] < tight["r_max"] or const["eps"] > tight["eps"]:
+            raise ValueError(f"constants {const} are inconsistent with vocab (tight values {tight})")
+        if w is None:
+            w, c_w = best_direction(V, seed=seed)
+        else:
+            w = _unit(w, V.shape[1])
+            c_w = projection_constant(w, V)
+        if c_w <= 0:
+            raise ValueError(f"w={short_repr(w)} does not separate the vocabulary and 0 (c_w = 0)")
+        if gamma is None:
+            gamma = lemma1_gap(n) / (c_w**2 * const["r_min"] * const["eps"])
+        gamma = finite_real("gamma", gamma, minimum=0.0, strict=True)
+        d = V.shape[1]
+        e1 = np.zeros(positive_int("head_dim", head_dim))
+        e1[0] = 1.0
+        super().__init__(d, head_dim=head_dim, rank=1, residual=True, dtype=torch.float64)
+        self.set_weights(W_Q=gamma * np.outer(e1, w), W_K=np.outer(e1, w), W_V=np.outer(e1, w),
+                         W_O=const["eps"] / (4 * const["r_max"]) * np.outer(w, e1))
+        self.requires_grad_(False)  # a fixed construction, not a model to train
+        self.gamma, self.w, self.u, self.c_w, self.n, self.vocab = gamma, w, w.copy(), c_w, n, V
+        self.eps, self.r_min, self.r_max = const["eps"], const["r_min"], const["r_max"]
+
+    def extra_repr(self) -> str:
+        return f"n={self.n}, vocabulary of {len(self.vocab)}, gamma={self.gamma:.6g}, c_w={self.c_w:.4g}"
 
 
 def theorem2_delta(n: int, vocab_size: int, d: int, r_min: float, r_max: float, eps: float,
-                   c_w: float | None = None) -> dict[str, float]:
+                   c_w: float | None = None) -> Theorem2Delta:
     r"""Base-10 logarithms of the separations of K&S Theorem 2.
 
     ``paper``: the theorem's :math:`\delta`, with the worst-case projection constant,
@@ -456,8 +539,7 @@ def theorem2_delta(n: int, vocab_size: int, d: int, r_min: float, r_max: float, 
         c_w: measured projection constant in ``(0, 1]``; default the worst case.
 
     Returns:
-        A dict with the keys ``paper`` (log10 delta), ``construction`` (log10 delta_w) and
-        ``r`` (``r_max + eps / 4``).
+        A :class:`Theorem2Delta`.
 
     Raises:
         ValueError: for out-of-range arguments, among them ``eps > 2 r_max`` (two different
@@ -488,7 +570,7 @@ def theorem2_delta(n: int, vocab_size: int, d: int, r_min: float, r_max: float, 
 
         paper = log10_delta(worst)
         construction = paper if c_w is None else log10_delta(c_w)
-    return {"paper": paper, "construction": construction, "r": r_max + eps / 4}
+    return Theorem2Delta(paper, construction, r_max + eps / 4)
 
 
 def subset_sequences(vocab, n: int) -> np.ndarray:
@@ -549,7 +631,7 @@ def id_difference(layer: SelfAttention, pair, token: int = 0, dps: int = 50) -> 
     ``rows``); every token still serves as a key.
 
     Args:
-        layer: a :class:`~lib.attention.SelfAttention`.
+        layer: a :class:`~lib.layers.SelfAttention`.
         pair: array ``(2, n, d)``.
         token: index of the token whose ids are compared.
         dps: decimal digits.
@@ -579,7 +661,7 @@ def id_distance(layer: SelfAttention, pair, token: int = 0, dps: int = 50):
     """Exact distance between the context ids of ``token`` in two sequences (mpmath).
 
     Args:
-        layer: a :class:`~lib.attention.SelfAttention`.
+        layer: a :class:`~lib.layers.SelfAttention`.
         pair: array ``(2, n, d)``.
         token: index of the token whose ids are compared.
         dps: decimal digits.
@@ -705,11 +787,12 @@ def hardmax_trials(pair, draws: int = 2000, seed: int = 0, *, max_heads: int = 1
         exact: also evaluate the distances in exact arithmetic.
 
     Returns:
-        A pandas DataFrame with one row per draw and the columns ``heads``, ``head size``,
-        ``scale``, ``W_Q = 0``, ``hardmax`` and ``softmax`` (the two float64 distances); with
-        ``exact``, also ``dps`` (the softmax's final precision), ``log10 hardmax exact`` and ``log10 softmax exact`` (base-10
+        A pandas DataFrame with one row per draw and the columns ``heads``, ``head_size``,
+        ``scale``, ``w_q_zero`` (all queries tie), ``hardmax`` and ``softmax`` (the two float64
+        distances); with ``exact``, also ``dps`` (the softmax's final precision),
+        ``log10_hardmax_exact`` and ``log10_softmax_exact`` (base-10
         logarithms of the exact distances, ``-inf`` for an exact collision; logarithms because
-        the distances can lie far below float64's range) and ``softmax error``, the absolute
+        the distances can lie far below float64's range) and ``softmax_error``, the absolute
         difference between the float64 and the exact softmax distance.
 
     Raises:
@@ -723,7 +806,6 @@ def hardmax_trials(pair, draws: int = 2000, seed: int = 0, *, max_heads: int = 1
     import mpmath
     import pandas as pd
 
-    from . import exact as exact_mod
     from ._validate import flag
 
     arr = _sequences(pair)
@@ -741,7 +823,7 @@ def hardmax_trials(pair, draws: int = 2000, seed: int = 0, *, max_heads: int = 1
     for i in range(draws):
         s, scale, h = 1 + i % 3, (0.1, 1.0, 10.0)[(i // 3) % 3], 1 + (i // 9) % max_heads
         heads = [_head_weights(rng, s, d, scale, i % 10 == 0) for _ in range(h)]
-        row = {"heads": h, "head size": s, "scale": scale, "W_Q = 0": i % 10 == 0}
+        row = {"heads": h, "head_size": s, "scale": scale, "w_q_zero": i % 10 == 0}
         for norm in ("hardmax", "softmax"):
             with torch.no_grad():
                 out = X + sum(layers[s, norm, j].set_weights(**W)(X) for j, W in enumerate(heads))
@@ -749,9 +831,9 @@ def hardmax_trials(pair, draws: int = 2000, seed: int = 0, *, max_heads: int = 1
         if exact:
             for norm in ("hardmax", "softmax"):
                 dist, dps = _exact_first_distance(heads, arr, norm, i)
-                row[f"log10 {norm} exact"] = float(mpmath.log10(dist)) if dist > 0 else -math.inf
+                row[f"log10_{norm}_exact"] = float(mpmath.log10(dist)) if dist > 0 else -math.inf
             row["dps"] = dps
-            row["softmax error"] = float(abs(mpmath.mpf(row["softmax"]) - dist))
+            row["softmax_error"] = float(abs(mpmath.mpf(row["softmax"]) - dist))
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -780,10 +862,12 @@ def order_flips(runs: list) -> list[tuple[float, float, int]]:
     """
     if not isinstance(runs, list | tuple) or len(runs) < 2:
         raise ValueError(f"runs must be a list of at least two context_ids results, got {short_repr(runs)}")
-    X = runs[0]["X"]
-    if any(r["X"].shape != X.shape or not np.array_equal(r["X"], X) for r in runs):
+    if not all(isinstance(r, ContextIds) for r in runs):
+        raise ValueError(f"runs must be results of context_ids, got {short_repr(runs)}")
+    X = runs[0].X
+    if any(r.X.shape != X.shape or not np.array_equal(r.X, X) for r in runs):
         raise ValueError("runs must share their sequences (same vocabulary and n)")
-    gammas = [float(r["layer"].gamma) for r in runs]
+    gammas = [float(r.layer.gamma) for r in runs]
     if any(b <= a for a, b in zip(gammas, gammas[1:], strict=False)):
         raise ValueError(f"runs must be in increasing order of gamma, got {gammas}")
     groups = _token_groups(X)
@@ -801,18 +885,18 @@ def _token_groups(X: np.ndarray) -> list[np.ndarray]:
     return [np.flatnonzero((tokens == t).all(axis=1)) for t in np.unique(tokens, axis=0)]
 
 
-def _pair_signs(run: dict, groups: list) -> dict:
+def _pair_signs(run: ContextIds, groups: list) -> dict:
     """Sign of (id_i - id_j) along the layer's ``u`` for every pair of ids of one token, exactly."""
     import mpmath
 
-    with mpmath.workdps(run["dps"]):
-        u = [mpmath.mpf(float(c)) for c in run["layer"].u]
-        along = [mpmath.fsum(a * b for a, b in zip(row, u, strict=True)) for row in run["ids"]]
+    with mpmath.workdps(run.dps):
+        u = [mpmath.mpf(float(c)) for c in run.layer.u]
+        along = [mpmath.fsum(a * b for a, b in zip(row, u, strict=True)) for row in run.ids]
         return {(i, j): int(mpmath.sign(along[i] - along[j]))
                 for g in groups for k, i in enumerate(g) for j in g[k + 1:]}
 
 
-def limit_reversals(run: dict) -> dict[str, int]:
+def limit_reversals(run: ContextIds) -> LimitReversals:
     r"""Pairs of context ids of one token whose order in ``run`` is opposite to their order as ``gamma -> 0``.
 
     As :math:`\gamma \to 0` the softmax becomes uniform, :math:`\operatorname{boltz}(a) /
@@ -826,11 +910,8 @@ def limit_reversals(run: dict) -> dict[str, int]:
         run: a result of :func:`context_ids`.
 
     Returns:
-        dict with ``"reversed"`` (pairs of ids of one token, from different sequences, whose
-        order in ``run`` is opposite to the order of their sequences' means), ``"tied"`` (pairs
-        whose means are equal, which the limit does not order) and ``"pairs"`` (all pairs of ids
-        of one token). The means are compared exactly (as fractions of the float64 entries of
-        ``w`` and the tokens), the ids at the run's precision.
+        A :class:`LimitReversals`. The means are compared exactly (as fractions of the float64
+        entries of ``w`` and the tokens), the ids at the run's precision.
 
     Raises:
         ValueError: if ``run`` is not a result of :func:`context_ids`.
@@ -839,24 +920,24 @@ def limit_reversals(run: dict) -> dict[str, int]:
     """
     from fractions import Fraction
 
-    if not isinstance(run, dict) or not {"X", "ids", "layer", "dps"} <= set(run):
+    if not isinstance(run, ContextIds):
         raise ValueError(f"run must be a result of context_ids, got {short_repr(run)}")
-    X = run["X"]
+    X = run.X
     groups = _token_groups(X)
-    w = [Fraction(float(c)) for c in run["layer"].w]
+    w = [Fraction(float(c)) for c in run.layer.w]
     means = [sum(sum((Fraction(float(c)) * wc for c, wc in zip(x, w, strict=True)), Fraction(0)) for x in seq)
              / len(seq) for seq in X]
     seq_of = np.repeat(np.arange(len(X)), X.shape[1])
-    out = {"reversed": 0, "tied": 0, "pairs": 0}
+    reversed_, tied, pairs = 0, 0, 0
     for (i, j), sign in _pair_signs(run, groups).items():
         limit = (means[seq_of[i]] > means[seq_of[j]]) - (means[seq_of[i]] < means[seq_of[j]])
-        out["pairs"] += 1
-        out["tied"] += limit == 0
-        out["reversed"] += limit * sign < 0
-    return out
+        pairs += 1
+        tied += limit == 0
+        reversed_ += limit * sign < 0
+    return LimitReversals(int(reversed_), int(tied), pairs)
 
 
-def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> dict:
+def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> ContextIds:
     """Checks C6-C8: the Theorem 2 layer on all ``n``-subsets of ``vocab``, evaluated exactly.
 
     The working precision is chosen from the separation the construction guarantees
@@ -868,16 +949,13 @@ def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> dict:
         vocab: tokens ``(K, d)``.
         n: sequence length.
         digits_beyond: spare digits, ``>= 10``.
-        **kwargs: passed to :func:`rank_one_attention` (``w``, ``gamma``, ...).
+        **kwargs: passed to :class:`RankOneAttention` (``w``, ``gamma``, ...).
 
     Returns:
-        dict with ``layer``, ``X`` (the sequences), ``ids`` (mpf rows, one per (sequence, token)),
-        ``dps``, ``gap`` (mpf, smallest distance between two ids, 0 for a collision),
-        ``log10_gap`` (``-inf`` for a collision), ``max_norm``
-        (largest id norm, float), ``delta`` (the dict of :func:`theorem2_delta`).
+        A :class:`ContextIds`.
 
     Raises:
-        ValueError: as :func:`rank_one_attention`, for ``digits_beyond < 10``, for constants that
+        ValueError: as :class:`RankOneAttention`, for ``digits_beyond < 10``, for constants that
             need more than :data:`lib.exact.MAX_DPS` digits, or when the ``binom(K, n) n`` ids
             would have more pairs to compare than :data:`lib.exact.MAX_PAIRS` (checked before
             anything is evaluated) or their sequences more entries than
@@ -895,14 +973,14 @@ def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> dict:
     allowed = {"w", "eps", "r_min", "r_max", "head_dim", "seed", "gamma"}
     if set(kwargs) - allowed:
         raise ValueError(f"unknown arguments {sorted(set(kwargs) - allowed)}; allowed: {sorted(allowed)}")
-    layer = rank_one_attention(vocab, n, **kwargs)
+    layer = RankOneAttention(vocab, n, **kwargs)
     V = layer.vocab
     ids = capped_comb(len(V), n, MAX_PAIRS) * n
     check_size(f"context_ids of {len(V)} tokens, n = {n}: the number of pairs of the binom({len(V)}, {n}) * {n} ids",
                ids * (ids - 1) // 2 if ids != math.inf else ids, MAX_PAIRS, "lib.exact.MAX_PAIRS")
     X = subset_sequences(V, n)
     delta = theorem2_delta(n, len(V), V.shape[1], layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
-    worst = max(-delta["construction"], 2 * layer.gamma * layer.r_max**2 / math.log(10))
+    worst = max(-delta.construction, 2 * layer.gamma * layer.r_max**2 / math.log(10))
     if not worst + beyond <= MAX_DPS:
         raise ValueError(f"these constants (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}, c_w={layer.c_w:.3g}) "
                          f"need about {worst:.3g} digits, more than lib.exact.MAX_DPS={MAX_DPS}")
@@ -912,5 +990,4 @@ def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> dict:
     with mpmath.workdps(dps):
         max_norm = float(max(mpmath.sqrt(mpmath.fsum(c**2 for c in row)) for row in ids))
         log10_gap = float(mpmath.log10(gap)) if gap > 0 else -math.inf
-    return {"layer": layer, "X": X, "ids": ids, "dps": dps, "gap": gap, "log10_gap": log10_gap,
-            "max_norm": max_norm, "delta": delta}
+    return ContextIds(layer, X, ids, dps, gap, log10_gap, max_norm, delta)

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ._validate import finite_real, positive_int, real_array, short_repr
+from ._validate import finite_real, one_of, positive_int, real_array, short_repr
 
 __all__ = [
     "CONLL_SPLITS",
@@ -57,6 +57,7 @@ __all__ = [
     "CIFAR10_FILES",
     "CIFAR10_CLASSES",
     "load_conll2003",
+    "check_pairs",
     "build_vocab",
     "encode_pairs",
     "load_mnist",
@@ -161,12 +162,22 @@ def load_conll2003(split: str) -> list[tuple[list[str], list[str]]]:
 
     Source: K&S (ICLR 2024) Section 5 trains on this split. Used in Chapter 3.
     """
-    if not isinstance(split, str) or split not in CONLL_SPLITS:
-        raise ValueError(f"split must be one of {tuple(CONLL_SPLITS)}, got {short_repr(split)}")
+    one_of("split", split, CONLL_SPLITS)
     return [(list(tokens), list(tags)) for tokens, tags in _read_split(split)]
 
 
-def _check_pairs(pairs) -> list:
+def check_pairs(pairs) -> list:
+    """``pairs`` as a list of ``(tokens, tags)`` pairs, checked.
+
+    Returns:
+        list: the pairs, unchanged.
+
+    Raises:
+        ValueError: for an empty list, or a pair that is not two equally long, non-empty lists of
+            strings (the message names the pair).
+
+    Used by :func:`build_vocab` and the ceilings of :mod:`lib.experiments.conll` (Chapter 3).
+    """
     if not isinstance(pairs, (list, tuple)) or not pairs:
         raise ValueError(f"pairs must be a non-empty list of (tokens, tags) pairs, got {short_repr(pairs)}")
     for i, pair in enumerate(pairs):
@@ -202,7 +213,7 @@ def build_vocab(pairs, *, min_count: int = 1) -> dict[str, int]:
             non-empty lists of strings), a corpus containing ``"<pad>"`` or ``"<unk>"``, or
             ``min_count < 1``.
     """
-    pairs = _check_pairs(pairs)
+    pairs = check_pairs(pairs)
     min_count = positive_int("min_count", min_count)
     counts = Counter(word for tokens, _ in pairs for word in tokens)
     reserved = [w for w in ("<pad>", "<unk>") if w in counts]
@@ -231,7 +242,7 @@ def encode_pairs(pairs, vocab: dict[str, int], tags=CONLL_TAGS) -> list[tuple[np
             shape, a ``tags`` that is not a sequence of distinct strings, or a tag that is not in
             ``tags`` (named in the message).
     """
-    pairs = _check_pairs(pairs)
+    pairs = check_pairs(pairs)
     if (not isinstance(vocab, dict) or type(vocab.get("<unk>")) is not int or vocab["<unk>"] != UNK
             or type(vocab.get("<pad>")) is not int or vocab["<pad>"] != PAD
             or not all(type(v) is int and v >= 0 for v in vocab.values())):
@@ -256,9 +267,7 @@ def encode_pairs(pairs, vocab: dict[str, int], tags=CONLL_TAGS) -> list[tuple[np
 
 
 def _check_split(split) -> str:
-    if not isinstance(split, str) or split not in IMAGE_SPLITS:
-        raise ValueError(f"split must be one of {IMAGE_SPLITS}, got {short_repr(split)}")
-    return split
+    return one_of("split", split, IMAGE_SPLITS)
 
 
 def _frozen(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -225,7 +225,7 @@ def project_mp(rows, v) -> list:
 
 
 def attention_mp(X, layer, dps: int = 50, rows: int | None = None) -> list:
-    """Evaluate a :class:`lib.attention.SelfAttention` exactly (mpmath, ``dps`` digits).
+    """Evaluate a :class:`lib.layers.SelfAttention` exactly (mpmath, ``dps`` digits).
 
     The layer's float weights are read as the exact binary numbers they are, so this is the
     same layer computed without rounding: the ground truth for float32/float64 evaluations.
@@ -249,10 +249,10 @@ def attention_mp(X, layer, dps: int = 50, rows: int | None = None) -> list:
     Source: K&S (ICLR 2024), the layer of Theorem 2, evaluated exactly because float64 reports
     false collisions between its context ids. Chapter 2 (checks C6-C8).
     """
-    from .attention import SelfAttention
+    from .layers import SelfAttention
 
     if not isinstance(layer, SelfAttention):
-        raise ValueError(f"layer must be a lib.attention.SelfAttention, got {short_repr(layer)}")
+        raise ValueError(f"layer must be a lib.layers.SelfAttention, got {short_repr(layer)}")
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
     arr = as_float_array("X", X, min_ndim=2)
     if arr.ndim not in (2, 3) or arr.shape[-1] != layer.d:

@@ -20,14 +20,21 @@ reconstructs it (see the Sources and certainty page).
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import mpmath
 import numpy as np
+import pandas as pd
 import torch
 
 from ._validate import as_float_array, finite_real, positive_int, short_repr
-from .attention import FeedForward
+from .layers import FeedForward
 
 __all__ = [
+    "Interpolation",
+    "MemorizingNetwork",
+    "Float64Memorization",
     "interpolation_knots",
     "knot_layer",
     "interpolating_ffn",
@@ -38,19 +45,80 @@ __all__ = [
     "residual_ffn",
     "ffn_mp",
     "memorizing_transformer",
-    "context_free_ceiling",
-    "permutation_ceiling",
-    "ceilings_by_counting",
-    "CONLL_SETTINGS",
-    "conll_subset",
-    "conll_experiment",
-    "conll_run",
     "float64_network",
     "scalar_outputs",
     "interpolation_price",
     "float64_memorization",
-    "corpus_summary",
 ]
+
+
+@dataclass(frozen=True)
+class Interpolation:
+    """An interpolating ReLU layer solved exactly (:func:`interpolation_mp`, :func:`memorizing_transformer`).
+
+    Attributes:
+        biases: the ``M`` knots ``b_m`` (mpf, in sorted order of the ids).
+        coeffs: ``M`` rows of ``k`` output weights ``c_m`` (mpf).
+        order: the indices sorting the ids (for :func:`memorizing_transformer`: the
+            ``(sequence, token)`` index behind each sorted id).
+        max_error: the largest ``|f(z_i) - t_i|`` at the working precision (mpf).
+        max_coeff: the largest ``|c|`` (mpf).
+        z: the sorted ids (mpf); targets: their targets (mpf rows).
+    """
+
+    biases: list
+    coeffs: list
+    order: list
+    max_error: object
+    max_coeff: object
+    z: list
+    targets: list
+
+
+@dataclass(frozen=True)
+class MemorizingNetwork:
+    """K&S Corollary 1's one-layer Transformer built exactly (:func:`memorizing_transformer`).
+
+    Attributes:
+        attention: the :class:`lib.contextual.RankOneAttention` layer (float64 weights).
+        v: the projection direction ``(d,)`` of the feed-forward layer's input.
+        ffn: the feed-forward weights ``W1, b1, W2, b2`` as nested lists of mpf.
+        interpolation: the :class:`Interpolation` behind them (targets ``y - z``).
+        dps: the working precision; contexts: ``M``, the number of distinct context ids.
+        min_gap: the smallest gap between the projected ids (mpf).
+        outputs: the network's output per token (``N n`` rows of ``d`` mpf, sequence-major).
+        max_error: the largest ``|F_FF(F_SA(X)) - Y|`` (mpf); max_coeff: the largest output
+            weight (mpf).
+        parameters_corollary: :func:`corollary1_parameter_count` for these sizes.
+    """
+
+    attention: object
+    v: np.ndarray
+    ffn: dict
+    interpolation: Interpolation
+    dps: int
+    contexts: int
+    min_gap: object
+    outputs: list
+    max_error: object
+    max_coeff: object
+    parameters_corollary: int
+
+
+@dataclass(frozen=True)
+class Float64Memorization:
+    """Corollary 1's network built and run in float64 at one inverse temperature (:func:`float64_memorization`).
+
+    Attributes:
+        gamma: the inverse temperature; min_gap64: the smallest gap between the float64 ids
+            (0.0 when two collide); largest_weight and max_error: of the residual network (NaN
+            when the ids collide, so that no layer exists).
+    """
+
+    gamma: float
+    min_gap64: float
+    largest_weight: float
+    max_error: float
 
 
 def _points(z, y) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +197,7 @@ def knot_layer(knots, coeffs, offset) -> FeedForward:
 
 
 def interpolating_ffn(z, y) -> FeedForward:
-    """A ReLU :class:`~lib.attention.FeedForward` (float64) with ``f(z_i) = y_i`` for every ``i``.
+    """A ReLU :class:`~lib.layers.FeedForward` (float64) with ``f(z_i) = y_i`` for every ``i``.
 
     Hidden width ``M = len(z)``; ``W1`` is all ones, ``b1 = -biases``, ``W2`` holds the
     coefficients of the triangular system (solved by ``torch.linalg.solve_triangular``), ``b2 = 0``.
@@ -201,9 +269,7 @@ def interpolation_mp(z, y, dps: int = 50) -> dict:
         dps: decimal digits.
 
     Returns:
-        dict with ``biases`` (``M`` mpf, sorted order), ``coeffs`` (``M`` rows of ``k`` mpf),
-        ``order`` (indices sorting ``z``), ``max_error`` (mpf, the largest ``|f(z_i) - y_i|``
-        evaluated at ``dps`` digits) and ``max_coeff`` (mpf, the largest ``|c|``).
+        An :class:`Interpolation` (``max_error`` evaluated at ``dps`` digits).
 
     Raises:
         ValueError: for fewer than one id, repeated ids, non-finite values, mismatched shapes.
@@ -227,7 +293,7 @@ def interpolation_mp(z, y, dps: int = 50) -> dict:
         max_error = max(abs(v - t) for zj, tj in zip(s, targets, strict=True)
                         for v, t in zip(_relu_sum(zj, biases, coeffs), tj, strict=True))
         max_coeff = max(abs(c) for row in coeffs for c in row)
-    return {"biases": biases, "coeffs": coeffs, "order": order, "max_error": max_error, "max_coeff": max_coeff}
+    return Interpolation(biases, coeffs, order, max_error, max_coeff, s, targets)
 
 
 def corollary1_parameter_count(n: int, N: int, d: int, s: int) -> int:
@@ -274,10 +340,10 @@ def parameter_count(*layers) -> int:
 
     The rules, applied to each layer:
 
-    * a :class:`~lib.attention.SingleHead` layer with ``rank`` set: every entry of its stored
+    * a :class:`~lib.layers.SingleHead` layer with ``rank`` set: every entry of its stored
       factors ``W_*_A``, ``W_*_B`` (``s + d`` per rank-1 matrix, zeros included: they are free
       parameters of the rank-1 parameterization); a dense head: the nonzero entries of its matrices;
-    * a feed-forward layer (:class:`~lib.attention.FeedForward`, or a dict with ``W1, b1, W2, b2``
+    * a feed-forward layer (:class:`~lib.layers.FeedForward`, or a dict with ``W1, b1, W2, b2``
       as arrays or nested lists of mpf): the nonzero entries of ``b1``, ``W2`` and ``b2``, and the
       nonzero entries of the *distinct* rows of ``W1`` — hidden units that read the same
       projection share it, as in Zhang et al.'s ``2n + d`` count (a positive factor on a ReLU
@@ -295,7 +361,7 @@ def parameter_count(*layers) -> int:
     Source: the count of K&S Corollary 1, ``4(s + d) + d(2nN + d)``, as the book reads it (its
     reading is reconstructed; see the Sources and certainty page). Chapters 3 and 4 (check C11).
     """
-    from .attention import SingleHead
+    from .layers import SingleHead
 
     total = 0
     for i, layer in enumerate(layers):
@@ -448,7 +514,7 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
                            head_dim: int = 1) -> dict:
     r"""K&S Corollary 1 built and checked exactly: ``F_FF(F_SA(X)) = Y`` for every given pair.
 
-    ``F_SA`` is the rank-1 residual layer of Theorem 2 (:func:`lib.contextual.rank_one_attention`
+    ``F_SA`` is the rank-1 residual layer of Theorem 2 (:class:`lib.contextual.RankOneAttention`
     on the vocabulary of ``X``, head size ``head_dim``): it maps token ``x`` to its context id
     ``z``. The ids are projected on a direction ``v`` that separates them (``w`` first, then seeded
     random directions), and ``F_FF`` is one residual ReLU layer of width ``M`` (the number of
@@ -475,15 +541,7 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
         head_dim: head size ``s`` of the attention layer.
 
     Returns:
-        dict with ``attention`` (the float64 layer), ``v`` (projection, ``(d,)``), ``ffn`` (the
-        feed-forward weights ``W1, b1, W2, b2`` as nested lists of mpf), ``interpolation``
-        (``biases`` and ``coeffs`` in sorted order, ``order`` (the token behind each), ``max_coeff``,
-        ``z`` (the sorted projected ids, mpf) and ``targets`` (their targets ``y - z``, mpf rows)), ``dps``,
-        ``contexts`` (``M``), ``min_gap`` (mpf, the smallest gap between the projected ids),
-        ``outputs`` (``N n`` rows of ``d`` mpf, the network's output per token, sequence-major),
-        ``max_error`` (mpf, the largest ``|F_FF(F_SA(X)) - Y|`` over all entries), ``max_coeff``
-        (mpf, the largest output weight) and ``parameters_corollary``
-        (:func:`corollary1_parameter_count`).
+        A :class:`MemorizingNetwork`.
 
     Raises:
         ValueError: for inconsistent labels, shapes that do not match, a sequence with a repeated
@@ -515,11 +573,11 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
         if not np.array_equal(labels[i], labels[j]):
             raise ValueError(f"inconsistent labels: (sequence {i // n}, token {i % n}) and (sequence {j // n}, "
                              f"token {j % n}) are forced to share a context id but ask {labels[i]} and {labels[j]}")
-    layer = contextual.rank_one_attention(contextual.vocabulary(Xa), n, seed=seed,
+    layer = contextual.RankOneAttention(contextual.vocabulary(Xa), n, seed=seed,
                                           head_dim=positive_int("head_dim", head_dim))
     delta = contextual.theorem2_delta(n, len(layer.vocab), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
     if dps is None:
-        dps = 30 + max(0, int(-delta["construction"]))
+        dps = 30 + max(0, int(-delta.construction))
         if dps > exact.MAX_DPS:
             raise ValueError(f"the context ids need {dps:,} digits, more than lib.exact.MAX_DPS={exact.MAX_DPS}")
     else:
@@ -546,47 +604,45 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
                         for o, t in zip(out, lab, strict=True))
         max_coeff = max(abs(c) for row in coeffs for c in row)
         min_gap = min((b - a for a, b in zip(s, s[1:], strict=False)), default=mpmath.inf)
-    interp = {"biases": biases, "coeffs": coeffs, "order": [reps[i] for i in order], "max_coeff": max_coeff,
-              "z": s, "targets": targets}
-    return {"attention": layer, "v": v, "ffn": ffn, "interpolation": interp, "dps": dps, "contexts": len(reps),
-            "min_gap": min_gap, "outputs": outputs, "max_error": max_error, "max_coeff": max_coeff,
-            "parameters_corollary": corollary1_parameter_count(n, N, d, layer.head_dim)}
+    interp = Interpolation(biases, coeffs, [reps[i] for i in order], max_error, max_coeff, s, targets)
+    return MemorizingNetwork(layer, v, ffn, interp, dps, len(reps), min_gap, outputs, max_error, max_coeff,
+                             corollary1_parameter_count(n, N, d, layer.head_dim))
 
 
-def float64_network(memorizer: dict) -> FeedForward:
+def float64_network(memorizer: MemorizingNetwork) -> FeedForward:
     """The feed-forward layer of :func:`memorizing_transformer` with its weights rounded to float64.
 
-    Applied to the float64 context ids ``memorizer["attention"](X)`` it shows what the exact
+    Applied to the float64 context ids ``memorizer.attention(X)`` it shows what the exact
     network becomes in ordinary arithmetic (check C10).
 
     Args:
-        memorizer: the dict returned by :func:`memorizing_transformer`.
+        memorizer: the :class:`MemorizingNetwork` of :func:`memorizing_transformer`.
 
     Returns:
         A float64 residual ``FeedForward(d, M, d)`` (:func:`residual_ffn`): ``W1 = 1_M v^T``,
         ``b1 = -biases``, ``W2`` the output weights, ``b2 = 0``.
 
     Raises:
-        ValueError: if ``memorizer`` is not such a dict, or a weight overflows float64.
+        ValueError: if ``memorizer`` is not a :class:`MemorizingNetwork`, or a weight overflows
+            float64.
 
     Source: K&S Corollary 1 (construction reconstructed). Chapter 3.
     """
-    if not isinstance(memorizer, dict) or not {"interpolation", "v"} <= set(memorizer):
-        raise ValueError(f"memorizer must be the dict of memorizing_transformer, got {short_repr(memorizer)}")
-    interp = memorizer["interpolation"]
-    return residual_ffn(memorizer["v"], [float(b) for b in interp["biases"]],
-                        [[float(c) for c in row] for row in interp["coeffs"]])
+    if not isinstance(memorizer, MemorizingNetwork):
+        raise ValueError(f"memorizer must be the result of memorizing_transformer, got {short_repr(memorizer)}")
+    interp = memorizer.interpolation
+    return residual_ffn(memorizer.v, [float(b) for b in interp.biases], [[float(c) for c in row] for row in interp.coeffs])
 
 
 def scalar_outputs(ffn: FeedForward, z) -> np.ndarray:
     """``ffn`` applied to scalar ids ``z`` ``(M,)``: the float64 outputs ``(M, k)`` as numpy.
 
     Raises:
-        ValueError: if ``ffn`` is not a :class:`~lib.attention.FeedForward` on scalars
+        ValueError: if ``ffn`` is not a :class:`~lib.layers.FeedForward` on scalars
             (``d_in = 1``), or ``z`` is not a finite real 1-D array (complex and bool refused).
     """
     if not isinstance(ffn, FeedForward) or ffn.d_in != 1:
-        raise ValueError(f"ffn must be a lib.attention.FeedForward with d_in = 1, got {short_repr(ffn)}")
+        raise ValueError(f"ffn must be a lib.layers.FeedForward with d_in = 1, got {short_repr(ffn)}")
     z = as_float_array("z", z)
     if z.ndim != 1:
         raise ValueError(f"z must be 1-D (scalar ids), got shape {z.shape}")
@@ -594,7 +650,7 @@ def scalar_outputs(ffn: FeedForward, z) -> np.ndarray:
         return ffn(torch.as_tensor(z, dtype=ffn.W1.dtype)[:, None]).numpy()
 
 
-def interpolation_price(spacings, labels, base: float = 1.0) -> "pd.DataFrame":
+def interpolation_price(spacings, labels, base: float = 1.0) -> pd.DataFrame:
     """What the interpolating layer costs as its ids close in (Chapter 3, Figure "interp").
 
     For each spacing ``g`` the ids are ``base + g * arange(M)`` with the given labels.
@@ -605,10 +661,10 @@ def interpolation_price(spacings, labels, base: float = 1.0) -> "pd.DataFrame":
         base: where the ids start.
 
     Returns:
-        A DataFrame with one row per spacing and the columns ``spacing``, ``max |c| (exact)``
-        (the largest output weight at 50 digits), ``error at the ids`` (float64 layer at its
-        own float64 ids) and ``error, ids 1 ulp off`` (the same layer at ids one unit in the
-        last place higher: the rounding any float64 computation of the ids carries).
+        A DataFrame with one row per spacing and the columns ``spacing``, ``max_coeff_exact``
+        (the largest output weight at 50 digits), ``error_at_ids`` (float64 layer at its own
+        float64 ids) and ``error_ulp_off`` (the same layer at ids one unit in the last place
+        higher: the rounding any float64 computation of the ids carries).
 
     Raises:
         ValueError: for non-positive or non-finite spacings, a non-finite ``base``, complex or bool
@@ -616,8 +672,6 @@ def interpolation_price(spacings, labels, base: float = 1.0) -> "pd.DataFrame":
 
     Source: the interpolation step of K&S Corollary 1 (reconstructed by the book). Chapter 3.
     """
-    import pandas as pd
-
     base = finite_real("base", base)
     spacings = as_float_array("spacings", spacings)
     if spacings.ndim != 1 or (spacings <= 0).any():
@@ -627,26 +681,23 @@ def interpolation_price(spacings, labels, base: float = 1.0) -> "pd.DataFrame":
     for g in spacings:
         z = base + g * np.arange(len(labels))
         f64 = interpolating_ffn(z, labels)
-        rows.append({"spacing": g,
-                     "max |c| (exact)": float(interpolation_mp(list(z), labels, dps=50)["max_coeff"]),
-                     "error at the ids": np.abs(scalar_outputs(f64, z)[:, 0] - labels).max(),
-                     "error, ids 1 ulp off": np.abs(scalar_outputs(f64, np.nextafter(z, np.inf))[:, 0] - labels).max()})
+        rows.append({"spacing": g, "max_coeff_exact": float(interpolation_mp(list(z), labels, dps=50).max_coeff),
+                     "error_at_ids": np.abs(scalar_outputs(f64, z)[:, 0] - labels).max(),
+                     "error_ulp_off": np.abs(scalar_outputs(f64, np.nextafter(z, np.inf))[:, 0] - labels).max()})
     return pd.DataFrame(rows)
 
 
-def float64_memorization(X, Y, gamma: float) -> dict:
+def float64_memorization(X, Y, gamma: float) -> Float64Memorization:
     """Corollary 1's network built and run entirely in float64 at inverse temperature ``gamma``.
 
-    The rank-1 residual layer of :func:`lib.contextual.rank_one_attention` (``w = 1``, with
+    The rank-1 residual layer of :class:`lib.contextual.RankOneAttention` (``w = 1``, with
     ``gamma`` replacing the theorem's value) gives float64 context ids ``z`` of the tokens of
     ``X`` ``(N, n, 1)``; a float64 residual layer (:func:`residual_ffn`) is built on them to
     interpolate ``Y - z``, and the error is that of the whole network's forward pass
     ``F_FF(F_SA(X))`` against ``Y`` ``(N, n)``.
 
     Returns:
-        dict with ``gamma``, ``float64 min gap`` (smallest gap between the float64 ids),
-        ``largest weight`` and ``max error`` (NaN when float64 ids collide, so that no layer
-        exists).
+        A :class:`Float64Memorization`.
 
     Raises:
         ValueError: for ``X`` that is not ``(N, n, 1)``, mismatched ``Y``, or a bad ``gamma``.
@@ -661,233 +712,18 @@ def float64_memorization(X, Y, gamma: float) -> dict:
     Y = as_float_array("Y", Y, min_ndim=2)
     if Y.shape != X.shape[:2]:
         raise ValueError(f"Y must have shape {X.shape[:2]}, got {Y.shape}")
-    layer = contextual.rank_one_attention(contextual.vocabulary(X), X.shape[1], w=[1.0], gamma=gamma)
+    layer = contextual.RankOneAttention(contextual.vocabulary(X), X.shape[1], w=[1.0], gamma=gamma)
     with torch.no_grad():
         ids = layer(torch.as_tensor(X))
     z = ids.numpy().reshape(-1)
-    row = {"gamma": float(gamma), "float64 min gap": float(np.diff(np.unique(z)).min(initial=np.inf))
-           if len(np.unique(z)) == len(z) else 0.0}
-    if row["float64 min gap"] == 0.0:   # float64 ids collide: no layer can separate them
-        return {**row, "largest weight": np.nan, "max error": np.nan}
+    gap = float(np.diff(np.unique(z)).min(initial=np.inf)) if len(np.unique(z)) == len(z) else 0.0
+    if gap == 0.0:   # float64 ids collide: no layer can separate them
+        return Float64Memorization(float(gamma), gap, math.nan, math.nan)
     fit = interpolating_ffn(z, Y.reshape(-1) - z).weights()   # the residual absorbed: targets y - z
     ffn = residual_ffn([1.0], -fit["b1"].numpy(), fit["W2"].numpy().T)
     with torch.no_grad():
         out = ffn(ids).numpy().reshape(Y.shape)           # the network's forward pass F_FF(F_SA(X))
-    return {**row, "largest weight": float(np.abs(ffn.weights()["W2"].numpy()).max()),
-            "max error": float(np.abs(out - Y).max())}
+    return Float64Memorization(float(gamma), gap, float(np.abs(ffn.weights()["W2"].numpy()).max()),
+                               float(np.abs(out - Y).max()))
 
 
-def corpus_summary(pairs) -> dict:
-    """Sentences, tokens, word types and the two ceilings of a ``(tokens, tags)`` corpus."""
-    pairs = _pairs(pairs)
-    return {"sentences": len(pairs), "tokens": sum(len(t) for t, _ in pairs),
-            "word types": len({w for t, _ in pairs for w in t}),
-            "context-free ceiling": context_free_ceiling(pairs), "permutation ceiling": permutation_ceiling(pairs)}
-
-
-def _pairs(pairs) -> list:
-    """``pairs`` checked as :func:`lib.data.build_vocab` checks a corpus (lists of strings, equal lengths)."""
-    from .data import _check_pairs
-
-    return _check_pairs(pairs)
-
-
-def _majority_share(groups: dict) -> float:
-    from collections import Counter
-
-    total = sum(len(tags) for tags in groups.values())
-    return sum(Counter(tags).most_common(1)[0][1] for tags in groups.values()) / total
-
-
-def context_free_ceiling(pairs) -> float:
-    """Best token accuracy of any model that sees only the token itself (majority tag per type).
-
-    Args:
-        pairs: list of ``(tokens, tags)`` sequences (e.g. sentences and their NER tags).
-
-    Returns:
-        The share of tokens whose tag is the most frequent tag of their type, in ``[0, 1]``.
-
-    Raises:
-        ValueError: for an empty list, or a pair that is not two equally long, non-empty lists of
-            strings (as :func:`lib.data.build_vocab` checks).
-
-    Source: this book (Chapter 3): what the CoNLL-2003 accuracy owes to attention at all.
-    """
-    groups: dict = {}
-    for tokens, tags in _pairs(pairs):
-        for tok, tag in zip(tokens, tags, strict=True):
-            groups.setdefault(tok, []).append(tag)
-    return _majority_share(groups)
-
-
-def permutation_ceiling(pairs) -> float:
-    """Best token accuracy of any model without positional information.
-
-    A permutation-equivariant model gives one output to every occurrence of a token within
-    sentences that are permutations of each other (the same sentence included), so each such
-    group can be right only for its majority tag.
-
-    Args, returns and errors as :func:`context_free_ceiling`.
-
-    Source: this book (Chapter 3), from the permutation equivariance of attention without
-    positional encoding (K&S's "up to permutation").
-    """
-    groups: dict = {}
-    for tokens, tags in _pairs(pairs):
-        bag = tuple(sorted(tokens))
-        for tok, tag in zip(tokens, tags, strict=True):
-            groups.setdefault((bag, tok), []).append(tag)
-    return _majority_share(groups)
-
-
-#: The settings of the CoNLL-2003 experiment in each mode. The sources give none of K&S Section 5's
-#: settings except the 800 epochs and the depths 1, 3, 6, and those only in secondary summaries (see
-#: the Sources and certainty page): everything here is ours.
-CONLL_SETTINGS = {
-    "fast": {"sentences": 600, "validation_sentences": 500, "epochs": 30, "d_model": 64, "batch_size": 32,
-             "lr": 3e-3, "final_lr": 3e-4, "eval_every": 5, "layers": [1, 3, 6], "seed": 0},
-    "full": {"sentences": None, "validation_sentences": None, "epochs": 800, "d_model": 128, "batch_size": 128,
-             "lr": 1e-3, "final_lr": 1e-4, "eval_every": 20, "layers": [1, 3, 6], "seed": 0},
-}
-
-
-def conll_subset(split: str, sentences: int | None, seed: int = 0) -> list[tuple[list[str], list[str]]]:
-    """``sentences`` CoNLL-2003 sentences of ``split`` drawn without replacement (all when ``None``).
-
-    The draw is uniform (numpy ``default_rng(seed)``) and the sentences keep their corpus order.
-
-    Raises:
-        ValueError: for an unknown split, or a count that is not in ``[1, len(split)]``.
-    """
-    from . import data
-
-    pairs = data.load_conll2003(split)
-    if sentences is None:
-        return pairs
-    sentences = positive_int("sentences", sentences, maximum=len(pairs))
-    chosen = np.sort(np.random.default_rng(positive_int("seed", seed, minimum=0)).choice(len(pairs), sentences,
-                                                                                          replace=False))
-    return [pairs[i] for i in chosen]
-
-
-def conll_experiment(train_pairs, validation_pairs, *, n_layers: int, rank: int | None, d_model: int,
-                     batch_size: int, lr: float, epochs: int, eval_every: int, final_lr: float | None = None,
-                     seed: int = 0) -> dict:
-    """Train one :class:`~lib.attention.TokenTagger` on CoNLL-2003 pairs: K&S Section 5, our settings.
-
-    The vocabulary is built from ``train_pairs`` (validation words it lacks become ``<unk>``);
-    batches are length-bucketed (:func:`lib.training.bucket_batches`) on :data:`lib.config.DEVICE`.
-
-    Args:
-        train_pairs, validation_pairs: ``(tokens, tags)`` pairs (:func:`lib.data.load_conll2003`).
-        n_layers, rank, d_model: the model (head size ``d_model``, FFN width ``4 d_model``).
-        batch_size, lr, epochs, eval_every, final_lr, seed: the training
-            (:func:`lib.training.fit`); the model is initialised from ``seed`` as well.
-
-    Returns:
-        dict with ``history`` (the DataFrame of :func:`lib.training.fit`), ``train_acc`` (final
-        token accuracy on the training pairs, the model in eval mode, padding excluded),
-        ``val_acc`` (the same on the validation pairs), ``parameters`` (trainable parameter
-        count), ``vocab_size`` and ``tokens`` (training tokens).
-
-    Raises:
-        ValueError: as :func:`lib.data.build_vocab`, :class:`~lib.attention.TokenTagger` and
-            :func:`lib.training.fit`.
-
-    Source: K&S (ICLR 2024) Section 5, the CoNLL-2003 experiment. Chapter 3.
-    """
-    from . import config, data, training
-    from .attention import TokenTagger
-
-    vocab = data.build_vocab(train_pairs)
-    train = data.encode_pairs(train_pairs, vocab)
-    valid = data.encode_pairs(validation_pairs, vocab)
-    batches = training.bucket_batches(train, batch_size, seed=seed)
-    val_batches = training.bucket_batches(valid, 256, seed=seed)
-    model = TokenTagger(len(vocab), len(data.CONLL_TAGS), d_model=d_model, n_layers=n_layers, rank=rank,
-                        seed=seed).to(config.DEVICE)
-    label = f"{n_layers} layer{'s' if n_layers > 1 else ''}, rank {rank or 'full'}"
-    history = training.fit(model, batches, epochs=epochs, lr=lr, final_lr=final_lr, seed=seed,
-                           validation=val_batches, eval_every=eval_every, desc=label)
-    return {"history": history, "train_acc": training.evaluate(model, batches),
-            "val_acc": training.evaluate(model, val_batches),
-            "parameters": sum(p.numel() for p in model.parameters()), "vocab_size": len(vocab),
-            "tokens": sum(len(ids) for ids, _ in train)}
-
-
-def conll_run(n_layers: int, rank: int | None, mode: str | None = None) -> dict:
-    """:func:`conll_experiment` with the settings of ``mode`` (:data:`CONLL_SETTINGS`).
-
-    Fast mode trains on a seeded subset of the training split and scores a subset of the
-    validation split. Full mode uses both splits whole and goes through :mod:`lib.artifacts`:
-    a stored result with the same settings and ``lib`` code is loaded; otherwise it is computed
-    and stored — except inside a book build, where hours of training would only hit the cell
-    timeout, so the build stops with the command that computes it (``make full``).
-
-    Args:
-        n_layers: depth; rank: attention rank (``None`` dense); mode: ``"fast"`` or ``"full"``
-            (default :data:`lib.config.MODE`).
-
-    Returns:
-        The dict of :func:`conll_experiment`, plus ``settings`` (the dict used, with
-        ``n_layers``, ``rank`` and ``mode``).
-
-    Raises:
-        ValueError: for an unknown mode; RuntimeError: in a full-mode book build whose result
-            has not been computed yet.
-
-    Source: K&S (ICLR 2024) Section 5. Chapter 3 and ``tools/full_mode.py``.
-    """
-    from . import artifacts, config
-
-    mode = config.MODE if mode is None else mode
-    if mode not in config.MODES:
-        raise ValueError(f"mode must be one of {config.MODES}, got {mode!r}")
-    n_layers = positive_int("n_layers", n_layers)
-    rank = None if rank is None else positive_int("rank", rank)
-    settings = {**CONLL_SETTINGS[mode], "n_layers": n_layers, "rank": rank, "mode": mode}
-
-    def compute() -> dict:
-        train = conll_subset("train", settings["sentences"], settings["seed"])
-        valid = conll_subset("validation", settings["validation_sentences"], settings["seed"])
-        return conll_experiment(train, valid, n_layers=n_layers, rank=rank, d_model=settings["d_model"],
-                                batch_size=settings["batch_size"], lr=settings["lr"], epochs=settings["epochs"],
-                                eval_every=settings["eval_every"], final_lr=settings["final_lr"],
-                                seed=settings["seed"])
-
-    if mode == "fast":
-        return {**compute(), "settings": settings}
-    name = f"conll-{n_layers}layer-rank{rank or 'full'}"
-    if config.IN_BUILD and not artifacts.artifact_path(name, settings).exists():
-        raise RuntimeError(f"the full-mode result {name} has not been computed for this code; run `make full` "
-                           f"(hours on a CPU) before `BOOK_MODE=full make book`")
-    return {**artifacts.load_or_compute(name, settings, compute), "settings": settings}
-
-
-def ceilings_by_counting(pairs) -> tuple[float, float]:
-    """The two ceilings of :func:`context_free_ceiling` and :func:`permutation_ceiling`, counted another way.
-
-    A pandas table with one row per token (word, tag, and the sentence's sorted words joined by
-    spaces, its "bag"); a ceiling is the number of tokens that carry the most frequent tag of
-    their group — (word) or (bag, word) — divided by the number of tokens. Written independently
-    of the two functions, for the check that they agree (Chapter 3, check B3.2).
-
-    Args:
-        pairs: list of ``(tokens, tags)`` sequences.
-
-    Returns:
-        ``(context_free, permutation)``, two floats in ``[0, 1]``.
-
-    Raises:
-        ValueError: as :func:`context_free_ceiling`.
-    """
-    import pandas as pd
-
-    tok = pd.DataFrame([(w, t, " ".join(sorted(ws))) for ws, ts in _pairs(pairs) for w, t in zip(ws, ts, strict=True)],
-                       columns=["word", "tag", "bag"])
-
-    def best(keys: list[str]) -> int:
-        return int(tok.groupby(keys + ["tag"]).size().groupby(level=list(range(len(keys)))).max().sum())
-
-    return best(["word"]) / len(tok), best(["bag", "word"]) / len(tok)

@@ -3,7 +3,7 @@
 A model maps a batch of inputs to logits ``(..., C)``; its targets are int64 class ids of the
 leading shape, with :data:`IGNORE` wherever there is nothing to predict (padding). The loss is
 the mean cross-entropy over the counted positions and the accuracy is the share of counted
-positions whose arg-max logit is the target: for :class:`lib.attention.TokenTagger` that is
+positions whose arg-max logit is the target: for :class:`lib.models.TokenTagger` that is
 the token-level accuracy with padding excluded, the measure the book uses for K&S Section 5's
 CoNLL-2003 experiment (Chapter 3; whether the paper counts tokens or sentences is unknown).
 

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from lib import approximation as A
+from lib import metrics
 
 
 def product_target(X):
@@ -62,16 +63,16 @@ def test_approximator_is_f_at_the_quantized_sequence_off_ramps_and_duplicates(ex
 
 
 def test_outputs_stay_within_the_table_range_and_errors_fall_with_m():
-    s = A.uniform_sampler(3, 1)
+    s = metrics.uniform_sampler(3, 1)
     g8 = A.ks_approximator(product_target, 8, 3, 1, tau=1e-3, gamma=1.0)
     X = s(np.random.default_rng(1), 500)
     out = g8(X)
     assert out.min() >= g8.values.min() - 1e-9 and out.max() <= g8.values.max() + 1e-9
     g16 = A.ks_approximator(product_target, 16, 3, 1, tau=1e-3, gamma=1.0)
-    e8, se8 = A.lp_error(product_target, g8, 1, s, 2000, seed=2)
-    e16, se16 = A.lp_error(product_target, g16, 1, s, 2000, seed=2)
+    e8, se8 = metrics.lp_error(product_target, g8, 1, s, 2000, seed=2)
+    e16, se16 = metrics.lp_error(product_target, g16, 1, s, 2000, seed=2)
     assert e16 < e8 - 3 * math.hypot(se8, se16)
-    sup16, _ = A.sup_error(product_target, g16, s, 2000, seed=2)
+    sup16, _ = metrics.sup_error(product_target, g16, s, 2000, seed=2)
     assert sup16 > 0.1  # duplicate cells keep the sup error up
 
 
@@ -103,20 +104,20 @@ def test_price_row_formats_the_theorems_weight_like_fmt():
 
     row = A.price_row(product_target, 4, 3, 1, tau=0.01)
     exact = A.ks_approximator(product_target, 4, 3, 1, tau=0.01)
-    assert row["largest weight, theorem γ"] == fmt(mpmath.mpf(exact.max_weight))
-    assert re.fullmatch(r"\d\.\d\de\d+", row["largest weight, theorem γ"])          # 3.63e32, never 3.63e+32
-    assert row["conflicting float64 pairs, theorem γ"] == exact.conflicts64
-    assert row["distinct float64 ids, theorem γ"] == exact.distinct64
+    assert row.weight_theorem == fmt(mpmath.mpf(exact.max_weight))
+    assert re.fullmatch(r"\d\.\d\de\d+", row.weight_theorem)          # 3.63e32, never 3.63e+32
+    assert row.conflicts64_theorem == exact.conflicts64
+    assert row.distinct64_theorem == exact.distinct64
 
 
 def test_lp_error_against_a_hand_computed_value():
-    s = A.uniform_sampler(2, 1)
+    s = metrics.uniform_sampler(2, 1)
     f = lambda X: X                                  # noqa: E731
     g = lambda X: X + 0.5                            # noqa: E731  error 0.5 on each of 2 entries
-    assert A.lp_error(f, g, 1, s, 10)[0] == pytest.approx(1.0)
-    assert A.lp_error(f, g, 2, s, 10)[0] == pytest.approx(math.sqrt(0.5))
-    assert A.lp_error(f, f, 2, s, 10) == (0.0, 0.0)
-    assert A.sup_error(f, g, s, 10)[0] == pytest.approx(0.5)
+    assert metrics.lp_error(f, g, 1, s, 10)[0] == pytest.approx(1.0)
+    assert metrics.lp_error(f, g, 2, s, 10)[0] == pytest.approx(math.sqrt(0.5))
+    assert metrics.lp_error(f, f, 2, s, 10) == (0.0, 0.0)
+    assert metrics.sup_error(f, g, s, 10)[0] == pytest.approx(0.5)
 
 
 def test_parameter_count_matches_the_layers():
@@ -133,7 +134,7 @@ def test_parameter_count_matches_the_layers():
 def test_approximator_forward_pass_is_the_three_displayed_layers():
     """g(X) = F2(F_SA(F1(X))) written out in numpy from the layers' weights, independently of lib."""
     g = A.ks_approximator(product_target, 5, 3, 1, tau=0.01, gamma=0.5)
-    X = A.uniform_sampler(3, 1)(np.random.default_rng(8), 300)
+    X = metrics.uniform_sampler(3, 1)(np.random.default_rng(8), 300)
     ramp, _ = A.bad_sets(X, 5, 0.01)
     X = X[~ramp]                                                    # off the ramps F1 is exactly a representative
 
@@ -162,8 +163,8 @@ def test_approximator_forward_pass_is_the_three_displayed_layers():
     (lambda: A.ks_approximator("f", 4, 3, 1, 0.01), "callable"),
     (lambda: A.ks_approximator(lambda X: X[:, :, 0], 4, 3, 1, 0.01), r"\(batch, n, d_out\)"),
     (lambda: A.ks_approximator(product_target, 4, 3, 1, 0.01, exact=False), "float64 cannot separate"),
-    (lambda: A.lp_error(product_target, product_target, 0.5, A.uniform_sampler(3, 1), 10), "p"),
-    (lambda: A.lp_error(product_target, product_target, 1, A.uniform_sampler(3, 1), 1), "n_samples"),
+    (lambda: metrics.lp_error(product_target, product_target, 0.5, metrics.uniform_sampler(3, 1), 10), "p"),
+    (lambda: metrics.lp_error(product_target, product_target, 1, metrics.uniform_sampler(3, 1), 1), "n_samples"),
     (lambda: A.duplicate_cell_measure(0, 3, 1), "m"),
 ])
 def test_value_errors(call, match):
@@ -177,7 +178,7 @@ def test_l1_error_on_a_fixed_sample_equals_an_independent_computation():
     fixed = lambda rng, k: X[:k]                     # noqa: E731
     reps = (np.floor(X * 4) + 0.5) / 4
     expected = np.abs(product_target(X) - product_target(reps)).sum(axis=(1, 2)).mean()
-    assert A.lp_error(product_target, g, 1, fixed, 3)[0] == pytest.approx(expected, rel=1e-9)
+    assert metrics.lp_error(product_target, g, 1, fixed, 3)[0] == pytest.approx(expected, rel=1e-9)
 
 
 def test_bad_sets_hand_computed():
@@ -251,7 +252,7 @@ def test_working_precision_follows_gamma_and_r_max():
 
 def test_lookup_output_stays_within_the_table_range_in_floating_point():
     g = A.ks_approximator(product_target, 6, 3, 1, tau=0.1 / 36, gamma=1.0)
-    X = A.uniform_sampler(3, 1)(np.random.default_rng(3), 2000)
+    X = metrics.uniform_sampler(3, 1)(np.random.default_rng(3), 2000)
     raw = g.raw(X)          # the raw ReLU sum overshoots the table's maximum by rounding on some inputs
     assert raw.max() > g.values.max()
     out = g(X).reshape(-1, 1)
@@ -310,7 +311,7 @@ def test_sizes_are_checked_before_anything_is_built(monkeypatch):
     with pytest.raises(ValueError, match=r"MAX_PARAMETERS"):
         A.quantizer(10**9, 1, 1e-12)
     with pytest.raises(ValueError, match=r"MAX_SAMPLE_ENTRIES"):
-        A.uniform_sampler(3, 2)(np.random.default_rng(0), 10**9)
+        metrics.uniform_sampler(3, 2)(np.random.default_rng(0), 10**9)
     monkeypatch.setattr(A, "MAX_TABLE_ENTRIES", math.comb(4, 3) * 3)   # exactly the table of m = 4, n = 3
     A.ks_approximator(product_target, 4, 3, 1, 0.01, gamma=0.5)
     with pytest.raises(ValueError, match="MAX_TABLE_ENTRIES = 12"):
@@ -322,7 +323,7 @@ def test_sizes_are_checked_before_anything_is_built(monkeypatch):
     (lambda: A.ks_approximator(lambda X: X.astype(complex), 4, 3, 1, 0.01), r"f\(X\) must be a real array, not complex"),
     (lambda: A.ks_approximator(lambda X: X > 0.5, 4, 3, 1, 0.01), r"f\(X\) must be a real array, not bool"),
     (lambda: A.bad_sets(np.ones((1, 2, 1), dtype=bool), 4, 0.01), "X must be a real array, not bool"),
-    (lambda: A.lp_error(product_target, lambda X: X * 1j, 1, A.uniform_sampler(3, 1), 10), r"g\(X\) must be a real array, not complex"),
+    (lambda: metrics.lp_error(product_target, lambda X: X * 1j, 1, metrics.uniform_sampler(3, 1), 10), r"g\(X\) must be a real array, not complex"),
 ])
 def test_complex_and_bool_values_are_refused(call, match):
     with pytest.raises(ValueError, match=match):

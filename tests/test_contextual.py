@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib import attention, contextual, exact
+from lib import contextual, exact, layers
 
 
 def test_tokenwise_separation_hand_computed():
@@ -35,7 +35,7 @@ def test_projection_constant_and_bound():
 
 def test_theorem2_delta_reproduces_itself_with_worst_case_cw():
     d = contextual.theorem2_delta(3, 5, 1, 1.0, 5.0, 1.0)
-    assert d["paper"] == pytest.approx(d["construction"])
+    assert d.paper == pytest.approx(d.construction)
     # direct evaluation of the theorem's formula in mpmath
     n, K, dim, rmin, rmax, eps = 3, 5, 1, 1.0, 5.0, 1.0
     with mpmath.workdps(50):
@@ -43,27 +43,27 @@ def test_theorem2_delta_reproduces_itself_with_worst_case_cw():
         pre = 2 * L**2 * eps**2 * rmin / (rmax**2 * (K + 1) ** 4 * (2 * L + 3) * mpmath.pi * dim)
         expo = -((K + 1) ** 4) * (2 * L + 3) * mpmath.pi * dim * rmax**2 / (4 * eps * rmin)
         want = float(mpmath.log10(pre) + expo / mpmath.log(10))
-    assert d["paper"] == pytest.approx(want, rel=1e-12)
-    assert d["r"] == 5.25
+    assert d.paper == pytest.approx(want, rel=1e-12)
+    assert d.r == 5.25
     better = contextual.theorem2_delta(3, 5, 1, 1.0, 5.0, 1.0, c_w=1.0)
-    assert better["construction"] > d["paper"]
+    assert better.construction > d.paper
 
 
 def test_construction_ids_distinct_on_unseen_vocabulary():
     """A vocabulary and n not used in the chapter: 4 tokens in R^1, n = 2, exact arithmetic."""
     V = np.array([[0.5], [1.7], [-1.2], [3.0]])
-    layer = contextual.rank_one_attention(V, 2, w=[1.0])
+    layer = contextual.RankOneAttention(V, 2, w=[1.0])
     assert all(torch.linalg.matrix_rank(W) == 1 for W in layer.weights().values())
     X = contextual.subset_sequences(V, 2)
     delta = contextual.theorem2_delta(2, 4, 1, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
-    dps = 30 + int(-delta["construction"])
+    dps = 30 + int(-delta.construction)
     ids = [row for out in exact.attention_mp(X, layer, dps) for row in out]
     gap = exact.min_distance(ids, dps)
     assert len(ids) == 12 and gap > 0
     with mpmath.workdps(dps):
-        assert mpmath.log10(gap) > delta["construction"]
+        assert mpmath.log10(gap) > delta.construction
         # |id| <= r up to the float64 rounding of the layer's weights (it is attained in the limit)
-        assert max(abs(r[0]) for r in ids) <= delta["r"] * (1 + 1e-12)
+        assert max(abs(r[0]) for r in ids) <= delta.r * (1 + 1e-12)
     # the float64 layer agrees with the exact one to rounding
     out = layer(torch.as_tensor(X)).reshape(-1).numpy()
     np.testing.assert_allclose(out, [float(r[0]) for r in ids], rtol=1e-13)
@@ -71,15 +71,15 @@ def test_construction_ids_distinct_on_unseen_vocabulary():
 
 def test_rank_one_attention_hypotheses():
     with pytest.raises(ValueError, match="zero token"):
-        contextual.rank_one_attention(np.array([[0.0], [1.0]]), 2)
+        contextual.RankOneAttention(np.array([[0.0], [1.0]]), 2)
     with pytest.raises(ValueError, match="same token twice"):
-        contextual.rank_one_attention(np.array([[1.0], [1.0]]), 2)
+        contextual.RankOneAttention(np.array([[1.0], [1.0]]), 2)
     with pytest.raises(ValueError, match="does not separate"):
-        contextual.rank_one_attention(np.array([[1.0, 1.0], [2.0, 2.0]]), 2, w=[1.0, -1.0])
+        contextual.RankOneAttention(np.array([[1.0, 1.0], [2.0, 2.0]]), 2, w=[1.0, -1.0])
     with pytest.raises(ValueError, match="inconsistent"):
-        contextual.rank_one_attention(np.array([[1.0], [2.0]]), 2, eps=5.0)
+        contextual.RankOneAttention(np.array([[1.0], [2.0]]), 2, eps=5.0)
     with pytest.raises(ValueError, match="gamma must be > 0"):
-        contextual.rank_one_attention(np.array([[1.0], [2.0]]), 2, gamma=0.0)
+        contextual.RankOneAttention(np.array([[1.0], [2.0]]), 2, gamma=0.0)
 
 
 @pytest.mark.parametrize("head_dim", [1, 2, 3])
@@ -87,7 +87,7 @@ def test_hardmax_pair_collides_for_random_weights(head_dim):
     rng = np.random.default_rng(head_dim)
     pair = torch.as_tensor(contextual.hardmax_counterexample(rng.normal(size=4)))
     assert pair.shape == (2, 4, 4)
-    layer = attention.SelfAttention(4, head_dim=head_dim, normalizer="hardmax")
+    layer = layers.SelfAttention(4, head_dim=head_dim, normalizer="hardmax")
     for k in range(200):
         W = {n: rng.normal(size=(head_dim, 4)) * 10.0 ** rng.integers(-1, 2) for n in ("W_Q", "W_K", "W_V")}
         W["W_O"] = rng.normal(size=(4, head_dim))
@@ -100,7 +100,7 @@ def test_hardmax_pair_collides_for_random_weights(head_dim):
 
 
 def test_attention_mp_matches_float64_and_validates():
-    layer = attention.SelfAttention(3, head_dim=2, seed=5)
+    layer = layers.SelfAttention(3, head_dim=2, seed=5)
     X = np.random.default_rng(0).normal(size=(5, 3))
     exact_out = np.array([[float(c) for c in row] for row in exact.attention_mp(X, layer, 40)])
     np.testing.assert_allclose(exact_out, layer(torch.as_tensor(X)).detach().numpy(), rtol=1e-12, atol=1e-12)
@@ -117,11 +117,11 @@ def test_hardmax_trials_and_id_distance():
     pair = contextual.hardmax_counterexample(np.array([0.4, -1.0, 0.3]))
     trials = contextual.hardmax_trials(pair, draws=60, seed=1)
     assert len(trials) == 60 and trials.hardmax.max() < 1e-10
-    uniform = trials[trials["W_Q = 0"]]
+    uniform = trials[trials["w_q_zero"]]
     assert len(uniform) == 6 and uniform.softmax.max() < 1e-12  # softmax is uniform: the means agree
-    moderate = trials[~trials["W_Q = 0"] & (trials.scale == 1.0)]
+    moderate = trials[~trials["w_q_zero"] & (trials.scale == 1.0)]
     assert (moderate.softmax > 1e-6).all()
-    hard = attention.SelfAttention(3, head_dim=2, normalizer="hardmax", seed=4)
+    hard = layers.SelfAttention(3, head_dim=2, normalizer="hardmax", seed=4)
     assert contextual.id_distance(hard, pair, dps=40) == 0
     with pytest.raises(ValueError, match="two sequences"):
         contextual.hardmax_trials(pair[:1])
@@ -129,12 +129,12 @@ def test_hardmax_trials_and_id_distance():
         contextual.id_distance(hard, pair, token=4)
 
 
-def test_context_ids_dict():
+def test_context_ids_result():
     V = np.array([[0.5], [1.7], [-1.2], [3.0]])
     res = contextual.context_ids(V, 2, w=[1.0])
-    assert len(res["ids"]) == 12 and res["log10_gap"] > res["delta"]["construction"]
+    assert len(res.ids) == 12 and res.log10_gap > res.delta.construction
     small = contextual.context_ids(V, 2, w=[1.0], gamma=0.05)
-    assert small["gap"] > res["gap"]  # a cooler layer separates these contexts more
+    assert small.gap > res.gap  # a cooler layer separates these contexts more
     with pytest.raises(ValueError, match="digits_beyond"):
         contextual.context_ids(V, 2, digits_beyond=3)
 
@@ -150,7 +150,7 @@ def test_extreme_scales_and_bad_inputs():
     with pytest.raises(ValueError, match="w must have shape"):
         contextual.projection_constant(np.ones((2, 2)), np.eye(4))
     with pytest.raises(ValueError, match="at least two tokens"):
-        contextual.rank_one_attention([[1.0, 0.0]], 2)
+        contextual.RankOneAttention([[1.0, 0.0]], 2)
     with pytest.raises(ValueError, match="coincide"):
         contextual.hardmax_counterexample([5e-324])
     with pytest.raises(ValueError, match="unknown arguments"):
@@ -163,11 +163,11 @@ def test_theorem2_delta_extremes_stay_in_log_space():
     for args, kw in [((2, 1, 1, 1e-200, 1, 1e-200), {}), ((2, 1, 1, 1, 1, 1), {"c_w": 1e-200}),
                      ((2, 10**10, 1, 1, 1, 1), {}), ((2, 1, 1, 1, 1e200, 1), {})]:
         out = contextual.theorem2_delta(*args, **kw)
-        assert out["paper"] < 0 and out["construction"] < 0
+        assert out.paper < 0 and out.construction < 0
 
 
 def test_exact_input_validation():
-    layer = attention.SelfAttention(3)
+    layer = layers.SelfAttention(3)
     with pytest.raises(ValueError, match="non-empty vector"):
         exact.min_distance(["12", "34"])
     with pytest.raises(ValueError, match="non-empty vector"):
@@ -181,7 +181,7 @@ def test_exact_input_validation():
 def test_theorem2_delta_refuses_impossible_constants():
     # two different tokens of norm <= r_max are at most 2 r_max apart: eps <= 2 r_max
     d = contextual.theorem2_delta(3, 5, 1, 1.0, 2.0, 4.0)                 # eps = 2 r_max: tokens -2 and 2
-    assert d["r"] == 2.0 + 4.0 / 4
+    assert d.r == 2.0 + 4.0 / 4
     with pytest.raises(ValueError, match=r"eps must be <= 4.0, got 4.5"):
         contextual.theorem2_delta(3, 5, 1, 1.0, 2.0, 4.5)
     with pytest.raises(ValueError, match="r_max must be >= 1.0"):
@@ -214,7 +214,7 @@ def test_enumerations_are_sized_before_they_start(monkeypatch):
 
 def test_bool_and_complex_tokens_are_refused():
     with pytest.raises(ValueError, match="vocab must be a real array, not bool"):
-        contextual.rank_one_attention(np.eye(3, dtype=bool), 2)
+        contextual.RankOneAttention(np.eye(3, dtype=bool), 2)
     with pytest.raises(ValueError, match="X must be a real array, not complex"):
         contextual.tokenwise_separation(np.ones((1, 2, 2)) * 1j)
     with pytest.raises(ValueError, match="w must be a real array, not bool"):
@@ -241,18 +241,18 @@ def test_strict_constants_meet_definition_1_strictly():
 def test_score_separation_tight_versus_strict():
     V = np.arange(1.0, 6.0)[:, None]
     # tight constants, w = 1: the smallest score gap is gamma * 1 * (2 - 1) = 2 log 2 + 3 exactly
-    tight = contextual.score_separation(contextual.rank_one_attention(V, 2, w=[1.0], r_min=1.0, r_max=5.0, eps=1.0))
-    assert tight["margin"] == 0.0 and tight["gap"] == tight["threshold"] == 2 * math.log(2) + 3
-    assert tight["r"] == pytest.approx(tight["r_bound"])                 # 25 gamma, attained by t = x = 5
-    strict = contextual.score_separation(contextual.rank_one_attention(V, 2, w=[1.0], **contextual.strict_constants(V)))
-    assert strict["gap"] == pytest.approx((2 * math.log(2) + 3) / 0.99**2, rel=1e-14)
-    assert strict["margin"] == pytest.approx(strict["gap"] - strict["threshold"], rel=1e-12) and strict["margin"] > 0
-    assert strict["r"] < strict["r_bound"]                                 # r_max was raised by 1%
-    default = contextual.rank_one_attention(V, 2, w=[1.0])                  # the defaults are the strict constants
+    tight = contextual.score_separation(contextual.RankOneAttention(V, 2, w=[1.0], r_min=1.0, r_max=5.0, eps=1.0))
+    assert tight.margin == 0.0 and tight.gap == tight.threshold == 2 * math.log(2) + 3
+    assert tight.r == pytest.approx(tight.r_bound)                 # 25 gamma, attained by t = x = 5
+    strict = contextual.score_separation(contextual.RankOneAttention(V, 2, w=[1.0], **contextual.strict_constants(V)))
+    assert strict.gap == pytest.approx((2 * math.log(2) + 3) / 0.99**2, rel=1e-14)
+    assert strict.margin == pytest.approx(strict.gap - strict.threshold, rel=1e-12) and strict.margin > 0
+    assert strict.r < strict.r_bound                                 # r_max was raised by 1%
+    default = contextual.RankOneAttention(V, 2, w=[1.0])                  # the defaults are the strict constants
     assert (default.r_min, default.r_max, default.eps) == pytest.approx((0.99, 5.05, 0.99), rel=1e-15)
-    assert contextual.score_separation(default)["margin"] > 0
-    with pytest.raises(ValueError, match="rank_one_attention"):
-        contextual.score_separation(attention.SelfAttention(2))
+    assert contextual.score_separation(default).margin > 0
+    with pytest.raises(ValueError, match="RankOneAttention"):
+        contextual.score_separation(layers.SelfAttention(2))
 
 
 def test_id_difference_matches_the_boltzmann_closed_form():
@@ -260,7 +260,7 @@ def test_id_difference_matches_the_boltzmann_closed_form():
     W_O W_V v (boltz_s(c1) - boltz_s(c2)) with c1 = (1, 2, 3, 4), c2 = (1, 1.5, 3.5, 4)."""
     v = np.array([0.5, -1.25, 0.75])                    # dyadic: every multiple exact in float64
     pair = contextual.hardmax_counterexample(v)
-    layer = attention.SelfAttention(3, head_dim=2, seed=11)
+    layer = layers.SelfAttention(3, head_dim=2, seed=11)
     W = {k: m.numpy() for k, m in layer.weights().items()}
     s = float(v @ W["W_K"].T @ W["W_Q"] @ v)
     dps = 60
@@ -281,14 +281,14 @@ def test_hardmax_trials_heads_and_exact_columns():
     assert (one.softmax == same.softmax).all() and (one.heads == 1).all()   # exact adds columns only
     many = contextual.hardmax_trials(pair, draws=60, seed=4, max_heads=3, exact=True)
     assert sorted(many.heads.unique()) == [1, 2, 3]
-    assert np.isneginf(many["log10 hardmax exact"]).all()                 # hardmax: exactly equal ids
-    ties = many[many["W_Q = 0"]]
-    assert np.isneginf(ties["log10 softmax exact"]).all()                # uniform softmax: equal means
-    live = many[~many["W_Q = 0"]]
-    assert np.isfinite(live["log10 softmax exact"]).all()
+    assert np.isneginf(many["log10_hardmax_exact"]).all()                 # hardmax: exactly equal ids
+    ties = many[many["w_q_zero"]]
+    assert np.isneginf(ties["log10_softmax_exact"]).all()                # uniform softmax: equal means
+    live = many[~many["w_q_zero"]]
+    assert np.isfinite(live["log10_softmax_exact"]).all()
     # float64 agrees with the exact distance to rounding where the distance is large
     big = live[live.softmax > 1e-6]
-    assert (big["softmax error"] <= 1e-12 * (1 + big.softmax)).all()
+    assert (big["softmax_error"] <= 1e-12 * (1 + big.softmax)).all()
     # a two-head layer is the sum of its heads: an independent float64 evaluation of draw 9
     rng = np.random.default_rng(4)
     X = torch.as_tensor(pair)
@@ -321,11 +321,11 @@ def test_order_flips_counts_swaps_seen_in_float64():
     runs = [contextual.context_ids(V, 3, w=[1.0], gamma=g) for g in gammas]
     flips = contextual.order_flips(runs)
     assert [(a, b) for a, b, _ in flips] == list(zip(gammas, gammas[1:]))
-    X = runs[0]["X"]
+    X = runs[0].X
     tokens = X.reshape(-1)
 
     def signs(run):
-        ids = run["layer"](torch.as_tensor(X)).reshape(-1).numpy()
+        ids = run.layer(torch.as_tensor(X)).reshape(-1).numpy()
         return {(i, j): np.sign(ids[i] - ids[j]) for t in np.unique(tokens)
                 for i in np.flatnonzero(tokens == t) for j in np.flatnonzero(tokens == t) if i < j}
 
@@ -353,21 +353,21 @@ def test_limit_reversals_by_hand_and_against_small_gamma():
 
     for g in (0.1, 0.3, 1.0, 2.0):
         got = contextual.limit_reversals(contextual.context_ids(V, 2, w=[1.0], gamma=g))
-        assert got == {"reversed": int(boltz0(6 * g) > boltz0(3 * g)), "tied": 0, "pairs": 3}
+        assert got == contextual.LimitReversals(int(boltz0(6 * g) > boltz0(3 * g)), 0, 3)
     # V = {1..5}, n = 3 at gamma = 1: the limit order read from the float64 layer at gamma = 1e-3
     # (ids of different means differ by about 1e-2 there), the order at gamma = 1 from float64 too
     V5 = np.arange(1.0, 6.0)[:, None]
     run = contextual.context_ids(V5, 3, w=[1.0], gamma=1.0)
-    X = run["X"]
+    X = run.X
     tokens, sums = X.reshape(-1), np.repeat(X.sum(axis=(1, 2)), 3)
-    ids = {g: contextual.rank_one_attention(V5, 3, w=[1.0], gamma=g)(torch.as_tensor(X)).reshape(-1).numpy()
+    ids = {g: contextual.RankOneAttention(V5, 3, w=[1.0], gamma=g)(torch.as_tensor(X)).reshape(-1).numpy()
            for g in (1e-3, 1.0)}
     pairs = [(i, j) for t in np.unique(tokens) for i in np.flatnonzero(tokens == t)
              for j in np.flatnonzero(tokens == t) if i < j]
     tied = sum(1 for i, j in pairs if sums[i] == sums[j])
     reversed_ = sum(1 for i, j in pairs if sums[i] != sums[j]
                     and np.sign(ids[1e-3][i] - ids[1e-3][j]) * np.sign(ids[1.0][i] - ids[1.0][j]) < 0)
-    assert contextual.limit_reversals(run) == {"reversed": reversed_, "tied": tied, "pairs": len(pairs)}
+    assert contextual.limit_reversals(run) == contextual.LimitReversals(reversed_, tied, len(pairs))
     # equal sums and a common token: {1,2,5}/{1,3,4}, {1,3,5}/{2,3,4}, {1,4,5}/{2,3,5}
     assert reversed_ > 0 and tied == 3
     with pytest.raises(ValueError, match="result of context_ids"):

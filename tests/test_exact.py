@@ -128,7 +128,7 @@ def test_project_mp_refuses_what_is_not_a_finite_real(rows, v, match):
 
 
 def test_attention_mp_refuses_bool_and_complex_tokens():
-    from lib.attention import SelfAttention
+    from lib.layers import SelfAttention
 
     layer = SelfAttention(2)
     for X in (np.ones((3, 2), dtype=bool), np.ones((3, 2)) * 1j, torch.ones(3, 2, dtype=torch.bool)):
@@ -161,7 +161,7 @@ def test_lse_mp_closed_form_and_no_overflow():
 
 
 def test_attention_mp_rows_are_the_first_rows_of_the_full_output():
-    from lib.attention import SelfAttention
+    from lib.layers import SelfAttention
 
     layer = SelfAttention(3, head_dim=2, seed=9)
     X = np.random.default_rng(1).normal(size=(2, 5, 3))

@@ -1,12 +1,12 @@
-"""lib.memorization and lib.attention.FeedForward: interpolation exact on unseen points, counts."""
+"""lib.memorization and lib.layers.FeedForward: interpolation exact on unseen points, counts."""
 
 import mpmath
 import numpy as np
 import pytest
 import torch
 
-from lib import data, memorization
-from lib.attention import FeedForward
+from lib import memorization
+from lib.layers import FeedForward
 
 
 def test_interpolating_ffn_float64_on_unseen_points():
@@ -24,8 +24,8 @@ def test_interpolation_mp_exact_where_float64_fails():
     with mpmath.workdps(60):
         z = [mpmath.mpf(1), mpmath.mpf(1) + mpmath.mpf("1e-30"), mpmath.mpf(2)]
     out = memorization.interpolation_mp(z, [0.0, 1.0, 2.0], dps=60)
-    assert out["max_error"] < mpmath.mpf("1e-25")
-    assert out["max_coeff"] > 1e29  # the price: weights of order 1 / gap
+    assert out.max_error < mpmath.mpf("1e-25")
+    assert out.max_coeff > 1e29  # the price: weights of order 1 / gap
     with pytest.raises(ValueError, match="repeated id"):
         memorization.interpolating_ffn([1.0, 1.0 + 1e-30, 2.0], [0.0, 1.0, 2.0])
 
@@ -73,12 +73,12 @@ def test_memorizing_transformer_exact_on_unseen_data():
     X = contextual.subset_sequences(V, 2)
     Y = np.random.default_rng(5).integers(0, 4, size=X.shape[:2])
     res = memorization.memorizing_transformer(X, Y)
-    assert res["max_error"] < mpmath.mpf("1e-20")
-    assert res["contexts"] == 12
+    assert res.max_error < mpmath.mpf("1e-20")
+    assert res.contexts == 12
     # the built network's parameters, read off its tensors: 4 rank-1 matrices of s + d = 2 entries,
     # one projection entry, 12 biases, 12 output weights, b2 = 0
-    assert memorization.parameter_count(res["attention"], res["ffn"]) == 8 + 1 + 12 + 12
-    assert res["parameters_corollary"] == memorization.corollary1_parameter_count(2, 6, 1, 1) == 33
+    assert memorization.parameter_count(res.attention, res.ffn) == 8 + 1 + 12 + 12
+    assert res.parameters_corollary == memorization.corollary1_parameter_count(2, 6, 1, 1) == 33
 
 
 def explicit_network_mp(X, W, ffn, dps):
@@ -112,14 +112,14 @@ def test_memorizing_network_forward_pass_matches_the_displayed_formula(d):
     X = contextual.subset_sequences(V, 2)
     Y = np.random.default_rng(3).integers(0, 3, size=X.shape).astype(float)
     res = memorization.memorizing_transformer(X, Y)
-    outs = explicit_network_mp(X, res["attention"].weights(), res["ffn"], res["dps"])
-    with mpmath.workdps(res["dps"]):
+    outs = explicit_network_mp(X, res.attention.weights(), res.ffn, res.dps)
+    with mpmath.workdps(res.dps):
         err = max(abs(o[c] - mpmath.mpf(y)) for o, y in zip(outs, Y.reshape(-1, d)) for c, y in enumerate(y))
-        assert err < mpmath.mpf(10) ** (40 - res["dps"])          # exact up to the working precision
-        diff = max(abs(o[c] - r[c]) for o, r in zip(outs, res["outputs"]) for c in range(d))
-        assert diff < mpmath.mpf(10) ** (40 - res["dps"])
+        assert err < mpmath.mpf(10) ** (40 - res.dps)          # exact up to the working precision
+        diff = max(abs(o[c] - r[c]) for o, r in zip(outs, res.outputs) for c in range(d))
+        assert diff < mpmath.mpf(10) ** (40 - res.dps)
     # residual: b2 = 0 and every hidden unit reads the one projection v
-    assert all(b == 0 for b in res["ffn"]["b2"]) and all(row == res["ffn"]["W1"][0] for row in res["ffn"]["W1"])
+    assert all(b == 0 for b in res.ffn["b2"]) and all(row == res.ffn["W1"][0] for row in res.ffn["W1"])
     # the float64 layer computes the displayed formula (explicit numpy) on float64 inputs
     ffn64 = memorization.float64_network(res)
     W = {k: v.numpy() for k, v in ffn64.weights().items()}
@@ -128,14 +128,14 @@ def test_memorizing_network_forward_pass_matches_the_displayed_formula(d):
     np.testing.assert_allclose(ffn64(torch.as_tensor(Z)).detach().numpy(), want, rtol=1e-12,
                                atol=1e-9 * np.abs(W["W2"]).max())
     # parameters read off the tensors: 4 (s + d), d for v, M biases, d M output weights; for d = 1 the corollary's count
-    M = res["contexts"]
-    assert memorization.parameter_count(res["attention"], res["ffn"]) == 4 * (1 + d) + d + M + d * M
+    M = res.contexts
+    assert memorization.parameter_count(res.attention, res.ffn) == 4 * (1 + d) + d + M + d * M
     if d == 1:
-        assert 4 * (1 + d) + d + M + d * M == res["parameters_corollary"]
+        assert 4 * (1 + d) + d + M + d * M == res.parameters_corollary
 
 
 def test_parameter_count_reads_the_tensors():
-    from lib.attention import SelfAttention
+    from lib.layers import SelfAttention
 
     # rank-1 factors: every entry of A (s x 1) and B (1 x d), for each of W_Q, W_K, W_V, W_O
     assert memorization.parameter_count(SelfAttention(3, head_dim=2, rank=1)) == 4 * (2 + 3)
@@ -156,68 +156,21 @@ def test_memorizing_transformer_head_size_enters_the_count():
     Y = np.random.default_rng(2).integers(0, 3, size=X.shape[:2])
     for s in (1, 3):
         res = memorization.memorizing_transformer(X, Y, head_dim=s)
-        assert res["max_error"] < mpmath.mpf(10) ** (20 - res["dps"])
-        assert memorization.parameter_count(res["attention"], res["ffn"]) == 4 * (s + 1) + 1 * (2 * 3 * 4 + 1)
+        assert res.max_error < mpmath.mpf(10) ** (20 - res.dps)
+        assert memorization.parameter_count(res.attention, res.ffn) == 4 * (s + 1) + 1 * (2 * 3 * 4 + 1)
 
 
 def test_memorizing_transformer_consistency_and_permutations():
     X = np.array([[[1.0], [2.0]], [[2.0], [1.0]], [[1.0], [3.0]]])
     Y = np.array([[0, 1], [1, 0], [5, 7]])  # sequence 1 is a permutation of 0 with consistent labels
     res = memorization.memorizing_transformer(X, Y)
-    assert res["contexts"] == 4 and res["max_error"] < mpmath.mpf("1e-20")
+    assert res.contexts == 4 and res.max_error < mpmath.mpf("1e-20")
     with pytest.raises(ValueError, match="inconsistent labels"):
         memorization.memorizing_transformer(X, np.array([[0, 1], [0, 1], [5, 7]]))
     with pytest.raises(ValueError, match="duplicate token"):
         memorization.memorizing_transformer(np.array([[[1.0], [1.0]]]), np.array([[0, 1]]))
     with pytest.raises(ValueError, match="Y must have shape"):
         memorization.memorizing_transformer(X, np.zeros((2, 2)))
-
-
-def test_ceilings_hand_computed():
-    corpus = [(["a", "b", "a"], ["X", "Y", "Z"]), (["b", "a"], ["Y", "X"]), (["a", "b"], ["Z", "Y"])]
-    # context-free: 'a' has X, Z, X, Z -> best 2 of 4; 'b' has Y, Y, Y -> 3 of 3: 5 / 7
-    assert memorization.context_free_ceiling(corpus) == pytest.approx(5 / 7)
-    # permutation classes: {a,a,b}: a -> X, Z (1 of 2), b -> Y (1); {a,b}: a -> X, Z (1 of 2), b -> Y, Y (2)
-    assert memorization.permutation_ceiling(corpus) == pytest.approx((1 + 1 + 1 + 2) / 7)
-    assert memorization.permutation_ceiling(corpus) >= memorization.context_free_ceiling(corpus)
-    with pytest.raises(ValueError, match="non-empty list"):
-        memorization.context_free_ceiling([])
-    with pytest.raises(ValueError, match="equal, non-zero length"):
-        memorization.permutation_ceiling([(["a"], ["X", "Y"])])
-
-
-def test_conll_subset_is_a_seeded_sample_in_corpus_order():
-    full = data.load_conll2003("validation")
-    sub = memorization.conll_subset("validation", 50, seed=3)
-    assert len(sub) == 50 and sub == memorization.conll_subset("validation", 50, seed=3)
-    positions = [full.index(pair) for pair in sub]
-    assert positions == sorted(positions)
-    assert memorization.conll_subset("validation", None) == full
-    with pytest.raises(ValueError, match="sentences"):
-        memorization.conll_subset("validation", len(full) + 1)
-
-
-def test_conll_experiment_memorizes_a_small_corpus():
-    pairs = memorization.conll_subset("train", 40, seed=1)
-    result = memorization.conll_experiment(pairs, pairs[:5], n_layers=1, rank=1, d_model=16, batch_size=8,
-                                           lr=1e-2, epochs=25, eval_every=5)
-    assert result["train_acc"] > memorization.context_free_ceiling(pairs) - 0.02
-    assert result["train_acc"] <= memorization.permutation_ceiling(pairs) + 1e-12  # no model can beat it
-    assert result["tokens"] == sum(len(t) for t, _ in pairs)
-    assert list(result["history"].epoch) == list(range(1, 26))
-
-
-def test_conll_run_full_mode_in_a_build_needs_make_full(monkeypatch, tmp_path):
-    from lib import config
-
-    monkeypatch.setenv("BOOK_ARTIFACTS", str(tmp_path))
-    monkeypatch.setattr(config, "IN_BUILD", True)
-    with pytest.raises(RuntimeError, match="make full"):
-        memorization.conll_run(1, 1, mode="full")
-    with pytest.raises(ValueError, match="mode must be one of"):
-        memorization.conll_run(1, 1, mode="medium")
-    with pytest.raises(ValueError, match="n_layers"):  # checked before the (missing) result is looked up
-        memorization.conll_run(-5, 1, mode="full")
 
 
 def test_knot_layer_hand_computed():
@@ -261,7 +214,7 @@ def test_more_arguments_follow_the_rule():
 
 
 def test_scalar_outputs_checks_the_layer():
-    with pytest.raises(ValueError, match="ffn must be a lib.attention.FeedForward with d_in = 1"):
+    with pytest.raises(ValueError, match="ffn must be a lib.layers.FeedForward with d_in = 1"):
         memorization.scalar_outputs(FeedForward(2, 3), [0.0, 1.0])
     with pytest.raises(ValueError, match="ffn must be"):
         memorization.scalar_outputs(None, [0.0])
@@ -273,9 +226,9 @@ def test_float64_memorization_is_the_residual_networks_forward_pass():
     X = contextual.subset_sequences(np.arange(1.0, 6.0)[:, None], 3)
     Y = np.random.default_rng(4).integers(0, 3, size=X.shape[:2]).astype(float)
     small = memorization.float64_memorization(X, Y, 0.3)
-    assert small["max error"] < 1e-9 and small["float64 min gap"] > 1e-4
+    assert small.max_error < 1e-9 and small.min_gap64 > 1e-4
     theorem = memorization.float64_memorization(X, Y, contextual.lemma1_gap(3))   # c_w = r_min = eps = 1
-    assert theorem["float64 min gap"] == 0.0 and np.isnan(theorem["max error"])     # float64 ids collide
+    assert theorem.min_gap64 == 0.0 and np.isnan(theorem.max_error)     # float64 ids collide
     # independently: the rank-1 layer at gamma (d = 1, w = 1) written out in numpy, then a residual
     # layer interpolating y - z built on its ids by solving the triangular system with numpy
     z = []
@@ -291,7 +244,7 @@ def test_float64_memorization_is_the_residual_networks_forward_pass():
     c = np.linalg.solve(np.tril(s[:, None] - knots[None, :]), tgt)
     out = z + np.maximum(z[:, None] - knots[None, :], 0) @ c
     assert np.abs(out - Y.reshape(-1)).max() < 1e-9
-    assert small["largest weight"] == pytest.approx(np.abs(c).max(), rel=1e-6)
+    assert small.largest_weight == pytest.approx(np.abs(c).max(), rel=1e-6)
 
 
 def test_residual_ffn_checks_its_arguments():
@@ -312,15 +265,8 @@ def test_weight_lower_bound_hand_computed_and_met():
     z = np.sort(rng.uniform(0, 1, 12))
     y = rng.normal(size=12)
     res = memorization.interpolation_mp(list(z), y, dps=40)
-    assert res["max_coeff"] >= memorization.weight_lower_bound(z, y[:, None])
+    assert res.max_coeff >= memorization.weight_lower_bound(z, y[:, None])
     with pytest.raises(ValueError, match="strictly increasing"):
         memorization.weight_lower_bound([1.0, 0.0], [[0.0], [1.0]])
 
 
-def test_ceilings_by_counting_agree_with_the_ceilings():
-    corpus = [(["a", "b", "a"], ["X", "Y", "Z"]), (["b", "a"], ["Y", "X"]), (["a", "b"], ["Z", "Y"])]
-    assert memorization.ceilings_by_counting(corpus) == pytest.approx((5 / 7, 5 / 7))
-    pairs = memorization.conll_subset("validation", 200, seed=4)
-    cf, perm = memorization.ceilings_by_counting(pairs)
-    assert cf == pytest.approx(memorization.context_free_ceiling(pairs), abs=1e-12)
-    assert perm == pytest.approx(memorization.permutation_ceiling(pairs), abs=1e-12)

@@ -1,4 +1,4 @@
-"""lib.attention.TokenTagger and lib.training: masking, equivariance, memorization, validation."""
+"""lib.layers.TokenTagger and lib.training: masking, equivariance, memorization, validation."""
 
 import numpy as np
 import pandas as pd
@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from lib import config, data, training
-from lib.attention import SelfAttention, TokenTagger
+from lib.layers import SelfAttention
+from lib.models import TokenTagger
 
 TOY = [(["EU", "rejects", "German", "call"], ["B-ORG", "O", "B-MISC", "O"]),
        (["Peter", "Blackburn"], ["B-PER", "I-PER"])]
@@ -19,7 +20,7 @@ def toy_batches(batch_size=2):
 
 def test_toy_corpus_memorized():
     vocab, batches = toy_batches()
-    model = TokenTagger(len(vocab), len(data.CONLL_TAGS), d_model=16, n_layers=1, rank=1, seed=0)
+    model = TokenTagger(len(vocab), len(data.CONLL_TAGS), d=16, n_layers=1, rank=1, seed=0)
     history = training.fit(model, batches, epochs=40, lr=1e-2)
     assert training.evaluate(model, batches) == 1.0
     assert history["train_acc"].iloc[-1] == 1.0 and history["loss"].iloc[-1] < history["loss"].iloc[0]
@@ -31,7 +32,7 @@ def test_toy_corpus_memorized():
 def test_padding_changes_nothing():
     """A sentence alone and the same sentence padded beside a longer one: same logits, same loss."""
     torch.manual_seed(0)
-    model = TokenTagger(20, 5, d_model=8, n_layers=2, rank=1, dtype=torch.float64, seed=1)
+    model = TokenTagger(20, 5, d=8, n_layers=2, rank=1, dtype=torch.float64, seed=1)
     short, long = torch.tensor([[3, 7, 4]]), torch.tensor([[5, 6, 8, 9, 10, 11]])
     batch = torch.cat([torch.cat([short, torch.zeros(1, 3, dtype=torch.int64)], 1), long])
     alone, padded = model(short), model(batch)
@@ -44,14 +45,14 @@ def test_padding_changes_nothing():
 
 
 def test_permutation_equivariance_and_rank():
-    model = TokenTagger(30, 4, d_model=12, n_layers=3, rank=1, dtype=torch.float64, seed=2)
+    model = TokenTagger(30, 4, d=12, n_layers=3, rank=1, dtype=torch.float64, seed=2)
     ids = torch.tensor([[4, 9, 2, 17, 5]])
     perm = torch.tensor([3, 0, 4, 1, 2])
     torch.testing.assert_close(model(ids[:, perm]), model(ids)[:, perm], rtol=0, atol=1e-12)
     for layer in model.attn:
         for W in layer.weights().values():
             assert torch.linalg.matrix_rank(W) == 1
-    full = TokenTagger(30, 4, d_model=12, n_layers=1, rank=None, seed=2)
+    full = TokenTagger(30, 4, d=12, n_layers=1, rank=None, seed=2)
     assert torch.linalg.matrix_rank(full.attn[0].weights()["W_Q"]) == 12
 
 
@@ -85,7 +86,7 @@ def test_fit_is_deterministic():
     vocab, batches = toy_batches(batch_size=1)
     runs = []
     for _ in range(2):
-        model = TokenTagger(len(vocab), 9, d_model=8, rank=1, seed=3)
+        model = TokenTagger(len(vocab), 9, d=8, rank=1, seed=3)
         runs.append(training.fit(model, batches, epochs=3, seed=7, validation=batches, eval_every=2))
     pd.testing.assert_frame_equal(runs[0].drop(columns="seconds"), runs[1].drop(columns="seconds"))
     assert runs[0]["val_acc"].notna().tolist() == [False, True, True]
@@ -93,7 +94,7 @@ def test_fit_is_deterministic():
 
 def test_linear_learning_rate_decay():
     vocab, batches = toy_batches()
-    model = TokenTagger(len(vocab), 9, d_model=8, seed=0)
+    model = TokenTagger(len(vocab), 9, d=8, seed=0)
     history = training.fit(model, batches, epochs=5, lr=1e-2, final_lr=2e-3)
     np.testing.assert_allclose(history["lr"], [1e-2, 8e-3, 6e-3, 4e-3, 2e-3], rtol=1e-12)
 
@@ -109,13 +110,13 @@ def test_read_device():
 
 
 def _model():
-    return TokenTagger(10, 3, d_model=4, seed=0)
+    return TokenTagger(10, 3, d=4, seed=0)
 
 
 @pytest.mark.parametrize("call, match", [
     (lambda: TokenTagger(1, 3), "vocab_size"),
-    (lambda: TokenTagger(10, 3, d_model=0), "d_model"),
-    (lambda: TokenTagger(10, 3, d_model=4, rank=5), "rank"),
+    (lambda: TokenTagger(10, 3, d=0), "d must be"),
+    (lambda: TokenTagger(10, 3, d=4, rank=5), "rank"),
     (lambda: TokenTagger(10, 3, pad_id=10), "pad_id"),
     (lambda: TokenTagger(10, 3, dtype=torch.int32), "dtype"),
     (lambda: _model()(torch.tensor([[1.0, 2.0]])), "int64"),
@@ -162,7 +163,7 @@ def test_nan_logits_are_not_scored():
 
 def test_diverging_loss_is_reported():
     vocab, batches = toy_batches()
-    model = TokenTagger(len(vocab), 9, d_model=8, seed=0)
+    model = TokenTagger(len(vocab), 9, d=8, seed=0)
     with torch.no_grad():
         model.head.weight.fill_(float("nan"))
     with pytest.raises(ValueError, match="logits overflow torch.float32 or are NaN"):

@@ -67,7 +67,7 @@ COMPLEX = np.ones((2, 3, 1)) * 1j
     lambda x: contextual.tokenwise_separation(x),
     lambda x: contextual.vocabulary(x),
     lambda x: approximation.bad_sets(x, 4, 0.01),
-    lambda x: exact.attention_mp(x, contextual.rank_one_attention([[1.0], [2.0]], 2, w=[1.0]), 20),
+    lambda x: exact.attention_mp(x, contextual.RankOneAttention([[1.0], [2.0]], 2, w=[1.0]), 20),
     lambda x: maxaffine.max_affine(x[0], [[1.0]], [0.0]),
     lambda x: maxaffine.voronoi_affine(x[0]),
     lambda x: maxaffine.indicator_bound(1.0, x[0, :, 0], 3),

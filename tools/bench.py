@@ -6,13 +6,13 @@ matter (at most 90 s; 120 s for the chapters that train models), the whole cold 
 nothing changed within 15 s.
 
 It also measures training throughput on the full CoNLL-2003 training split: tokens per
-second of ``lib.attention.TokenTagger`` (rank 1, one layer, d_model 128, FFN 512, batch 128) and of a
+second of ``lib.models.TokenTagger`` (rank 1, one layer, d 128, FFN 512, batch 128) and of a
 same-size model built on ``torch.nn.TransformerEncoderLayer``, epochs alternating between the two,
 with the target ratio >= 1.5; and the projected wall time of the full-mode Chapter 3 run
 (800 epochs at 1, 3 and 6 layers). ``--training-only`` skips the builds.
 
-For Chapter 5 it times one epoch of ``lib.attention.PatchAttentionClassifier`` on MNIST
-with the fast-mode settings of ``lib.maxaffine.NOISE_SETTINGS`` and with the full-mode ones (the
+For Chapter 5 it times one epoch of ``lib.models.PatchAttentionClassifier`` on MNIST
+with the fast-mode settings of ``lib.experiments.noise.NOISE_SETTINGS`` and with the full-mode ones (the
 whole 60,000-image training set), and projects the full-mode wall time of the noise experiment.
 """
 
@@ -61,7 +61,8 @@ def training_throughput(rounds: int = 5) -> dict:
     import torch
     from torch import nn
 
-    from lib import attention, data, training
+    from lib import data, training
+    from lib.models import TokenTagger
 
     train = data.load_conll2003("train")
     vocab = data.build_vocab(train)
@@ -83,7 +84,7 @@ def training_throughput(rounds: int = 5) -> dict:
             return self.head(self.layer(self.embed(ids), src_key_padding_mask=ids == data.PAD))
 
     def tagger(layers):
-        return attention.TokenTagger(len(vocab), len(data.CONLL_TAGS), d_model=128, n_layers=layers, rank=1,
+        return TokenTagger(len(vocab), len(data.CONLL_TAGS), d=128, n_layers=layers, rank=1,
                                      ffn_width=512, seed=0)
 
     models = {"rank1": tagger(1), "encoder_layer": EncoderLayerTagger()}
@@ -105,13 +106,13 @@ def training_throughput(rounds: int = 5) -> dict:
 
 def classifier_epochs(rounds: int = 3) -> dict:
     """Seconds per training epoch of the Chapter 5 classifier, fast and full settings (best of ``rounds``)."""
-    from lib import maxaffine
+    from lib.experiments import noise
 
     out = {}
     for mode in ("fast", "full"):
-        settings = {**maxaffine.NOISE_SETTINGS[mode], "epochs": 1, "test_images": 1000}
-        seconds = [maxaffine.noise_experiment("mnist", "label", 0.0, 0, **settings)["seconds"] for _ in range(rounds)]
-        full = maxaffine.NOISE_SETTINGS[mode]
+        settings = {**noise.NOISE_SETTINGS[mode], "epochs": 1, "test_images": 1000}
+        seconds = [noise.noise_experiment("mnist", "label", 0.0, 0, **settings)["seconds"] for _ in range(rounds)]
+        full = noise.NOISE_SETTINGS[mode]
         runs = len(full["seeds"]) * (len(full["label_ratios"]) + len([s for s in full["input_sigmas"] if s > 0]))
         out[mode] = {"images": settings["train_images"] or 60_000, "epoch_s": min(seconds),
                      "projected_s_per_dataset": min(seconds) * full["epochs"] * runs}
@@ -127,7 +128,7 @@ def print_classifier(c: dict) -> None:
 
 def print_throughput(t: dict) -> bool:
     ok = t["ratio"] >= TARGETS["tokens_per_s_ratio"]
-    print(f"training, full CoNLL-2003 train split ({t['tokens']:,} tokens, batch 128, d_model 128, FFN 512):")
+    print(f"training, full CoNLL-2003 train split ({t['tokens']:,} tokens, batch 128, d 128, FFN 512):")
     for name, rate in t["tokens_per_s"].items():
         print(f"  {name:<14} {rate:9,.0f} tokens/s   ({t['epoch_s'][name]:.2f} s per epoch)")
     print(f"  ratio rank1 / encoder_layer {t['ratio']:.2f}   (target >= {TARGETS['tokens_per_s_ratio']})   "

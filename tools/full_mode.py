@@ -5,24 +5,24 @@ TokenTagger at 1, 3 and 6 layers and the full-rank model on all of CoNLL-2003 (h
 CPU; `make bench` prints the projection for this machine, and a GPU is used when torch sees one).
 For Chapter 5, the label- and input-noise experiment of LHSL Appendix B on the full MNIST and
 Fashion-MNIST training sets (and CIFAR-10 when BOOK_CIFAR10 points at a copy).
-Each result is stored through lib.artifacts as soon as it is done, so an interrupted run resumes
+Each result is stored in results/ (lib.experiments.store) as soon as it is done, so an interrupted run resumes
 with the next model. Progress bars show on the terminal.
 """
 
 from __future__ import annotations
 
-from lib import maxaffine, memorization
+from lib.experiments import conll, noise
 
 
 def main() -> int:
-    settings = memorization.CONLL_SETTINGS["full"]
+    settings = conll.CONLL_SETTINGS["full"]
     runs = [(layers, 1) for layers in settings["layers"]] + [(1, None)]
     for layers, rank in runs:
-        result = memorization.conll_run(layers, rank, mode="full")
-        print(f"CoNLL-2003, {layers} layer(s), rank {rank or 'full'}: train accuracy {result['train_acc']:.4f}, "
-              f"validation {result['val_acc']:.4f}", flush=True)
-    for dataset in maxaffine.noise_datasets():
-        runs = maxaffine.noise_runs(dataset, mode="full")
+        result = conll.conll_run(layers, rank, mode="full")
+        print(f"CoNLL-2003, {layers} layer(s), rank {rank or 'full'}: train accuracy {result.train_acc:.4f}, "
+              f"validation {result.val_acc:.4f}", flush=True)
+    for dataset in noise.noise_datasets():
+        runs = noise.noise_runs(dataset, mode="full")
         print(f"noise experiment, {dataset}: {len(runs)} runs stored", flush=True)
     return 0
 

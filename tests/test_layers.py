@@ -1,10 +1,11 @@
-"""lib.attention.SelfAttention against a direct formula, ranks, hardmax ties, validation."""
+"""lib.layers.SelfAttention against a direct formula, ranks, hardmax ties, validation."""
 
 import numpy as np
 import pytest
 import torch
 
-from lib.attention import CrossAttention, FeedForward, PatchAttentionClassifier, SelfAttention, TokenTagger
+from lib.layers import CrossAttention, FeedForward, SelfAttention
+from lib.models import PatchAttentionClassifier, TokenTagger
 
 
 def direct(X, W, residual=True, hard=False):
@@ -114,69 +115,8 @@ def test_overflow_and_bad_weights_raise():
         layer(torch.ones(2, 3, dtype=torch.float64))
 
 
-def test_patch_classifier_patches_shapes_and_norms():
-    from lib.attention import PatchAttentionClassifier
-
-    model = PatchAttentionClassifier(image_size=4, patch=2, d_model=3, n_classes=2, seed=0)
-    img = torch.arange(16, dtype=torch.float32).reshape(1, 4, 4)
-    # patches in row-major order, pixels row-major inside each patch
-    np.testing.assert_array_equal(model.patches(img)[0].numpy(),
-                                  [[0, 1, 4, 5], [2, 3, 6, 7], [8, 9, 12, 13], [10, 11, 14, 15]])
-    assert model(img).shape == (1, 2)
-    colour = PatchAttentionClassifier(image_size=4, patch=2, channels=3, d_model=3, n_classes=2)
-    assert colour(torch.zeros(5, 4, 4, 3)).shape == (5, 2)
-    W_K = torch.tensor([[3.0, 0, 0], [0, 4.0, 0], [0, 0, 0]])
-    model.attn.set_weights(W_K=W_K)
-    norms = model.attention_norms()
-    assert norms["W_K spectral"] == pytest.approx(4.0) and norms["W_K frobenius"] == pytest.approx(5.0)
-    # qk_init scales the initial W_Q and W_K only
-    small = PatchAttentionClassifier(image_size=4, patch=2, d_model=3, n_classes=2, qk_init=0.1, seed=0)
-    big = PatchAttentionClassifier(image_size=4, patch=2, d_model=3, n_classes=2, seed=0)
-    assert small.attention_norms()["W_Q frobenius"] == pytest.approx(0.1 * big.attention_norms()["W_Q frobenius"], rel=1e-5)
-    torch.testing.assert_close(small.attn.W_V, big.attn.W_V)
-
-
-@pytest.mark.parametrize("kwargs, match", [
-    ({"image_size": 28, "patch": 5}, "multiple of patch"),
-    ({"qk_init": 0.0}, "qk_init must be >= 1e-06"),
-    ({"qk_init": 1e39}, "qk_init must be <= 1000000"),
-    ({"n_classes": 1}, "n_classes must be >= 2"),
-])
-def test_patch_classifier_bad_arguments(kwargs, match):
-    from lib.attention import PatchAttentionClassifier
-
-    with pytest.raises(ValueError, match=match):
-        PatchAttentionClassifier(**kwargs)
-
-
-def test_patch_classifier_bad_images():
-    from lib.attention import PatchAttentionClassifier
-
-    model = PatchAttentionClassifier()
-    with pytest.raises(ValueError, match="images must have shape"):
-        model(torch.zeros(2, 27, 28))
-    with pytest.raises(ValueError, match="images must be a torch.float32"):
-        model(torch.zeros(2, 28, 28, dtype=torch.float64))
-    with pytest.raises(ValueError, match="images must be finite"):
-        model(torch.full((1, 28, 28), float("nan")))
-
-
-def test_patch_classifier_entropy_bounds_and_controls():
-    from lib.attention import PatchAttentionClassifier
-
-    model = PatchAttentionClassifier(image_size=4, patch=2, d_model=3, n_classes=2, seed=0)
-    img = torch.rand(3, 4, 4)
-    model.attn.set_weights(W_Q=np.zeros((3, 3)))                  # all scores 0: uniform attention
-    assert model.attention_entropy(img) == pytest.approx(np.log(4))
-    model.attn.set_weights(W_Q=np.eye(3), W_K=np.diag([2.0, 0.0, 0.0]))
-    assert 0 <= model.attention_entropy(img) <= np.log(4)
-    norms = model.attention_norms()
-    assert norms["W_Q^T W_K spectral"] == pytest.approx(2.0)
-    assert norms["W_V frobenius"] == pytest.approx(float(torch.linalg.matrix_norm(model.attn.W_V.detach().double())))
-
-
 def test_cross_attention_matches_the_column_formula():
-    from lib.attention import CrossAttention
+    from lib.layers import CrossAttention
 
     rng = np.random.default_rng(7)
     layer = CrossAttention(3, 5, head_dim=2, d_out=4, seed=3)
@@ -214,14 +154,14 @@ def test_cross_attention_matches_the_column_formula():
     (lambda L: L.set_weights(W_K=np.zeros((1, 3))), r"W_K must have shape \(1, 5\)"),
 ])
 def test_cross_attention_bad_input(call, match):
-    from lib.attention import CrossAttention
+    from lib.layers import CrossAttention
 
     with pytest.raises(ValueError, match=match):
         call(CrossAttention(3, 5))
 
 
 def test_cross_attention_bad_construction():
-    from lib.attention import CrossAttention
+    from lib.layers import CrossAttention
 
     with pytest.raises(ValueError, match="residual needs d_out == d_q"):
         CrossAttention(3, 5, d_out=2, residual=True)
@@ -230,7 +170,7 @@ def test_cross_attention_bad_construction():
 
 
 def test_set_weights_accepts_bfloat16_tensors():
-    from lib.attention import CrossAttention
+    from lib.layers import CrossAttention
 
     layer = CrossAttention(2, 2, head_dim=2).set_weights(W_Q=torch.ones(2, 2, dtype=torch.bfloat16))
     np.testing.assert_allclose(layer.weights()["W_Q"].numpy(), np.ones((2, 2)))
@@ -241,13 +181,13 @@ def test_set_weights_accepts_bfloat16_tensors():
     (lambda: SelfAttention(10**5, head_dim=10**4, rank=1), 4 * (10**5 + 10**4)),   # within: factors only
     (lambda: CrossAttention(10**9, 3), 10**9 + 2 * 3 + 10**9),
     (lambda: FeedForward(10**6, 10**6), 10**12 + 10**6 + 10**12 + 10**6),
-    (lambda: TokenTagger(10**9, 5, d_model=8), None),
+    (lambda: TokenTagger(10**9, 5, d=8), None),
     (lambda: PatchAttentionClassifier(image_size=10**6, patch=1), None),
 ])
 def test_layers_count_their_parameters_before_allocating(build, count):
-    from lib import attention
+    from lib import layers
 
-    if count is not None and count <= attention.MAX_PARAMETERS:
+    if count is not None and count <= layers.MAX_PARAMETERS:
         assert sum(p.numel() for p in build().parameters()) == count
         return
     with pytest.raises(ValueError, match="number of parameters would be .*MAX_PARAMETERS = 134,217,728"):
@@ -255,24 +195,24 @@ def test_layers_count_their_parameters_before_allocating(build, count):
 
 
 def test_parameter_limit_is_inclusive(monkeypatch):
-    from lib import attention
+    from lib import layers
 
     n = FeedForward.parameter_count(3, 5, 2)
     assert n == sum(p.numel() for p in FeedForward(3, 5, 2).parameters()) == 5 * 3 + 5 + 2 * 5 + 2
-    tagger = sum(p.numel() for p in TokenTagger(7, 3, d_model=4).parameters())
-    patch = sum(p.numel() for p in PatchAttentionClassifier(image_size=8, patch=4, d_model=4).parameters())
-    monkeypatch.setattr(attention, "MAX_PARAMETERS", n)
+    tagger = sum(p.numel() for p in TokenTagger(7, 3, d=4).parameters())
+    patch = sum(p.numel() for p in PatchAttentionClassifier(image_size=8, patch=4, d=4).parameters())
+    monkeypatch.setattr(layers, "MAX_PARAMETERS", n)
     FeedForward(3, 5, 2)
     with pytest.raises(ValueError, match=f"MAX_PARAMETERS = {n}"):
         FeedForward(3, 6, 2)
-    monkeypatch.setattr(attention, "MAX_PARAMETERS", tagger)
-    TokenTagger(7, 3, d_model=4)
+    monkeypatch.setattr(layers, "MAX_PARAMETERS", tagger)
+    TokenTagger(7, 3, d=4)
     with pytest.raises(ValueError, match="MAX_PARAMETERS"):
-        TokenTagger(8, 3, d_model=4)
-    monkeypatch.setattr(attention, "MAX_PARAMETERS", patch)
-    PatchAttentionClassifier(image_size=8, patch=4, d_model=4)
+        TokenTagger(8, 3, d=4)
+    monkeypatch.setattr(layers, "MAX_PARAMETERS", patch)
+    PatchAttentionClassifier(image_size=8, patch=4, d=4)
     with pytest.raises(ValueError, match="MAX_PARAMETERS"):
-        PatchAttentionClassifier(image_size=8, patch=4, d_model=4, n_classes=11)
+        PatchAttentionClassifier(image_size=8, patch=4, d=4, n_classes=11)
 
 
 @pytest.mark.parametrize("value, match", [

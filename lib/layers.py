@@ -1,4 +1,7 @@
-r"""Single-head attention layers as the papers write them (Chapter 2 onwards).
+r"""The layers of both papers: single-head self- and cross-attention and the feed-forward layer.
+
+Used from Chapter 2 on (K&S Theorem 2, Corollary 1, Proposition 1; LHSL's lookups in Chapters 5
+and 6); the trainable models built from them are in :mod:`lib.models`.
 
 K&S (ICLR 2024) use a self-attention layer with a residual connection and *no* :math:`1/\sqrt{s}`
 factor — the inverse temperature (the scale of the scores) lives in the weights:
@@ -21,10 +24,9 @@ import math
 import torch
 from torch import nn
 
-from ._validate import all_finite, as_float_array, check_size, finite_real, positive_int, short_repr
+from ._validate import all_finite, as_float_array, check_size, float_dtype, one_of, positive_int, short_repr
 
-__all__ = ["SingleHead", "SelfAttention", "CrossAttention", "FeedForward", "TokenTagger", "PatchAttentionClassifier",
-           "NORMALIZERS", "MAX_PARAMETERS"]
+__all__ = ["SingleHead", "SelfAttention", "CrossAttention", "FeedForward", "NORMALIZERS", "MAX_PARAMETERS"]
 
 NORMALIZERS = ("softmax", "hardmax")
 _NAMES = ("W_Q", "W_K", "W_V", "W_O")
@@ -34,7 +36,7 @@ MAX_PARAMETERS = 2**27
 
 
 def _check_parameters(what: str, count: int) -> None:
-    check_size(f"{what}: the number of parameters", count, MAX_PARAMETERS, "lib.attention.MAX_PARAMETERS")
+    check_size(f"{what}: the number of parameters", count, MAX_PARAMETERS, "lib.layers.MAX_PARAMETERS")
 
 
 def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
@@ -64,16 +66,14 @@ class SingleHead(nn.Module):
         self.rank = rank
         _check_parameters(f"{type(self).__name__}(d_q={d_q}, d_kv={d_kv}, d_out={d_out}, head_dim={head_dim}, "
                           f"rank={rank})", self.parameter_count(d_q, d_kv, d_out, self.head_dim, rank))
-        if not isinstance(normalizer, str) or normalizer not in NORMALIZERS:
-            raise ValueError(f"normalizer must be one of {NORMALIZERS}, got {normalizer!r}")
+        one_of("normalizer", normalizer, NORMALIZERS)
         self.normalizer = normalizer
         if not isinstance(residual, bool):
             raise ValueError(f"residual must be a bool, got {residual!r}")
         if residual and d_out != d_q:
             raise ValueError(f"residual needs d_out == d_q, got d_out={d_out}, d_q={d_q}")
         self.residual = residual
-        if dtype not in (torch.float32, torch.float64):
-            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
+        float_dtype("dtype", dtype)
         gen = torch.Generator().manual_seed(positive_int("seed", seed, minimum=0, maximum=2**63 - 1))
         std = 1.0 / math.sqrt(d_q)
         for name in _NAMES:
@@ -414,8 +414,7 @@ class FeedForward(nn.Module):
         _check_parameters(f"FeedForward(d_in={self.d_in}, width={self.width}, d_out={self.d_out})",
                           self.parameter_count(self.d_in, self.width, self.d_out))
         self.residual = residual
-        if dtype not in (torch.float32, torch.float64):
-            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
+        float_dtype("dtype", dtype)
         gen = torch.Generator().manual_seed(positive_int("seed", seed, minimum=0, maximum=2**63 - 1))
         for name, shape in self._shapes().items():
             value = torch.randn(shape, generator=gen, dtype=torch.float64) / math.sqrt(shape[-1])
@@ -472,235 +471,3 @@ class FeedForward(nn.Module):
         return f"d_in={self.d_in}, width={self.width}, d_out={self.d_out}, residual={self.residual}"
 
 
-class TokenTagger(nn.Module):
-    r"""A permutation-equivariant token classifier: embeddings, ``n_layers`` blocks, a linear head.
-
-    Each block is :math:`F^{(FF)} \circ F^{(SA)}` as in K&S: one single-head
-    :class:`SelfAttention` (``W_Q, W_K, W_V, W_O`` of the given ``rank``, residual, no
-    :math:`1/\sqrt{s}`) followed by a residual :class:`FeedForward` of width ``ffn_width``.
-    There is no positional encoding and no LayerNorm, so permuting a sentence permutes the
-    output. Padding (word id ``pad_id``) is masked out of every query's keys; the loss
-    (:func:`lib.training.fit`) ignores it too.
-
-    Args:
-        vocab_size: number of word ids (``len(vocab)`` of :func:`lib.data.build_vocab`).
-        n_tags: number of output classes.
-        d_model: embedding and token width ``d``.
-        n_layers: number of attention + feed-forward blocks.
-        rank: rank of the attention matrices (default 1, K&S Section 5); ``None`` for dense.
-        ffn_width: hidden width of each feed-forward layer (default ``4 * d_model``).
-        head_dim: head size ``s`` (default ``d_model``).
-        pad_id: the padding word id (default ``lib.data.PAD = 0``).
-        dtype: ``torch.float32`` (default) or ``torch.float64``.
-        seed: seed of the initialisation (embeddings ``N(0, 1)``; layers as in their classes).
-
-    Input: word ids, int64 ``(batch, n)``. Output: logits ``(batch, n, n_tags)`` in ``dtype``.
-
-    Raises:
-        ValueError: for non-positive sizes or a bad rank (as :class:`SelfAttention`), more than
-            :data:`MAX_PARAMETERS` parameters in all (checked before allocating); in
-            :meth:`forward` for ids that are not an int64 ``(batch, n)`` tensor, ids outside
-            ``[0, vocab_size)``, or a row that is all padding.
-
-    Source: K&S (ICLR 2024) Section 5, the rank-1 Transformer trained on CoNLL-2003; its sizes
-    are unknown (the sources do not give them) and are the book's own. Used in Chapter 3.
-    """
-
-    def __init__(self, vocab_size: int, n_tags: int, d_model: int = 128, n_layers: int = 1,
-                 rank: int | None = 1, ffn_width: int | None = None, head_dim: int | None = None,
-                 pad_id: int = 0, dtype: torch.dtype = torch.float32, seed: int = 0):
-        super().__init__()
-        self.vocab_size = positive_int("vocab_size", vocab_size, minimum=2)
-        self.n_tags = positive_int("n_tags", n_tags, minimum=2)
-        self.d_model = positive_int("d_model", d_model)
-        self.n_layers = positive_int("n_layers", n_layers)
-        head_dim = self.d_model if head_dim is None else positive_int("head_dim", head_dim)
-        ffn_width = 4 * self.d_model if ffn_width is None else positive_int("ffn_width", ffn_width)
-        self.pad_id = positive_int("pad_id", pad_id, minimum=0, maximum=self.vocab_size - 1)
-        seed = positive_int("seed", seed, minimum=0, maximum=2**62)
-        if dtype not in (torch.float32, torch.float64):
-            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
-        if rank is not None:
-            rank = positive_int("rank", rank, maximum=min(head_dim, self.d_model))
-        d = self.d_model
-        block = (SingleHead.parameter_count(d, d, d, head_dim, rank)
-                 + FeedForward.parameter_count(d, ffn_width, d))
-        _check_parameters(f"TokenTagger(vocab_size={self.vocab_size}, d_model={d}, n_layers={self.n_layers})",
-                          self.vocab_size * d + self.n_layers * block + self.n_tags * d + self.n_tags)
-        gen = torch.Generator().manual_seed(seed)
-        self.embed = nn.Embedding(self.vocab_size, self.d_model, padding_idx=self.pad_id, dtype=dtype)
-        with torch.no_grad():
-            self.embed.weight.copy_(torch.randn(self.vocab_size, self.d_model, generator=gen, dtype=torch.float64))
-            self.embed.weight[self.pad_id] = 0
-        self.attn = nn.ModuleList(
-            SelfAttention(self.d_model, head_dim, rank=rank, residual=True, dtype=dtype, seed=seed + 1 + 2 * i)
-            for i in range(self.n_layers))
-        self.ffn = nn.ModuleList(
-            FeedForward(self.d_model, ffn_width, residual=True, dtype=dtype, seed=seed + 2 + 2 * i)
-            for i in range(self.n_layers))
-        self.head = nn.Linear(self.d_model, self.n_tags, dtype=dtype)
-        with torch.no_grad():
-            # GPT-2's scaling of the residual branches: their last matrices start 1/sqrt(2 L)
-            # smaller, so the sum over L blocks starts with the spread of one block.
-            scale = 1.0 / math.sqrt(2 * self.n_layers)
-            for attn, ffn in zip(self.attn, self.ffn):
-                (attn.W_O if rank is None else attn.W_O_A).mul_(scale)
-                ffn.W2.mul_(scale)
-            self.head.weight.copy_(torch.randn(self.n_tags, self.d_model, generator=gen, dtype=dtype)
-                                   / math.sqrt(self.d_model))
-            self.head.bias.zero_()
-        self.rank = rank
-
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        """Logits ``(batch, n, n_tags)`` for word ids ``(batch, n)``; padding positions are masked."""
-        if not isinstance(ids, torch.Tensor) or ids.dtype != torch.int64 or ids.ndim != 2 or 0 in ids.shape:
-            raise ValueError(f"ids must be a non-empty int64 tensor of shape (batch, n), got "
-                             f"{(ids.dtype, tuple(ids.shape)) if isinstance(ids, torch.Tensor) else short_repr(ids)}")
-        if bool((ids < 0).any()) or bool((ids >= self.vocab_size).any()):
-            raise ValueError(f"ids must lie in [0, {self.vocab_size}), got min {int(ids.min())}, max {int(ids.max())}")
-        mask = ids == self.pad_id
-        Z = self.embed(ids)
-        for attn, ffn in zip(self.attn, self.ffn):
-            Z = ffn(attn(Z, mask))
-        logits = self.head(Z)
-        if not all_finite(logits):
-            raise ValueError(f"the logits overflow {logits.dtype} or are NaN; check the head's weights")
-        return logits
-
-    def extra_repr(self) -> str:
-        return f"vocab_size={self.vocab_size}, n_tags={self.n_tags}, d_model={self.d_model}, n_layers={self.n_layers}, rank={self.rank}"
-
-
-class PatchAttentionClassifier(nn.Module):
-    r"""An image classifier whose only token mixing is one single-head softmax attention layer.
-
-    Patch embedding (each ``patch x patch`` patch flattened and mapped linearly to ``d_model``,
-    plus a learned position embedding), one :class:`SelfAttention` (single head, dense, no
-    residual: attention alone, as in LHSL), mean pooling over the patches and a linear head.
-
-    Args:
-        image_size: side of the square input images (a multiple of ``patch``).
-        patch: side of the square patches (``(image_size / patch)**2`` tokens).
-        channels: colour channels (1 for MNIST/Fashion-MNIST, 3 for CIFAR-10).
-        d_model: token width ``d``; head_dim: head size ``s`` (default ``d_model``).
-        n_classes: output classes.
-        qk_init: factor on the initial ``W_Q`` and ``W_K`` (default 1: :class:`SelfAttention`'s
-            normal initialisation, standard deviation ``1/sqrt(d_model)``; between 1e-6 and 1e6). Chapter 5 starts them
-            small so that their final norms measure what training put there.
-        dtype: ``torch.float32`` (default) or ``torch.float64``.
-        seed: seed of the initialisation (embeddings and head: normal with standard deviation
-            ``1/sqrt(fan_in)``, biases and position embedding small; attention as in
-            :class:`SelfAttention`).
-
-    Input: images ``(batch, H, W)`` or ``(batch, H, W, C)``, floating point in the model's dtype
-    (the chapter scales pixels to ``[0, 1]``). Output: logits ``(batch, n_classes)``.
-    :meth:`attention_norms` gives the spectral and Frobenius norms of ``W_K`` and ``W_Q``.
-
-    Raises:
-        ValueError: for non-positive sizes or ``qk_init``, ``image_size`` not a multiple of
-            ``patch``, an unknown dtype, more than :data:`MAX_PARAMETERS` parameters (checked
-            before allocating); in :meth:`forward` for images of the wrong shape or dtype, or
-            non-finite.
-
-    Source: LHSL (NeurIPS 2025) Appendix B trains "a single-head attention" model whose
-    architecture the paper does not give; this ViT-style one is the book's own (see the
-    Sources and certainty page). Used in Chapter 5.
-    """
-
-    def __init__(self, image_size: int = 28, patch: int = 7, channels: int = 1, d_model: int = 64,
-                 head_dim: int | None = None, n_classes: int = 10, qk_init: float = 1.0,
-                 dtype: torch.dtype = torch.float32, seed: int = 0):
-        super().__init__()
-        self.image_size = positive_int("image_size", image_size)
-        self.patch = positive_int("patch", patch, maximum=self.image_size)
-        if self.image_size % self.patch:
-            raise ValueError(f"image_size must be a multiple of patch, got image_size={image_size}, patch={patch}")
-        self.channels = positive_int("channels", channels)
-        self.d_model = positive_int("d_model", d_model)
-        self.n_classes = positive_int("n_classes", n_classes, minimum=2)
-        head_dim = self.d_model if head_dim is None else positive_int("head_dim", head_dim)
-        seed = positive_int("seed", seed, minimum=0, maximum=2**62)
-        if dtype not in (torch.float32, torch.float64):
-            raise ValueError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
-        self.n_patches = (self.image_size // self.patch) ** 2
-        fan_in = self.patch * self.patch * self.channels
-        d = self.d_model
-        _check_parameters(f"PatchAttentionClassifier(image_size={self.image_size}, patch={self.patch}, "
-                          f"channels={self.channels}, d_model={d})",
-                          d * fan_in + d + self.n_patches * d + SingleHead.parameter_count(d, d, d, head_dim, None)
-                          + self.n_classes * d + self.n_classes)
-        gen = torch.Generator().manual_seed(seed)
-
-        def normal(*shape, std):
-            return nn.Parameter((torch.randn(shape, generator=gen, dtype=torch.float64) * std).to(dtype))
-
-        self.embed_weight = normal(self.d_model, fan_in, std=1 / math.sqrt(fan_in))
-        self.embed_bias = nn.Parameter(torch.zeros(self.d_model, dtype=dtype))
-        self.position = normal(self.n_patches, self.d_model, std=0.02)
-        self.attn = SelfAttention(self.d_model, head_dim, residual=False, dtype=dtype, seed=seed + 1)
-        qk_init = finite_real("qk_init", qk_init, minimum=1e-6, maximum=1e6)
-        with torch.no_grad():
-            self.attn.W_Q.mul_(qk_init)
-            self.attn.W_K.mul_(qk_init)
-        self.head_weight = normal(self.n_classes, self.d_model, std=1 / math.sqrt(self.d_model))
-        self.head_bias = nn.Parameter(torch.zeros(self.n_classes, dtype=dtype))
-
-    def patches(self, images: torch.Tensor) -> torch.Tensor:
-        """``(batch, n_patches, patch*patch*channels)``: patches in row-major order, pixels row-major inside."""
-        if not isinstance(images, torch.Tensor) or images.dtype != self.embed_weight.dtype:
-            raise ValueError(f"images must be a {self.embed_weight.dtype} tensor, got {short_repr(images)}")
-        x = images[..., None] if images.ndim == 3 else images
-        want = (self.image_size, self.image_size, self.channels)
-        if x.ndim != 4 or tuple(x.shape[1:]) != want or x.shape[0] == 0:
-            raise ValueError(f"images must have shape (batch, {self.image_size}, {self.image_size}"
-                             f"{'' if self.channels == 1 else f', {self.channels}'}), got {tuple(images.shape)}")
-        g, p = self.image_size // self.patch, self.patch
-        x = x.reshape(len(x), g, p, g, p, self.channels).permute(0, 1, 3, 2, 4, 5)
-        return x.reshape(len(x), g * g, p * p * self.channels)
-
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        """Logits ``(batch, n_classes)`` for ``images`` ``(batch, H, W[, C])``."""
-        x = self.patches(images)
-        if not all_finite(x):
-            raise ValueError("images must be finite")
-        Z = nn.functional.linear(x, self.embed_weight, self.embed_bias) + self.position
-        return nn.functional.linear(self.attn(Z).mean(dim=1), self.head_weight, self.head_bias)
-
-    @torch.no_grad()
-    def attention_norms(self) -> dict[str, float]:
-        """Norms of the attention layer's weights, as a dict of floats.
-
-        Keys ``"W_K spectral"``, ``"W_K frobenius"``, ``"W_Q spectral"``, ``"W_Q frobenius"`` (LHSL's
-        Figure 2 says "ℓ2 norm" without saying which), and two controls: ``"W_Q^T W_K spectral"``
-        (the bilinear form of the scores) and ``"W_V frobenius"`` (a matrix the partition picture
-        says nothing about). Spectral = largest singular value (``torch.linalg.matrix_norm(ord=2)``);
-        Frobenius = square root of the sum of squares.
-        """
-        self.attn._weights_checked()
-        w = {name: m.double() for name, m in self.attn.weights().items()}
-        w["W_Q^T W_K"] = w["W_Q"].T @ w["W_K"]
-        out = {f"{name} {kind}": float(torch.linalg.matrix_norm(w[name], ord=order))
-               for name in ("W_K", "W_Q") for kind, order in (("spectral", 2), ("frobenius", "fro"))}
-        out["W_Q^T W_K spectral"] = float(torch.linalg.matrix_norm(w["W_Q^T W_K"], ord=2))
-        out["W_V frobenius"] = float(torch.linalg.matrix_norm(w["W_V"], ord="fro"))
-        return out
-
-    @torch.no_grad()
-    def attention_entropy(self, images: torch.Tensor) -> float:
-        """Mean entropy (nats) of the attention rows on ``images``: ``log(n_patches)`` for uniform attention, 0 for one-hot.
-
-        A direct measure of how sharp the learned partition is, independent of how the scale is
-        split between the embedding and ``W_Q``, ``W_K``.
-
-        Raises:
-            ValueError: as :meth:`forward`.
-        """
-        x = self.patches(images)
-        if not all_finite(x):
-            raise ValueError("images must be finite")
-        P = self.attn.attention(nn.functional.linear(x, self.embed_weight, self.embed_bias) + self.position)
-        return float(torch.special.entr(P.double()).sum(dim=-1).mean())
-
-    def extra_repr(self) -> str:
-        return (f"image_size={self.image_size}, patch={self.patch}, channels={self.channels}, "
-                f"d_model={self.d_model}, n_classes={self.n_classes}")

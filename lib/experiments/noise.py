@@ -1,0 +1,211 @@
+r"""The noise experiment of LHSL Appendix B: does the scale of W_K and W_Q fall as training noise grows? (Chapter 5)
+
+LHSL's Appendix B ("Proof-of-Concept Experiments", Figure 2) trains an attention model on MNIST,
+Fashion-MNIST and CIFAR-10 with a growing ratio of injected label noise and reports that the
+:math:`\ell_2` norms of :math:`W_K` and :math:`W_Q` decline monotonically as the noise grows. The
+sources give neither the model nor any setting: every choice here is the book's own
+(:data:`NOISE_SETTINGS`), and both kinds of noise a summary could mean are run (label flips and
+Gaussian pixel noise).
+
+* :func:`noise_experiment` trains one :class:`lib.models.PatchAttentionClassifier` and measures its
+  attention norms, entropy and accuracies;
+* :func:`noise_runs` runs every noise level and seed for one dataset: live in fast mode, through
+  the stored results (:mod:`lib.experiments.store`) in full mode;
+* :func:`trend_test` is the book's test of a decline (Spearman's rank correlation with a one-sided
+  permutation p-value), check C19.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .. import config, data, training
+from .._geometry import MAX_MATRIX_ENTRIES
+from .._validate import as_float_array, check_size, one_of, positive_int
+from ..models import PatchAttentionClassifier
+from . import store
+
+__all__ = ["NOISE_SETTINGS", "NOISE_DATASETS", "NOISE_VERSION", "noise_datasets", "noise_experiment", "noise_runs",
+           "trend_test"]
+
+#: The version of this experiment's code; raise it when a change alters what :func:`noise_runs`
+#: computes, so that stored full-scale results are recomputed (``make full``) rather than reused.
+NOISE_VERSION = 1
+
+#: Our settings of the noise experiment per book mode (LHSL Appendix B does not give the paper's).
+NOISE_SETTINGS = {
+    "fast": {"train_images": 3000, "test_images": 2000, "epochs": 5, "batch_size": 64, "lr": 3e-3,
+             "d": 32, "qk_init": 0.1, "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
+             "input_sigmas": [0.0, 0.5, 1.0], "seeds": [0, 1, 2]},
+    "full": {"train_images": None, "test_images": None, "epochs": 10, "batch_size": 128, "lr": 1e-3,
+             "d": 64, "qk_init": 0.1, "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
+             "input_sigmas": [0.0, 0.25, 0.5, 1.0], "seeds": [0, 1, 2]},
+}
+
+
+#: Datasets of the experiment, their loaders' names and patch sizes (7x7 on 28x28, 8x8 on 32x32).
+NOISE_DATASETS = {"mnist": ("load_mnist", 7), "fashion-mnist": ("load_fashion_mnist", 7), "cifar10": ("load_cifar10", 8)}
+
+
+def noise_datasets() -> list[str]:
+    """The datasets of :data:`NOISE_DATASETS` this machine can load (:func:`lib.data.image_dataset_status`).
+
+    Raises:
+        ValueError: when ``BOOK_CIFAR10`` is set but does not hold the six batch files (a
+            mistyped path must not silently drop the dataset).
+
+    Source: LHSL Appendix B's three datasets. Chapter 5 and ``make full``.
+    """
+    status = data.image_dataset_status()
+    return [name for name in NOISE_DATASETS if status[name] is None]
+
+
+def _image_split(dataset: str, split: str, count: int | None, name: str = "count") -> tuple[np.ndarray, np.ndarray]:
+    """``count`` images of ``split`` (seeded draw, corpus order kept; all when None), pixels in [0, 1]."""
+    images, labels = getattr(data, NOISE_DATASETS[dataset][0])(split)
+    if count is not None:
+        count = positive_int(name, count, maximum=len(images))
+        keep = np.sort(np.random.default_rng(0).choice(len(images), count, replace=False))
+        images, labels = images[keep], labels[keep]
+    return images.astype(np.float32) / 255.0, np.array(labels, dtype=np.int64)
+
+
+def noise_experiment(dataset: str, kind: str, level: float, seed: int, *, train_images: int | None,
+                     test_images: int | None, epochs: int, batch_size: int, lr: float, d: int, qk_init: float, **_) -> dict:
+    r"""Train one :class:`lib.models.PatchAttentionClassifier` on noisy data; return its attention norms.
+
+    The training images (a seeded subset of ``train_images``, or all) get either symmetric label
+    flips at ratio ``level`` (:func:`lib.data.add_label_noise`) or Gaussian pixel noise of standard
+    deviation ``level`` on the ``[0, 1]`` scale (:func:`lib.data.add_input_noise`, drawn once);
+    inputs are then standardised with the clean training set's mean and standard deviation.
+    Training is :func:`lib.training.fit` (Adam, constant ``lr``, fixed shuffled batches).
+
+    Args:
+        dataset: ``"mnist"``, ``"fashion-mnist"`` or ``"cifar10"`` (:data:`NOISE_DATASETS`).
+        kind: ``"label"`` or ``"input"``; level: the ratio or the standard deviation.
+        seed: seed of the noise, the initialisation and the batch order.
+        train_images, test_images, epochs, batch_size, lr, d, qk_init: the settings of
+            :data:`NOISE_SETTINGS` (``None`` images means the whole split; other keys are ignored).
+
+    Returns:
+        dict with ``dataset``, ``kind``, ``level``, ``seed``, the norms of
+        :meth:`~lib.models.PatchAttentionClassifier.attention_norms`, ``entropy`` (mean
+        attention entropy on up to 1,000 clean test images, nats), ``train_acc`` (last epoch,
+        against the noisy labels), ``test_acc`` (clean test images) and ``seconds``.
+
+    Raises:
+        ValueError: for an unknown dataset or kind, a level outside the noise functions' range,
+            or bad sizes; the loaders' errors when a dataset is not installed.
+
+    Source: LHSL (NeurIPS 2025) Appendix B, Figure 2 (every setting here is the book's own; see
+    the Sources and certainty page). Check C19, Chapter 5.
+    """
+    one_of("dataset", dataset, NOISE_DATASETS)
+    one_of("kind", kind, ("label", "input"))
+    seed = positive_int("seed", seed, minimum=0, maximum=2**31)
+    x, y = _image_split(dataset, "train", train_images, "train_images")
+    xt, yt = _image_split(dataset, "test", test_images, "test_images")
+    mean, std = float(x.mean()), float(x.std())
+    if kind == "label":
+        y = data.add_label_noise(y, level, 10, seed)
+    else:
+        x = data.add_input_noise(x, level, seed)
+    x, xt = torch.tensor((x - mean) / std), torch.tensor((xt - mean) / std)
+    y, yt = torch.tensor(y), torch.tensor(yt)
+    batch_size = positive_int("batch_size", batch_size)
+    order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
+    batches = [(x[order[i:i + batch_size]], y[order[i:i + batch_size]]) for i in range(0, len(x), batch_size)]
+    model = PatchAttentionClassifier(image_size=x.shape[1], patch=NOISE_DATASETS[dataset][1],
+                                     channels=1 if x.ndim == 3 else x.shape[3], d=d,
+                                     qk_init=qk_init, seed=seed)
+    history = training.fit(model, batches, epochs=epochs, lr=lr, seed=seed, progress=False)
+    test = [(xt[i:i + 1000], yt[i:i + 1000]) for i in range(0, len(xt), 1000)]
+    return {"dataset": dataset, "kind": kind, "level": float(level), "seed": seed, **model.attention_norms(),
+            "entropy": model.attention_entropy(xt[:1000]), "train_acc": float(history.train_acc.iloc[-1]),
+            "test_acc": training.evaluate(model, test), "seconds": float(history.seconds.iloc[-1])}
+
+
+def noise_runs(dataset: str, mode: str | None = None) -> pd.DataFrame:
+    """Every run of :func:`noise_experiment` for one dataset, both noise kinds, in ``mode``'s settings.
+
+    Label-noise runs at every ratio and seed of :data:`NOISE_SETTINGS`, input-noise runs at every
+    non-zero standard deviation; the clean runs (level 0) are the same models for both kinds, so
+    they are trained once and appear under both. Fast mode computes in place. Full mode goes
+    through :func:`lib.experiments.store.load_or_run` (keyed on the settings and
+    :data:`NOISE_VERSION`): a stored result is loaded, a missing or stale one computed and stored
+    by ``make full``; inside a book build a missing or stale result stops the build with one line
+    naming ``make full``.
+
+    Returns:
+        A DataFrame of the dicts of :func:`noise_experiment`, one row per kind, level and seed.
+
+    Raises:
+        ValueError: for an unknown mode or dataset.
+        lib.experiments.store.StaleResultError: in a full-mode build whose stored result is
+            missing or stale.
+
+    Source: LHSL Appendix B, Figure 2. Chapter 5 and ``tools/full_mode.py``.
+    """
+    mode = config.MODE if mode is None else mode
+    one_of("mode", mode, config.MODES)
+    one_of("dataset", dataset, NOISE_DATASETS)
+    settings = NOISE_SETTINGS[mode]
+    runs = [("label", level, seed) for level in settings["label_ratios"] for seed in settings["seeds"]]
+    runs += [("input", level, seed) for level in settings["input_sigmas"] if level > 0 for seed in settings["seeds"]]
+
+    def compute() -> dict:
+        return {"runs": [noise_experiment(dataset, kind, level, seed, **settings)
+                         for kind, level, seed in config.progress(runs, desc=f"{dataset} noise")]}
+
+    if mode == "fast":
+        rows = compute()["runs"]
+    else:
+        rows = store.load_or_run("noise", dataset, NOISE_VERSION, {**settings, "dataset": dataset}, compute,
+                                 allow_compute=not config.IN_BUILD, device=str(config.DEVICE)).result["runs"]
+    clean = [r | {"kind": "input"} for r in rows if r["kind"] == "label" and r["level"] == 0]
+    return pd.DataFrame(rows + clean)
+
+
+def trend_test(levels, values, *, permutations: int = 20_000, seed: int = 0) -> tuple[float, float]:
+    r"""Spearman's rank correlation of ``values`` with ``levels`` and its one-sided permutation p-value for a decline.
+
+    :math:`\rho` is Pearson's correlation of the average ranks (ties share ranks, so replicate runs
+    at one level are handled). The p-value is the share of random relabellings (``levels``
+    permuted, ``numpy.random.default_rng(seed)``) whose :math:`\rho` is at most the observed one,
+    counting the observed labelling itself: :math:`(1 + \#\{\rho_\pi \le \rho\})/(1 + \text{permutations})`.
+
+    Args:
+        levels: noise levels ``(R,)``, one per run (repeated for seeds).
+        values: the measured norms ``(R,)``.
+        permutations: random relabellings (>= 100).
+
+    Returns:
+        ``(rho, p)``: floats, ``rho`` in ``[-1, 1]`` and ``p`` in ``(0, 1]``.
+
+    Raises:
+        ValueError: for arrays of different lengths, fewer than 3 runs, non-finite, complex or
+            bool entries, constant ``levels`` or ``values``, too few or too many permutations, or
+            more than ``lib.maxaffine.MAX_MATRIX_ENTRIES`` permuted ranks (``permutations * R``).
+
+    Source: the book's trend test for LHSL's "declines monotonically" (Appendix B, Figure 2),
+    check C19, Chapter 5.
+    """
+    x = as_float_array("levels", levels)
+    y = as_float_array("values", values)
+    if x.ndim != 1 or x.shape != y.shape or len(x) < 3:
+        raise ValueError(f"levels and values must be 1-D of one length >= 3, got shapes {x.shape} and {y.shape}")
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        raise ValueError("levels and values must not be constant")
+    permutations = positive_int("permutations", permutations, minimum=100, maximum=1_000_000)
+    check_size(f"trend_test: the permuted ranks, {permutations:,} x {len(x)}", permutations * len(x),
+               MAX_MATRIX_ENTRIES, "lib.maxaffine.MAX_MATRIX_ENTRIES")
+    rx, ry = pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy()
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    scale = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
+    rho = float(rx @ ry / scale)
+    rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
+    shuffled = rng.permuted(np.broadcast_to(rx, (permutations, len(rx))), axis=1)
+    null = shuffled @ ry / scale
+    return rho, float((1 + np.sum(null <= rho + 1e-12)) / (1 + permutations))

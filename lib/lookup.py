@@ -1,0 +1,861 @@
+r"""LHSL's lookup: one single-head attention layer after a sum-of-linear map (Chapters 5 and 6).
+
+Liu, Hu, Song & Liu (NeurIPS 2025; "LHSL") show that one single-head softmax attention layer,
+preceded only by a linear "sum-of-linear" map, approximates any continuous map in
+:math:`L_\infty` (and any :math:`L_p` map in :math:`L_p`); the cross-attention form does the same.
+The book reconstructs the construction as a lookup table over a max-affine partition
+(:mod:`lib.maxaffine`):
+
+* the sum-of-linear map (:class:`SumOfLinear`) copies :math:`\mathrm{vec}(X)` into a query token
+  and appends one constant key token per cell carrying :math:`(a_i, b_i)` and a value
+  :math:`v_i = f(c_i)`; the attention layer then returns, approximately, the value of the cell the
+  input lies in (:func:`attention_approximator`, :class:`PartitionLookup`; one key block per output
+  position for sequence outputs, :func:`seq2seq_approximator`);
+* in the cross-attention form the keys and values are a context sequence and only the query comes
+  from the input (:func:`cross_attention_approximator`, :class:`CrossLookup`,
+  :func:`context_tokens`); the context's length against the error is :func:`context_length`;
+* the layers' closed forms: :func:`hard_lookup` (the :math:`\beta \to \infty` limit),
+  :func:`soft_lookup` (:math:`\sigma(\beta y(x))^\top V`), and, on a Voronoi grid, the
+  Gaussian-kernel Nadaraya–Watson estimate (:func:`nadaraya_watson`); for product targets on a
+  grid, :func:`product_lookup` factorises the lookup per coordinate.
+
+The token layout, the suppression of non-key tokens and the position bonus are the book's
+reconstruction (see the Sources and certainty page). Every layer counts its parameters against
+:data:`lib.layers.MAX_PARAMETERS` before allocating any.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from ._geometry import (CHUNK, MAX_MATRIX_ENTRIES, check_beta, check_centres, check_points, check_values, chunked,
+                        far_reference, translate)
+from ._validate import as_float_array, check_size, finite_real, float_dtype, positive_int, real_array, short_repr
+from . import metrics
+from .layers import MAX_PARAMETERS, SelfAttention
+from .maxaffine import MAX_CELLS, cell_index, grid_centres, indicator_error, voronoi_affine
+
+__all__ = [
+    "hard_lookup",
+    "soft_lookup",
+    "nadaraya_watson",
+    "SumOfLinear",
+    "PartitionLookup",
+    "attention_approximator",
+    "seq2seq_approximator",
+    "context_tokens",
+    "CrossLookup",
+    "cross_attention_approximator",
+    "context_length",
+    "product_lookup",
+    "product_context_length",
+    "RATE_POINTS",
+    "RATE_SEED",
+    "rate_points",
+    "LookupErrorRow",
+    "lookup_error_row",
+]
+
+
+def hard_lookup(x, centres, values) -> np.ndarray:
+    r"""The hard partition's answer: the value of the nearest centre (Voronoi cell), ``(..., *values.shape[1:])``.
+
+    The :math:`\beta\to\infty` limit of :func:`attention_approximator`, the reference of check C15.
+    Far from the origin points and centres are translated first (module docstring).
+
+    Raises:
+        ValueError: for mismatched shapes or non-finite, complex or bool input.
+
+    Source: the hard lookup of the book's reconstruction of LHSL's construction. Chapter 5.
+    """
+    c = check_centres(centres)
+    v = check_values("values", values, c.shape[0])
+    x, c = translate(check_points(x, c.shape[1]), c, far_reference(c))
+    A, b = voronoi_affine(c)
+    return v[cell_index(x, A, b)]
+
+
+def soft_lookup(x, centres, values, beta: float) -> np.ndarray:
+    r"""The closed form of :func:`attention_approximator`'s output: :math:`\sigma(\beta y(x))^\top V`.
+
+    The layer's output at the query token is exactly this weighted average of the values (up
+    to the query token's own weight, below :math:`e^{-40}`); it costs ``O(N D)`` per point
+    instead of building the ``N + 1``-token sequence, so Chapter 5's sweeps use it and check it
+    against the literal layer on a sample.
+
+    Args:
+        x: points ``(..., D)``; centres: ``(N, D)``; values: ``(N, k)`` or ``(N,)``; beta: > 0.
+
+    Returns:
+        float64 ``(..., k)`` (or ``(...,)`` for 1-D ``values``).
+
+    Far from the origin points and centres are translated first (module docstring): the
+    weights are then those of the exact scores, not of their float64 cancellation.
+
+    Raises:
+        ValueError: as :func:`lib.maxaffine.soft_indicator` and :func:`hard_lookup`.
+
+    Source: the closed form of the book's reconstruction of LHSL's construction (see the Sources
+    and certainty page); checks C15–C16, Chapter 5.
+    """
+    beta = check_beta(beta)
+    c = check_centres(centres)
+    v = torch.from_numpy(check_values("values", values, c.shape[0]))
+    x, c = translate(check_points(x, c.shape[1]), c, far_reference(c))
+    A, b = voronoi_affine(c)
+    flat = v.reshape(len(v), -1)
+    out = chunked(x, lambda p: (torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1) @ flat).numpy(),
+                   A.shape[0])
+    return out.reshape(out.shape[:-1] + v.shape[1:])
+
+
+def nadaraya_watson(x, centres, values, bandwidth: float) -> np.ndarray:
+    r"""The Gaussian-kernel Nadaraya–Watson estimate :math:`\sum_i K(x - c_i) v_i / \sum_i K(x - c_i)`.
+
+    :math:`K(u) = e^{-\|u\|^2 / (2 h^2)}` with ``h = bandwidth``; computed from the distances
+    (``torch.cdist``), independently of the affine scores. With :math:`\beta = 1/(2h^2)` it equals
+    the output of :func:`attention_approximator` on the Voronoi pieces of ``centres``.
+
+    Args:
+        x: points ``(..., D)``; centres: ``(N, D)``; values: ``(N, k)`` or ``(N,)``.
+        bandwidth: ``h > 0``, in the units of ``x``.
+
+    Returns:
+        float64 ``(..., k)`` (or ``(...,)`` for 1-D ``values``).
+
+    Far from the origin points and centres are translated first (module docstring; ``cdist``
+    itself expands the squares and would cancel).
+
+    Raises:
+        ValueError: for mismatched shapes, non-finite, complex or bool input or a non-positive
+            bandwidth.
+
+    Source: the kernel-regression reading of LHSL's lookup (the book's remark on its
+    reconstruction). Chapter 5.
+    """
+    h = finite_real("bandwidth", bandwidth, minimum=0.0, strict=True)
+    c = check_centres(centres)
+    v = torch.from_numpy(check_values("values", values, c.shape[0]))
+    x, c = translate(check_points(x, c.shape[1]), c, far_reference(c))
+    ct = torch.from_numpy(c)
+
+    def nw(p):
+        w = torch.softmax(-torch.cdist(torch.from_numpy(p), ct) ** 2 / (2 * h * h), dim=-1)
+        return (w @ v.reshape(len(v), -1)).numpy()
+
+    out = chunked(x, nw, c.shape[0])
+    return out.reshape(out.shape[:-1] + v.shape[1:])
+
+
+class SumOfLinear(nn.Module):
+    r"""LHSL's sum-of-linear map :math:`L(X) = \sum_k A_k X B_k + C` between sequences.
+
+    In the papers' column convention :math:`X \in \mathbb R^{d\times n}`, :math:`A_k \in \mathbb
+    R^{d'\times d}`, :math:`B_k \in \mathbb R^{n\times n'}`, :math:`C \in \mathbb R^{d'\times n'}`;
+    it is the general affine map between the two matrix spaces: it mixes tokens (``B_k``),
+    mixes features (``A_k``) and appends constant tokens (``C``). Here tokens are rows: input
+    ``(batch, n, d)``, output ``(batch, n', d')`` :math:`= \sum_k B_k^\top X A_k^\top + C^\top`.
+
+    Args:
+        A: ``(K, d', d)``; B: ``(K, n, n')``; C: ``(d', n')`` — real, finite.
+        dtype: ``torch.float64`` (default) or ``torch.float32``.
+
+    The matrices are trainable parameters ``A``, ``B``, ``C``.
+
+    Raises:
+        ValueError: for shapes that do not fit together, non-finite, complex or bool entries, an
+            unknown dtype, more than :data:`lib.layers.MAX_PARAMETERS` entries in ``A``, ``B``
+            and ``C`` together (checked before any is copied); in :meth:`forward` for input that
+            is not ``(batch, n, d)`` of the module's dtype or is not finite.
+
+    Source: LHSL (NeurIPS 2025), the "sum-of-linear transformation" (the name quoted, the form
+    reconstructed by the book; see the Sources and certainty page). Chapter 5.
+    """
+
+    def __init__(self, A, B, C, dtype: torch.dtype = torch.float64):
+        super().__init__()
+        float_dtype("dtype", dtype)
+        A, B, C = real_array("A", A), real_array("B", B), real_array("C", C)
+        check_size("SumOfLinear: the number of parameters", A.size + B.size + C.size, MAX_PARAMETERS,
+                   "lib.layers.MAX_PARAMETERS")
+        A = as_float_array("A", A, min_ndim=3)
+        B = as_float_array("B", B, min_ndim=3)
+        C = as_float_array("C", C, min_ndim=2)
+        if A.ndim != 3 or B.ndim != 3 or C.ndim != 2:
+            raise ValueError(f"A, B, C must be (K, d', d), (K, n, n'), (d', n'), got {A.shape}, {B.shape}, {C.shape}")
+        if A.shape[0] != B.shape[0] or C.shape != (A.shape[1], B.shape[2]):
+            raise ValueError(f"A {A.shape}, B {B.shape} and C {C.shape} must be (K, d', d), (K, n, n') and (d', n')")
+        for name, value in (("A", A), ("B", B), ("C", C)):
+            cast = torch.from_numpy(value).to(dtype)
+            if not bool(torch.isfinite(cast).all()):
+                raise ValueError(f"{name} does not fit in {dtype} (overflow)")
+            setattr(self, name, nn.Parameter(cast))
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """Map ``X`` ``(batch, n, d)`` to ``(batch, n', d')``."""
+        K, d_out, d = self.A.shape
+        n = self.B.shape[1]
+        if not isinstance(X, torch.Tensor) or X.ndim != 3 or tuple(X.shape[1:]) != (n, d) or X.dtype != self.A.dtype:
+            raise ValueError(f"X must be a {self.A.dtype} tensor (batch, {n}, {d}), got {short_repr(X)}")
+        if not bool(torch.isfinite(X).all()):
+            raise ValueError("X must be finite")
+        out = torch.einsum("knq,bnd,kpd->bqp", self.B, X, self.A) + self.C.T
+        if not bool(torch.isfinite(out).all()):
+            raise ValueError(f"the sum-of-linear output overflows {out.dtype}; rescale X or the matrices")
+        return out
+
+    def extra_repr(self) -> str:
+        K, d_out, d = self.A.shape
+        return f"terms={K}, d={d}, n={self.B.shape[1]}, d'={d_out}, n'={self.B.shape[2]}"
+
+
+class PartitionLookup(nn.Module):
+    r"""``SumOfLinear`` then one single-head ``SelfAttention`` (no residual), read at the query tokens.
+
+    Built by :func:`attention_approximator` and :func:`seq2seq_approximator`. Input: points
+    ``(batch, D)`` (a flattened sequence, ``D = n d``); output ``(batch, k)`` or, for the seq2seq
+    form, ``(batch, P, k)``. Evaluation runs in chunks of ``chunk`` points and only scores the
+    ``P`` query tokens (``SelfAttention(rows=P)``): the outputs at the key tokens are never read.
+
+    Attributes:
+        linear: the :class:`SumOfLinear` map; attention: the :class:`lib.layers.SelfAttention`;
+        centres, values, beta, bonus, suppress: the construction's data (numpy / floats);
+        reference: ``None``, or the point ``(D,)`` subtracted from points and centres before
+        scoring (centres far from the origin, module docstring; the map's constant ``C`` does
+        it); A, b: the Voronoi pieces the key tokens carry, those of ``centres - reference``;
+        token_dim, n_positions, value_dim: sizes.
+
+    Source: LHSL (NeurIPS 2025), the self-attention universality theorems (the construction is
+    reconstructed by the book; see the Sources and certainty page). Chapter 5.
+    """
+
+    def __init__(self, linear: SumOfLinear, attention: SelfAttention, *, token_dim: int, n_positions: int,
+                 value_slice: slice, squeeze: bool, chunk: int = 512, **info):
+        super().__init__()
+        self.linear, self.attention = linear, attention
+        self.token_dim, self.n_positions = token_dim, n_positions
+        self.value_slice, self.squeeze = value_slice, squeeze
+        self.value_dim = value_slice.stop - value_slice.start
+        self.chunk = positive_int("chunk", chunk)
+        for key, value in info.items():
+            setattr(self, key, value)
+
+    @property
+    def D(self) -> int:
+        return self.linear.B.shape[1] * self.token_dim
+
+    def tokens(self, x) -> torch.Tensor:
+        """The sequence ``L(X)`` ``(batch, n', d')`` the attention layer sees (queries first)."""
+        x = self._check(x)
+        return self.linear(x.reshape(len(x), -1, self.token_dim))
+
+    def _check(self, x) -> torch.Tensor:
+        x = _as_points(x, self.D)
+        # the query token's own score must stay far below the best key's (see _build)
+        ref = getattr(self, "reference", None)
+        xs, cs = translate(x, torch.from_numpy(self.centres), None if ref is None else torch.from_numpy(ref))
+        nearest = torch.cdist(xs, cs).min(dim=1).values ** 2 if len(x) else x[:, 0]
+        if bool((self.beta * (1.0 + nearest) > self.suppress - 30.0).any()):
+            raise ValueError(f"x lies too far from the centres for suppress={self.suppress:.3g} (the query token "
+                             f"would take weight); pass a larger suppress or points nearer the grid")
+        return x.to(self.linear.A.dtype)
+
+    @torch.no_grad()
+    def forward(self, x) -> torch.Tensor:
+        """Evaluate at points ``x`` ``(batch, D)`` (torch or numpy); float64 torch output."""
+        x = self._check(x)
+        parts = []
+        for i in range(0, len(x), self.chunk):
+            Z = self.linear(x[i:i + self.chunk].reshape(-1, self.linear.B.shape[1], self.token_dim))
+            parts.append(self.attention(Z, rows=self.n_positions)[..., self.value_slice])
+        out = torch.cat(parts) if parts else torch.empty(0, self.n_positions, self.value_dim, dtype=x.dtype)
+        return out[:, 0] if self.squeeze else out
+
+
+def _token_width(D: int, token_dim: int | None) -> int:
+    d = D if token_dim is None else positive_int("token_dim", token_dim)
+    if D % d:
+        raise ValueError(f"token_dim must divide the point dimension D = {D}, got {d}")
+    return d
+
+
+def _check_layer(what: str, D: int, d: int, width: int, n_out: int, head_dim: int, d_out: int) -> None:
+    """Count a lookup layer's numbers before allocating: copy terms, constant ``C`` and the four matrices."""
+    n = D // d
+    count = n * width * d + n * n * n_out + width * n_out + 3 * head_dim * width + d_out * head_dim
+    check_size(f"{what}: the number of parameters", count, MAX_PARAMETERS, "lib.layers.MAX_PARAMETERS")
+
+
+def _query_copy(D: int, token_dim: int | None, width: int, n_out: int, n_queries: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """The copy terms of the sum-of-linear map: term ``t`` writes token ``t`` of ``X`` into the ``x`` field.
+
+    Returns ``(d, A_terms, B_terms)``: the token width, ``A`` ``(n, width, d)`` placing token ``t`` at
+    rows ``t d .. (t + 1) d`` of the first ``D``, and ``B`` ``(n, n, n_out)`` sending it to the first
+    ``n_queries`` output columns (``n = D / d``).
+    """
+    d = _token_width(D, token_dim)
+    n = D // d
+    A_terms, B_terms = np.zeros((n, width, d)), np.zeros((n, n, n_out))
+    for t in range(n):
+        A_terms[t, t * d:(t + 1) * d, :] = np.eye(d)
+        B_terms[t, t, :n_queries] = 1.0
+    return d, A_terms, B_terms
+
+
+def _as_points(x, D: int) -> torch.Tensor:
+    """``x`` (numpy or torch) as float64 points ``(batch, D)``; ValueError naming ``x`` otherwise."""
+    if not isinstance(x, np.ndarray | torch.Tensor) or np.ndim(x) != 2 or np.shape(x)[1] != D:
+        raise ValueError(f"x must be points (batch, {D}), got {short_repr(x)}")
+    return torch.from_numpy(as_float_array("x", x))
+
+
+def _centres_values(f: Callable, centres, n_positions: int | None) -> tuple[np.ndarray, np.ndarray]:
+    c = check_centres(centres)
+    if not callable(f):
+        raise ValueError(f"f must be callable, got {short_repr(f)}")
+    v = as_float_array("f(centres)", f(c.copy()))
+    want = "(N, k)" if n_positions is None else f"(N, {n_positions}, k)"
+    ndim = 2 if n_positions is None else 3
+    if v.ndim == ndim - 1:
+        v = v[..., None]
+    if v.ndim != ndim or v.shape[0] != len(c) or (n_positions is not None and v.shape[1] != n_positions):
+        raise ValueError(f"f must map (N, D) = {c.shape} to {want}, got {v.shape}")
+    return c, v if n_positions is not None else v[:, None, :]
+
+
+def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positions: int | None,
+           bonus: float, suppress: float | None, chunk: int) -> PartitionLookup:
+    """The token layout shared by both approximators (reconstructed by the book).
+
+    Token fields (width ``d' = D + 2 + P + k``): ``[x (D) | one (1) | query flag (1) |
+    position (P) | value (k)]``. Query token ``j``: ``(vec X - r, 1, 1, e_j, 0)``; key token
+    ``(i, j)``: ``(a_i, b_i, 0, e_j, f(c_i)_j)`` with the Voronoi pieces of ``c_i - r``.
+    ``W_Q z = (beta x, beta one, suppress flag, bonus pos)``, ``W_K z = (x, one, -flag, pos)``,
+    so query ``j`` scores key ``(i, j')`` at ``beta (a_i^T (x - r) + b_i) + bonus [j = j']`` and
+    every query token at ``beta (|x - r|^2 + 1) - suppress (+ bonus)``; ``W_O W_V`` copies the
+    value field. ``r`` is the reference of far centres (module docstring), 0 otherwise: the
+    constant ``C`` of the sum-of-linear map subtracts it.
+    """
+    beta = check_beta(beta)
+    squeeze = n_positions is None
+    P = 1 if squeeze else positive_int("n_positions", n_positions, maximum=4096)
+    c, v = _centres_values(f, centres, None if squeeze else P)
+    N, D = c.shape
+    k = v.shape[2]
+    bonus = finite_real("bonus", bonus, minimum=0.0, maximum=1e6)
+    ref = far_reference(c)
+    A, b = voronoi_affine(c if ref is None else c - ref)
+    lo, hi = c.min(axis=0), c.max(axis=0)
+    span2 = float(((hi - lo) ** 2).sum()) + 1.0
+    if suppress is None:   # query tokens >= 40 nats below the best key for x within the centres' box, widened by its span
+        suppress = beta * (1.0 + 4.0 * span2) + 40.0
+    suppress = finite_real("suppress", suppress, minimum=0.0)
+    width = D + 2 + P + k
+    X_, ONE, FLAG, POS, VAL = 0, D, D + 1, D + 2, D + 2 + P
+    n_out = P + N * P
+    s = max(D + 2 + P, k)
+    _check_layer("the lookup layer", D, _token_width(D, token_dim), width, n_out, s, width)
+    # Sum-of-linear map: term t copies token t of X into the x field of every query column.
+    d, A_terms, B_terms = _query_copy(D, token_dim, width, n_out, P)
+    C = np.zeros((width, n_out))
+    if ref is not None:
+        C[X_:X_ + D, :P] = -ref[:, None]
+    C[ONE, :P] = 1.0
+    C[FLAG, :P] = 1.0
+    C[POS:POS + P, :P] = np.eye(P)
+    for j in range(P):
+        cols = P + j * N + np.arange(N)
+        C[X_:X_ + D, cols] = A.T
+        C[ONE, cols] = b
+        C[POS + j, cols] = 1.0
+        C[VAL:VAL + k, cols] = v[:, j, :].T
+    W_Q, W_K, W_V, W_O = np.zeros((s, width)), np.zeros((s, width)), np.zeros((s, width)), np.zeros((width, s))
+    for r in range(D + 1):                       # x and one fields: score beta * (x^T x_t + one_t)
+        W_Q[r, r], W_K[r, r] = beta, 1.0
+    W_Q[D + 1, FLAG], W_K[D + 1, FLAG] = suppress, -1.0
+    for j in range(P):
+        W_Q[D + 2 + j, POS + j], W_K[D + 2 + j, POS + j] = bonus, 1.0
+    for r in range(k):
+        W_V[r, VAL + r], W_O[VAL + r, r] = 1.0, 1.0
+    linear = SumOfLinear(A_terms, B_terms, C)
+    attention = SelfAttention(width, head_dim=s, residual=False).set_weights(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O)
+    return PartitionLookup(linear, attention, token_dim=d, n_positions=P, value_slice=slice(VAL, VAL + k),
+                           squeeze=squeeze, chunk=chunk, centres=c, values=v[:, 0] if squeeze else v,
+                           A=A, b=b, beta=beta, bonus=bonus, suppress=suppress, reference=ref)
+
+
+def attention_approximator(f: Callable, centres, beta: float, *, token_dim: int | None = None,
+                           suppress: float | None = None, chunk: int = 512) -> PartitionLookup:
+    r"""LHSL's partition lookup: one attention layer after a sum-of-linear map that returns :math:`f` at the cell centre.
+
+    The partition is the Voronoi partition of ``centres`` (:func:`lib.maxaffine.voronoi_affine`); key token
+    :math:`i` carries :math:`(a_i, b_i)` and the value :math:`f(c_i)`; the query token carries
+    :math:`(\mathrm{vec} X, 1)`, so the attention weights are :math:`\sigma(\beta y(x))`
+    (:func:`lib.maxaffine.soft_indicator`) and the output is :math:`\sum_i \sigma(\beta y(x))_i f(c_i)`. At
+    margin :math:`\Delta` it is within ``indicator_bound(beta, Δ, N) * max|f(c_i)|`` of
+    :math:`f(c_{i_x})`, plus the query tokens' weight, below :math:`e^{-40}` inside the centres'
+    box by the default ``suppress``.
+
+    Args:
+        f: maps float64 numpy points ``(N, D)`` to values ``(N, k)`` (or ``(N,)``: ``k = 1``).
+        centres: ``(N, D)``, the cells' centres, ``N >= 1``.
+        beta: inverse temperature (> 0, finite) multiplying the affine scores.
+        token_dim: ``d``, the width of one input token; the point is the flattened sequence of
+            ``D / d`` tokens (default ``D``: one token). The output does not depend on it; the
+            sum-of-linear map does (one term per token).
+        suppress: the constant score penalty of the query token itself (default: see
+            ``_build``); chunk: points evaluated at once.
+
+    Returns:
+        A :class:`PartitionLookup` mapping points ``(batch, D)`` to ``(batch, k)`` (float64).
+
+    Raises:
+        ValueError: for empty or non-finite ``centres``, ``f`` not callable or returning the
+            wrong shape, non-finite, complex or bool values, non-finite or non-positive ``beta``,
+            a ``token_dim`` that does not divide ``D``, centres whose squared norms overflow, a
+            layer of more than :data:`lib.layers.MAX_PARAMETERS` numbers (checked before
+            allocating); at call time for points of the wrong width, non-finite points, or
+            points so far from the centres that the query token's suppressed score would no
+            longer be negligible.
+
+    Centres far from the origin are handled by a reference the layer subtracts (module
+    docstring; the ``reference`` attribute).
+
+    Source: LHSL (NeurIPS 2025), the L_∞ universality of single-head self-attention; the
+    construction is reconstructed by the book (see the Sources and certainty page). Checks
+    C15–C16, Chapter 5.
+    """
+    return _build(f, centres, beta, token_dim=token_dim, n_positions=None, bonus=0.0, suppress=suppress, chunk=chunk)
+
+
+def seq2seq_approximator(f: Callable, centres, beta: float, n_positions: int, bonus: float = 50.0, *,
+                         token_dim: int | None = None, suppress: float | None = None,
+                         chunk: int = 512) -> PartitionLookup:
+    r"""The sequence-to-sequence lookup: ``n_positions`` query tokens, one key block per output position.
+
+    Key token :math:`(i, j)` carries :math:`(a_i, b_i)`, position :math:`e_j` and value
+    :math:`f(c_i)_j`; query :math:`j` adds ``bonus`` :math:`M` to the keys of its own block, so
+    block :math:`j` wins by :math:`M` and query :math:`j` returns :math:`f(\cdot)_j`
+    (:math:`N P` keys in all). With ``bonus = 0`` every query sees all blocks equally and all
+    positions return the same average: the failure case of check C17.
+
+    Args:
+        f: maps ``(N, D)`` to ``(N, n_positions, k)`` (or ``(N, n_positions)``).
+        centres, beta, token_dim, suppress, chunk: as :func:`attention_approximator`.
+        n_positions: output positions ``P >= 1``.
+        bonus: the position bonus :math:`M \ge 0`.
+
+    Returns:
+        A :class:`PartitionLookup` mapping ``(batch, D)`` to ``(batch, n_positions, k)``.
+
+    Raises:
+        ValueError: as :func:`attention_approximator`, and for a negative or non-finite
+            ``bonus`` or a non-positive ``n_positions``.
+
+    Source: the sequence-to-sequence form of LHSL's self-attention theorem, reconstructed by the
+    book (see the Sources and certainty page); check C17, Chapter 5.
+    """
+    return _build(f, centres, beta, token_dim=token_dim, n_positions=positive_int("n_positions", n_positions),
+                  bonus=bonus, suppress=suppress, chunk=chunk)
+
+
+def context_tokens(centres, values, *, biases=None, reference=None) -> np.ndarray:
+    r"""The context sequence of LHSL's cross-attention lookup: one token :math:`(a_i, b_i, v_i)` per cell.
+
+    Args:
+        centres: ``(N, D)``; the keys are the Voronoi pieces :math:`a_i = 2c_i`,
+            :math:`b_i = -\|c_i\|^2` (:func:`lib.maxaffine.voronoi_affine`) unless ``biases`` is given.
+        values: ``(N, k)`` or ``(N,)``, the value of each cell.
+        biases: optional ``(N,)`` offsets :math:`b_i` to use instead of :math:`-\|c_i\|^2`
+            (for instance 0, what a context computed *linearly* from the points can carry).
+        reference: optional point ``(D,)``: the pieces are those of ``centres - reference``, for
+            queries translated by the same point (:func:`cross_attention_approximator` does so
+            for centres far from the origin, where the untranslated scores cancel).
+
+    Returns:
+        float64 ``(N, D + 1 + k)``.
+
+    Raises:
+        ValueError: for mismatched shapes or non-finite, complex or bool input.
+
+    Source: the cross-attention form of LHSL's lookup, reconstructed by the book (see the Sources
+    and certainty page). Chapter 6.
+    """
+    c = check_centres(centres)
+    if reference is not None:
+        r = as_float_array("reference", reference)
+        if r.shape != (c.shape[1],):
+            raise ValueError(f"reference must have shape ({c.shape[1]},), got {r.shape}")
+        c = c - r
+    A, b = voronoi_affine(c)
+    if biases is not None:
+        b = check_values("biases", biases, len(A))
+        if b.ndim != 1:
+            raise ValueError(f"biases must have shape ({len(A)},), got {b.shape}")
+    v = check_values("values", values, len(A))
+    return np.concatenate([A, b[:, None], v.reshape(len(A), -1)], axis=1)
+
+
+class CrossLookup(nn.Module):
+    r"""A query map, a context sequence and one :class:`lib.layers.CrossAttention` head: LHSL's lookup as cross-attention.
+
+    ``forward`` maps points ``(batch, D)`` to ``(batch, k)``: the query ``linear(X)`` (one token
+    ``(vec X - reference, 1)``, the reference 0 unless the centres are far from the origin)
+    attends to the constant ``context`` ``(N, D + 1 + k)``. Unpacks as
+    ``linear, context, attention = cross_attention_approximator(...)``.
+
+    Raises:
+        ValueError: for parts of the wrong kind (``linear`` not a :class:`SumOfLinear`,
+            ``attention`` not a :class:`lib.layers.CrossAttention`, ``context`` not a 2-D
+            tensor of the layer's dtype), a non-positive ``token_dim`` or ``beta``, or centres,
+            values or reference that are not finite real arrays; in :meth:`forward` as
+            :func:`attention_approximator`.
+
+    Source: LHSL (NeurIPS 2025), the cross-attention universality theorem (the construction is
+    reconstructed by the book; see the Sources and certainty page). Chapter 6.
+    """
+
+    def __init__(self, linear: SumOfLinear, context: torch.Tensor, attention, *, token_dim: int, beta: float,
+                 centres: np.ndarray, values: np.ndarray, reference: np.ndarray | None = None):
+        from .layers import CrossAttention
+
+        super().__init__()
+        if not isinstance(linear, SumOfLinear) or not isinstance(attention, CrossAttention):
+            raise ValueError(f"linear and attention must be a SumOfLinear and a lib.layers.CrossAttention, got "
+                             f"{short_repr(linear)} and {short_repr(attention)}")
+        if not isinstance(context, torch.Tensor) or context.ndim != 2 or context.dtype != attention._dtype():
+            raise ValueError(f"context must be a 2-D {attention._dtype()} tensor (N, d_kv), got {short_repr(context)}")
+        self.linear, self.attention = linear, attention
+        self.register_buffer("context", context)
+        self.token_dim = positive_int("token_dim", token_dim)
+        self.beta = finite_real("beta", beta, minimum=0.0, strict=True)
+        self.centres, self.values = check_centres(centres), as_float_array("values", values)
+        self.reference = None if reference is None else as_float_array("reference", reference)
+
+    def __iter__(self):
+        return iter((self.linear, self.context, self.attention))
+
+    @torch.no_grad()
+    def forward(self, x) -> torch.Tensor:
+        """Evaluate at points ``x`` ``(batch, D)`` (torch or numpy); float64 ``(batch, k)``."""
+        x = _as_points(x, self.linear.B.shape[1] * self.token_dim)
+        parts = [self.attention(self.linear(x[i:i + CHUNK].reshape(-1, self.linear.B.shape[1], self.token_dim)),
+                                self.context)[:, 0] for i in range(0, len(x), CHUNK)]
+        return torch.cat(parts) if parts else torch.empty(0, self.values.shape[1], dtype=torch.float64)
+
+
+def cross_attention_approximator(f: Callable, centres, beta: float, *, token_dim: int | None = None) -> CrossLookup:
+    r"""LHSL's partition lookup with the keys and values moved into a context sequence ``Y``.
+
+    The sum-of-linear map puts one query token :math:`\beta`-free :math:`(\mathrm{vec}X, 1)`
+    together (``(batch, 1, D + 1)``); the context holds :func:`context_tokens` of the Voronoi
+    pieces of ``centres`` and the values ``f(c_i)``; ``W_Q = \beta I`` reads the query, ``W_K``
+    the key fields :math:`(a_i, b_i)`, ``W_V`` and ``W_O`` the value field. The output
+    :math:`\sum_i \sigma(\beta y(x))_i f(c_i)` is that of :func:`attention_approximator`, without the
+    query token to suppress: a query never attends to itself in cross-attention.
+
+    Args:
+        f, centres, beta, token_dim: as :func:`attention_approximator`.
+
+    Returns:
+        A :class:`CrossLookup`; ``linear, context, attention = ...`` unpacks it.
+
+    Centres far from the origin are handled by a reference (module docstring): the query map
+    subtracts it and the context carries the pieces of ``centres - reference``.
+
+    Raises:
+        ValueError: as :func:`attention_approximator`.
+
+    Source: LHSL (NeurIPS 2025), single-head cross-attention is a universal approximator (the
+    construction is reconstructed by the book; see the Sources and certainty page); check C18,
+    Chapter 6.
+    """
+    from .layers import CrossAttention
+
+    beta = check_beta(beta)
+    c, v = _centres_values(f, centres, None)
+    v = v[:, 0]
+    N, D = c.shape
+    k = v.shape[1]
+    s = max(D + 1, k)
+    _check_layer("the cross-attention lookup", D, _token_width(D, token_dim), D + 1, 1, s, k)
+    check_size("the cross-attention lookup: the context's entries", N * (D + 1 + k), MAX_PARAMETERS,
+               "lib.layers.MAX_PARAMETERS")
+    ref = far_reference(c)
+    d, A_terms, B_terms = _query_copy(D, token_dim, D + 1, 1, 1)
+    C = np.zeros((D + 1, 1))
+    if ref is not None:
+        C[:D, 0] = -ref
+    C[D, 0] = 1.0
+    W_Q, W_K = np.zeros((s, D + 1)), np.zeros((s, D + 1 + k))
+    W_V, W_O = np.zeros((s, D + 1 + k)), np.zeros((k, s))
+    for r in range(D + 1):
+        W_Q[r, r], W_K[r, r] = beta, 1.0
+    for r in range(k):
+        W_V[r, D + 1 + r], W_O[r, r] = 1.0, 1.0
+    attention = CrossAttention(D + 1, D + 1 + k, head_dim=s, d_out=k).set_weights(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O)
+    context = torch.from_numpy(context_tokens(c, v, reference=ref))
+    return CrossLookup(SumOfLinear(A_terms, B_terms, C), context, attention, token_dim=d, beta=beta, centres=c,
+                       values=v, reference=ref)
+
+
+def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max: int) -> pd.DataFrame:
+    r"""The shortest context (``N = m^dim`` key tokens) whose lookup reaches each target sup error.
+
+    For ``m = 1, ..., m_max`` the sup error over ``points`` of the lookup with ``beta = kappa m^2``
+    (:func:`soft_lookup`, the layer's closed form) is measured; for each target in ``errors`` the
+    smallest ``m`` that reaches it is reported (NaN when none up to ``m_max`` does).
+
+    Args:
+        f: maps ``(P, dim)`` to ``(P,)``; dim: input dimension; errors: target sup errors;
+        kappa: > 0; points: test points ``(P, dim)``; m_max: largest grid tried.
+
+    Returns:
+        DataFrame with ``dim``, ``error`` (target), ``m``, ``N`` (= ``m**dim``) and ``sup`` (the
+        sup error over ``points`` at that ``m``), one row per target; ``m``, ``N`` and ``sup`` are
+        NaN when no grid up to ``m_max`` reaches the target.
+
+    Raises:
+        ValueError: as :func:`lookup_error_row`, or when the largest grid, ``m_max**dim`` cells, exceeds
+            :data:`lib.maxaffine.MAX_CELLS` (checked before the first grid is built).
+
+    Source: the curse of dimensionality of LHSL's construction (the rate is inferred by the book;
+    see the Sources and certainty page). Chapter 6.
+    """
+    x = as_float_array("points", points, min_ndim=2)
+    dim = positive_int("dim", dim)
+    if x.shape[1] != dim:
+        raise ValueError(f"points must have shape (P, {dim}), got {x.shape}")
+    m_max = positive_int("m_max", m_max)
+    check_size(f"context_length: the largest grid, {m_max}**{dim} cells",
+               m_max**dim if dim * m_max.bit_length() <= 64 else math.inf, MAX_CELLS, "lib.maxaffine.MAX_CELLS")
+    if not callable(f):
+        raise ValueError(f"f must be callable, got {short_repr(f)}")
+    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
+    errors = _errors(errors)
+    target = as_float_array("f(points)", f(x))
+    if target.shape != (len(x),):
+        raise ValueError(f"f must map (P, {dim}) to (P,), got {target.shape}")
+    sups = []
+    for m in range(1, m_max + 1):
+        c = grid_centres(m, dim)
+        sups.append(float(np.abs(soft_lookup(x, c, as_float_array("f(centres)", f(c)), kappa * m * m) - target).max()))
+    return _shortest(np.array(sups), errors, dim)
+
+
+def _shortest(sups: np.ndarray, errors: np.ndarray, dim: int) -> pd.DataFrame:
+    """For each target error the smallest ``m`` (1-based index into ``sups``) whose sup reaches it, and that sup."""
+    rows = []
+    for e in errors:
+        hit = np.flatnonzero(sups <= e)
+        m = float(hit[0] + 1) if len(hit) else np.nan
+        rows.append({"dim": dim, "error": float(e), "m": m, "N": m ** dim,
+                     "sup": float(sups[hit[0]]) if len(hit) else np.nan})
+    return pd.DataFrame(rows)
+
+
+def _errors(errors) -> np.ndarray:
+    errors = as_float_array("errors", errors, min_ndim=0).reshape(-1) if not isinstance(errors, str) else None
+    if errors is None or (errors < 0).any():
+        raise ValueError(f"errors must be finite target errors >= 0, got {short_repr(errors)}")
+    return errors
+
+
+def _factor_lookup(g: Callable, t: np.ndarray, m: int, kappa: float) -> tuple[np.ndarray, np.ndarray]:
+    """The 1-D lookup of ``g`` on the ``m``-grid of [0, 1] at ``beta = kappa m^2`` and ``g`` itself, at ``t`` ``(P,)``."""
+    c = grid_centres(m, 1)
+    values = as_float_array("g(centres)", g(c))
+    target = as_float_array("g(points)", g(t[:, None]))
+    if values.shape != (m,) or target.shape != t.shape:
+        raise ValueError(f"g must map (P, 1) points to (P,), got {values.shape} for {m} points")
+    return soft_lookup(t[:, None], c, values, kappa * m * m), target
+
+
+def product_lookup(g: Callable, points, m: int, kappa: float) -> np.ndarray:
+    r"""The grid lookup of a product target :math:`f(x) = \prod_k g(x_k)`, from one-dimensional lookups.
+
+    On the tensor grid of ``m**D`` cell centres of :math:`[0,1]^D` (:func:`lib.maxaffine.grid_centres`) with
+    :math:`\beta = \kappa m^2`, the softmax weights are Gaussian in the distance
+    (:func:`nadaraya_watson`), :math:`e^{-\beta\|x - c\|^2} = \prod_k e^{-\beta (x_k - c_k)^2}`, and
+    so is their normaliser; the stored values :math:`f(c) = \prod_k g(c_k)` factorise too. So
+    :func:`soft_lookup` of ``f`` equals the product over the coordinates of the 1-D lookup of ``g``
+    on ``m`` cells, at a cost of ``O(P D m)`` instead of ``O(P m**D)``.
+
+    Args:
+        g: the one-dimensional factor, mapping points ``(P, 1)`` to ``(P,)``.
+        points: ``(P, D)`` in :math:`[0,1]^D`; m: cells per axis; kappa: > 0.
+
+    Returns:
+        float64 ``(P,)``.
+
+    Raises:
+        ValueError: for a non-callable ``g`` or one of the wrong shape, points not of shape
+            ``(P, D)``, ``m`` not a positive integer, ``kappa <= 0``.
+
+    Source: the book's reconstruction of LHSL's construction (Chapter 5); used by Chapter 6's
+    context-length check B6.1.
+    """
+    if not callable(g):
+        raise ValueError(f"g must be callable, got {short_repr(g)}")
+    x = as_float_array("points", points, min_ndim=2)
+    if x.ndim != 2:
+        raise ValueError(f"points must have shape (P, D), got {x.shape}")
+    m = positive_int("m", m)
+    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
+    out = np.ones(len(x))
+    for k in range(x.shape[1]):
+        out = out * _factor_lookup(g, x[:, k], m, kappa)[0]
+    return out
+
+
+def product_context_length(g: Callable, dim: int, errors, kappa: float, *, m_max: int,
+                           resolution: int = 201) -> pd.DataFrame:
+    r"""As :func:`context_length` for :math:`f(x) = \prod_k g(x_k)`, with the error taken over a lattice.
+
+    The error of the lookup (:func:`product_lookup`) is measured on the tensor lattice of
+    ``resolution`` evenly spaced points per axis of :math:`[0,1]^D`, faces and corners included:
+    ``resolution**dim`` points, the same spacing in every dimension, where a random sample of
+    fixed size covers the cube more thinly as ``dim`` grows. The largest error on the lattice is a
+    lower bound on the sup error, computed from ``resolution`` values of the 1-D lookup per axis.
+
+    Args:
+        g: the one-dimensional factor, mapping ``(P, 1)`` to ``(P,)``; dim: input dimension;
+        errors: target sup errors (>= 0); kappa: > 0; m_max: largest grid tried;
+        resolution: lattice points per axis (>= 2).
+
+    Returns:
+        DataFrame with ``dim``, ``error`` (target), ``m``, ``N`` (= ``m**dim``) and ``sup`` (the
+        largest error on the lattice at that ``m``), one row per target; ``m``, ``N`` and ``sup``
+        are NaN when no grid up to ``m_max`` reaches the target.
+
+    Raises:
+        ValueError: as :func:`product_lookup`, for bad ``errors``, and when the lattice,
+            ``resolution**dim`` points, exceeds ``lib.maxaffine.MAX_MATRIX_ENTRIES``.
+
+    Source: the curse of dimensionality of the book's reconstruction of LHSL's construction
+    (the rate is the book's). Chapter 6, check B6.1.
+    """
+    if not callable(g):
+        raise ValueError(f"g must be callable, got {short_repr(g)}")
+    dim = positive_int("dim", dim)
+    m_max = positive_int("m_max", m_max)
+    check_size(f"product_context_length: the largest grid, {m_max} cells per axis", m_max, MAX_CELLS,
+               "lib.maxaffine.MAX_CELLS")
+    resolution = positive_int("resolution", resolution, minimum=2)
+    check_size(f"product_context_length: the lattice, {resolution}**{dim} points",
+               resolution**dim if dim * resolution.bit_length() <= 64 else math.inf, MAX_MATRIX_ENTRIES,
+               "lib.maxaffine.MAX_MATRIX_ENTRIES")
+    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
+    errors = _errors(errors)
+    t = np.linspace(0.0, 1.0, resolution)
+    sups = []
+    for m in range(1, m_max + 1):
+        look, target = _factor_lookup(g, t, m, kappa)
+        approx, exact = np.ones(1), np.ones(1)
+        for _ in range(dim - 1):
+            approx, exact = np.multiply.outer(approx, look).ravel(), np.multiply.outer(exact, target).ravel()
+        sups.append(float(np.abs(np.multiply.outer(look, approx) - np.multiply.outer(target, exact)).max()))
+    return _shortest(np.array(sups), errors, dim)
+
+
+#: Test points of Chapter 5's uniform-error table (C15) and Chapter 6's cross-attention table
+#: (C18), per book mode; drawn by :func:`rate_points`.
+RATE_POINTS = {"fast": 10_000, "full": 20_000}
+
+
+#: Seed of :func:`rate_points`' generator.
+RATE_SEED = 15
+
+
+def rate_points(mode: str | None = None) -> np.ndarray:
+    """The random test points shared by Chapter 5's check C15 and Chapter 6's check C18.
+
+    Both chapters evaluate the lookup of the same target on these points, so their error tables
+    agree entry by entry.
+
+    Args:
+        mode: ``"fast"`` or ``"full"``; default :data:`lib.config.MODE`.
+
+    Returns:
+        float64 ``(RATE_POINTS[mode], 2)``, uniform on :math:`[0,1]^2`, drawn from
+        ``numpy.random.default_rng(RATE_SEED)``: the same points on every call.
+
+    Raises:
+        ValueError: for an unknown ``mode``.
+
+    Source: the book's checks C15 (Chapter 5) and C18 (Chapter 6).
+    """
+    from . import config
+
+    mode = config.MODE if mode is None else mode
+    if mode not in RATE_POINTS:
+        raise ValueError(f"mode must be one of {tuple(RATE_POINTS)}, got {short_repr(mode)}")
+    return np.random.default_rng(RATE_SEED).uniform(size=(RATE_POINTS[mode], 2))
+
+
+@dataclass(frozen=True)
+class LookupErrorRow:
+    """One row of Chapter 5's error tables (:func:`lookup_error_row`).
+
+    Attributes:
+        m: cells per axis; kappa: ``beta / m**2`` (NaN for the hard partition); beta (NaN when hard).
+        sup, l2: the soft layer's largest and root-mean-square error over the points (the hard
+            partition's when ``kappa`` is None).
+        sup_hard, l2_hard: the hard partition's.
+        indicator_error: mean :func:`lib.maxaffine.indicator_error` (NaN when hard).
+    """
+
+    m: int
+    kappa: float
+    beta: float
+    sup: float
+    l2: float
+    sup_hard: float
+    l2_hard: float
+    indicator_error: float
+
+
+def lookup_error_row(f: Callable, m: int, kappa: float | None, points, *, low: float = 0.0,
+                     high: float = 1.0) -> LookupErrorRow:
+    r"""The lookup on the ``m``-grid against ``f`` on ``points`` (one row of Chapter 5's error tables).
+
+    Args:
+        f: maps points ``(P, D)`` to ``(P,)`` or ``(P, k)``.
+        m: cells per axis (``N = m^D``); kappa: :math:`\beta = \kappa m^2`, or ``None`` for
+            the hard partition only.
+        points: test points ``(P, D)`` in the domain.
+
+    Returns:
+        A :class:`LookupErrorRow`; its errors are :func:`lib.metrics.error_summary`'s sup and
+        :math:`L_2` of the soft layer's closed form (:func:`soft_lookup`) and of the hard
+        partition (:func:`hard_lookup`).
+
+    Raises:
+        ValueError: as :func:`lib.maxaffine.grid_centres` and :func:`attention_approximator`.
+
+    Source: the book's checks C15 and C16 of LHSL's self-attention theorem. Chapters 5 and 6.
+    """
+    x = as_float_array("points", points, min_ndim=2)
+    if x.ndim != 2:
+        raise ValueError(f"points must have shape (P, D), got {x.shape}")
+    c = grid_centres(m, x.shape[1], low, high)
+    if not callable(f):
+        raise ValueError(f"f must be callable, got {short_repr(f)}")
+    target = as_float_array("f(points)", f(x)).reshape(len(x), -1)
+    values = as_float_array("f(centres)", f(c)).reshape(len(c), -1)
+    hard = metrics.error_summary(hard_lookup(x, c, values) - target)
+    if kappa is None:
+        return LookupErrorRow(m, math.nan, math.nan, hard.sup, hard.l2, hard.sup, hard.l2, math.nan)
+    beta = finite_real("kappa", kappa, minimum=0.0, strict=True) * m ** 2
+    soft = metrics.error_summary(soft_lookup(x, c, values, beta) - target)
+    xs, cs = translate(x, c, far_reference(c))
+    A, b = voronoi_affine(cs)
+    return LookupErrorRow(m, float(kappa), beta, soft.sup, soft.l2, hard.sup, hard.l2,
+                          float(indicator_error(xs, A, b, beta).mean()))

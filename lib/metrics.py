@@ -1,0 +1,148 @@
+r"""Error estimates shared by both papers' approximators (Chapters 4, 5, 6 and the epilogue).
+
+* :func:`uniform_sampler` draws i.i.d. uniform sequences;
+* :func:`lp_error` is the Monte Carlo estimate of the :math:`L_p` distance
+  :math:`d_p(f, g) = (\mathbb E \|f(X) - g(X)\|_p^p)^{1/p}` with its standard error, and
+  :func:`lp_from_errors` the same from errors already computed;
+* :func:`sup_error` is the largest sampled error, a lower bound on the :math:`L_\infty` distance;
+* :func:`error_summary` gives all of them at once for one array of errors.
+
+K&S state their approximation in :math:`L_p` (Proposition 1), LHSL theirs in :math:`L_\infty` and
+:math:`L_p`; the book estimates both distances for both constructions with these functions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import as_float_array, check_size, finite_real, positive_int
+
+__all__ = ["MAX_SAMPLE_ENTRIES", "uniform_sampler", "outputs", "lp_error", "lp_from_errors", "sup_error",
+           "ErrorSummary", "error_summary"]
+
+
+#: Largest number of float64 entries ``k n d`` a sampler of :func:`uniform_sampler` draws at once.
+MAX_SAMPLE_ENTRIES = 2**26
+
+
+def uniform_sampler(n: int, d: int, low: float = 0.0, high: float = 1.0) -> Callable:
+    """``sampler(rng, k) -> (k, n, d)`` float64 sequences of i.i.d. uniform tokens in ``[low, high]^d``.
+
+    Raises:
+        ValueError: for non-positive sizes or bad bounds; the sampler for a non-positive ``k``
+            or more than :data:`MAX_SAMPLE_ENTRIES` entries ``k n d`` (checked before drawing).
+    """
+    n, d = positive_int("n", n), positive_int("d", d)
+    low, high = finite_real("low", low), finite_real("high", high)
+    if not high > low:
+        raise ValueError(f"high must exceed low, got low={low}, high={high}")
+
+    def sample(rng: np.random.Generator, k: int) -> np.ndarray:
+        k = positive_int("k", k)
+        check_size(f"a sample of {k:,} sequences of {n} tokens in dimension {d}: the number of entries", k * n * d,
+                   MAX_SAMPLE_ENTRIES, "lib.metrics.MAX_SAMPLE_ENTRIES")
+        return rng.uniform(low, high, size=(k, n, d))
+
+    return sample
+
+
+def outputs(f: Callable, X: np.ndarray, name: str = "f") -> np.ndarray:
+    out = as_float_array(f"{name}(X)", f(X), min_ndim=0, finite=False)
+    if out.ndim != 3 or out.shape[:2] != X.shape[:2]:
+        raise ValueError(f"{name} must map (batch, n, d) to (batch, n, d_out), got {X.shape} -> {out.shape}")
+    if not np.isfinite(out).all():
+        raise ValueError(f"{name} returned NaN or inf")
+    return out
+
+
+def _errors(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
+    X = sampler(rng, positive_int("n_samples", n_samples))
+    X = as_float_array("sampler output", X, min_ndim=3)
+    return np.abs(outputs(f, X, "f") - outputs(g, X, "g"))
+
+
+def lp_error(f: Callable, g: Callable, p: float, sampler: Callable, n_samples: int, seed: int = 0) -> tuple[float, float]:
+    r"""Monte Carlo estimate of :math:`d_p(f, g) = (\mathbb E \|f(X) - g(X)\|_p^p)^{1/p}` and its standard error.
+
+    :math:`\|\cdot\|_p` is the entrywise :math:`p`-norm of the ``(n, d_out)`` output; ``X`` is
+    drawn by ``sampler(rng, n_samples)`` with ``rng = default_rng(seed)``, so every model
+    compared with the same seed sees the same samples. The standard error is the delta-method
+    one, :math:`\mathrm{se}(\bar e)/(p\, \bar e^{1 - 1/p})` with :math:`\bar e` the mean of
+    :math:`\|f - g\|_p^p` (0 when the estimate is 0).
+
+    Raises:
+        ValueError: for ``p < 1`` or non-finite, ``n_samples < 2``, outputs of the wrong shape or
+            with NaN, infinity, complex or bool values, or a sample of more than
+            :data:`MAX_SAMPLE_ENTRIES` entries (from :func:`uniform_sampler`).
+
+    Source: the :math:`L_p` distance of K&S Proposition 1. Chapter 4.
+    """
+    n_samples = positive_int("n_samples", n_samples, minimum=2)
+    return lp_from_errors(_errors(f, g, sampler, n_samples, seed), p)
+
+
+def lp_from_errors(errors, p: float) -> tuple[float, float]:
+    """:func:`lp_error`'s estimate and its standard error from absolute errors ``(samples, ...)``.
+
+    Raises:
+        ValueError: for ``p < 1`` or non-finite, or errors that are not a real array of at least
+            two samples.
+    """
+    errors = as_float_array("errors", errors)
+    if len(errors) < 2:
+        raise ValueError(f"errors must hold at least two samples, got {len(errors)}")
+    p = finite_real("p", p, minimum=1.0)
+    e = (errors ** p).reshape(len(errors), -1).sum(axis=1)
+    mean = e.mean()
+    if mean == 0:
+        return 0.0, 0.0
+    se_mean = e.std(ddof=1) / math.sqrt(len(e))
+    return float(mean ** (1 / p)), float(se_mean / (p * mean ** (1 - 1 / p)))
+
+
+def sup_error(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed: int = 0) -> tuple[float, int]:
+    """The largest entrywise ``|f(X) - g(X)|`` over ``n_samples`` sampled sequences, and its sample index.
+
+    A lower bound on the :math:`L_\\infty` distance (same samples as :func:`lp_error` with the
+    same seed).
+
+    Raises:
+        ValueError: as :func:`lp_error`.
+    """
+    errs = _errors(f, g, sampler, n_samples, seed).reshape(positive_int("n_samples", n_samples), -1).max(axis=1)
+    return float(errs.max()), int(errs.argmax())
+
+
+@dataclass(frozen=True)
+class ErrorSummary:
+    r"""The error of an approximation over a sample: sup, and the :math:`L_1`, :math:`L_2` estimates.
+
+    Attributes:
+        sup: the largest entrywise error (a lower bound on the :math:`L_\infty` distance).
+        l1, l1_se, l2, l2_se: :func:`lp_from_errors` for ``p = 1`` and ``p = 2``.
+    """
+
+    sup: float
+    l1: float
+    l1_se: float
+    l2: float
+    l2_se: float
+
+
+def error_summary(errors) -> ErrorSummary:
+    r"""Sup, :math:`L_1` and :math:`L_2` of absolute errors ``(samples, ...)`` (one row per sample).
+
+    Raises:
+        ValueError: as :func:`lp_from_errors`.
+
+    Used by :func:`lib.approximation.ks_error_row` (Chapter 4, the epilogue) and
+    :func:`lib.lookup.lookup_error_row` (Chapters 5 and 6).
+    """
+    errors = np.abs(as_float_array("errors", errors))
+    (l1, se1), (l2, se2) = (lp_from_errors(errors, p) for p in (1, 2))
+    return ErrorSummary(float(errors.max()), l1, se1, l2, se2)

@@ -1,0 +1,255 @@
+r"""The small trainable models of Chapters 3 and 5, built from the layers of :mod:`lib.layers`.
+
+* :class:`TokenTagger`: the rank-1 Transformer of K&S Section 5, a token classifier for CoNLL-2003
+  (Chapter 3);
+* :class:`PatchAttentionClassifier`: one single-head attention layer over image patches, for the
+  noise experiment of LHSL Appendix B (Chapter 5).
+
+Both count their parameters before allocating and refuse more than
+:data:`lib.layers.MAX_PARAMETERS`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from ._validate import all_finite, finite_real, float_dtype, positive_int, short_repr
+from .layers import FeedForward, SelfAttention, SingleHead, _check_parameters
+
+__all__ = ["TokenTagger", "PatchAttentionClassifier"]
+
+
+class TokenTagger(nn.Module):
+    r"""A permutation-equivariant token classifier: embeddings, ``n_layers`` blocks, a linear head.
+
+    Each block is :math:`F^{(FF)} \circ F^{(SA)}` as in K&S: one single-head
+    :class:`~lib.layers.SelfAttention` (``W_Q, W_K, W_V, W_O`` of the given ``rank``, residual, no
+    :math:`1/\sqrt{s}`) followed by a residual :class:`~lib.layers.FeedForward` of width ``ffn_width``.
+    There is no positional encoding and no LayerNorm, so permuting a sentence permutes the
+    output. Padding (word id ``pad_id``) is masked out of every query's keys; the loss
+    (:func:`lib.training.fit`) ignores it too.
+
+    Args:
+        vocab_size: number of word ids (``len(vocab)`` of :func:`lib.data.build_vocab`).
+        n_tags: number of output classes.
+        d: embedding and token width ``d``.
+        n_layers: number of attention + feed-forward blocks.
+        rank: rank of the attention matrices (default 1, K&S Section 5); ``None`` for dense.
+        ffn_width: hidden width of each feed-forward layer (default ``4 * d``).
+        head_dim: head size ``s`` (default ``d``).
+        pad_id: the padding word id (default ``lib.data.PAD = 0``).
+        dtype: ``torch.float32`` (default) or ``torch.float64``.
+        seed: seed of the initialisation (embeddings ``N(0, 1)``; layers as in their classes).
+
+    Input: word ids, int64 ``(batch, n)``. Output: logits ``(batch, n, n_tags)`` in ``dtype``.
+
+    Raises:
+        ValueError: for non-positive sizes or a bad rank (as :class:`~lib.layers.SelfAttention`), more than
+            :data:`~lib.layers.MAX_PARAMETERS` parameters in all (checked before allocating); in
+            :meth:`forward` for ids that are not an int64 ``(batch, n)`` tensor, ids outside
+            ``[0, vocab_size)``, or a row that is all padding.
+
+    Source: K&S (ICLR 2024) Section 5, the rank-1 Transformer trained on CoNLL-2003; its sizes
+    are unknown (the sources do not give them) and are the book's own. Used in Chapter 3.
+    """
+
+    def __init__(self, vocab_size: int, n_tags: int, d: int = 128, n_layers: int = 1,
+                 rank: int | None = 1, ffn_width: int | None = None, head_dim: int | None = None,
+                 pad_id: int = 0, dtype: torch.dtype = torch.float32, seed: int = 0):
+        super().__init__()
+        self.vocab_size = positive_int("vocab_size", vocab_size, minimum=2)
+        self.n_tags = positive_int("n_tags", n_tags, minimum=2)
+        self.d = positive_int("d", d)
+        self.n_layers = positive_int("n_layers", n_layers)
+        head_dim = self.d if head_dim is None else positive_int("head_dim", head_dim)
+        ffn_width = 4 * self.d if ffn_width is None else positive_int("ffn_width", ffn_width)
+        self.pad_id = positive_int("pad_id", pad_id, minimum=0, maximum=self.vocab_size - 1)
+        seed = positive_int("seed", seed, minimum=0, maximum=2**62)
+        float_dtype("dtype", dtype)
+        if rank is not None:
+            rank = positive_int("rank", rank, maximum=min(head_dim, self.d))
+        d = self.d
+        block = (SingleHead.parameter_count(d, d, d, head_dim, rank)
+                 + FeedForward.parameter_count(d, ffn_width, d))
+        _check_parameters(f"TokenTagger(vocab_size={self.vocab_size}, d={d}, n_layers={self.n_layers})",
+                          self.vocab_size * d + self.n_layers * block + self.n_tags * d + self.n_tags)
+        gen = torch.Generator().manual_seed(seed)
+        self.embed = nn.Embedding(self.vocab_size, self.d, padding_idx=self.pad_id, dtype=dtype)
+        with torch.no_grad():
+            self.embed.weight.copy_(torch.randn(self.vocab_size, self.d, generator=gen, dtype=torch.float64))
+            self.embed.weight[self.pad_id] = 0
+        self.attn = nn.ModuleList(
+            SelfAttention(self.d, head_dim, rank=rank, residual=True, dtype=dtype, seed=seed + 1 + 2 * i)
+            for i in range(self.n_layers))
+        self.ffn = nn.ModuleList(
+            FeedForward(self.d, ffn_width, residual=True, dtype=dtype, seed=seed + 2 + 2 * i)
+            for i in range(self.n_layers))
+        self.head = nn.Linear(self.d, self.n_tags, dtype=dtype)
+        with torch.no_grad():
+            # GPT-2's scaling of the residual branches: their last matrices start 1/sqrt(2 L)
+            # smaller, so the sum over L blocks starts with the spread of one block.
+            scale = 1.0 / math.sqrt(2 * self.n_layers)
+            for attn, ffn in zip(self.attn, self.ffn):
+                (attn.W_O if rank is None else attn.W_O_A).mul_(scale)
+                ffn.W2.mul_(scale)
+            self.head.weight.copy_(torch.randn(self.n_tags, self.d, generator=gen, dtype=dtype)
+                                   / math.sqrt(self.d))
+            self.head.bias.zero_()
+        self.rank = rank
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """Logits ``(batch, n, n_tags)`` for word ids ``(batch, n)``; padding positions are masked."""
+        if not isinstance(ids, torch.Tensor) or ids.dtype != torch.int64 or ids.ndim != 2 or 0 in ids.shape:
+            raise ValueError(f"ids must be a non-empty int64 tensor of shape (batch, n), got "
+                             f"{(ids.dtype, tuple(ids.shape)) if isinstance(ids, torch.Tensor) else short_repr(ids)}")
+        if bool((ids < 0).any()) or bool((ids >= self.vocab_size).any()):
+            raise ValueError(f"ids must lie in [0, {self.vocab_size}), got min {int(ids.min())}, max {int(ids.max())}")
+        mask = ids == self.pad_id
+        Z = self.embed(ids)
+        for attn, ffn in zip(self.attn, self.ffn):
+            Z = ffn(attn(Z, mask))
+        logits = self.head(Z)
+        if not all_finite(logits):
+            raise ValueError(f"the logits overflow {logits.dtype} or are NaN; check the head's weights")
+        return logits
+
+    def extra_repr(self) -> str:
+        return f"vocab_size={self.vocab_size}, n_tags={self.n_tags}, d={self.d}, n_layers={self.n_layers}, rank={self.rank}"
+
+
+class PatchAttentionClassifier(nn.Module):
+    r"""An image classifier whose only token mixing is one single-head softmax attention layer.
+
+    Patch embedding (each ``patch x patch`` patch flattened and mapped linearly to ``d``,
+    plus a learned position embedding), one :class:`~lib.layers.SelfAttention` (single head, dense, no
+    residual: attention alone, as in LHSL), mean pooling over the patches and a linear head.
+
+    Args:
+        image_size: side of the square input images (a multiple of ``patch``).
+        patch: side of the square patches (``(image_size / patch)**2`` tokens).
+        channels: colour channels (1 for MNIST/Fashion-MNIST, 3 for CIFAR-10).
+        d: token width ``d``; head_dim: head size ``s`` (default ``d``).
+        n_classes: output classes.
+        qk_init: factor on the initial ``W_Q`` and ``W_K`` (default 1: :class:`~lib.layers.SelfAttention`'s
+            normal initialisation, standard deviation ``1/sqrt(d)``; between 1e-6 and 1e6). Chapter 5 starts them
+            small so that their final norms measure what training put there.
+        dtype: ``torch.float32`` (default) or ``torch.float64``.
+        seed: seed of the initialisation (embeddings and head: normal with standard deviation
+            ``1/sqrt(fan_in)``, biases and position embedding small; attention as in
+            :class:`~lib.layers.SelfAttention`).
+
+    Input: images ``(batch, H, W)`` or ``(batch, H, W, C)``, floating point in the model's dtype
+    (the chapter scales pixels to ``[0, 1]``). Output: logits ``(batch, n_classes)``.
+    :meth:`attention_norms` gives the spectral and Frobenius norms of ``W_K`` and ``W_Q``.
+
+    Raises:
+        ValueError: for non-positive sizes or ``qk_init``, ``image_size`` not a multiple of
+            ``patch``, an unknown dtype, more than :data:`~lib.layers.MAX_PARAMETERS` parameters (checked
+            before allocating); in :meth:`forward` for images of the wrong shape or dtype, or
+            non-finite.
+
+    Source: LHSL (NeurIPS 2025) Appendix B trains "a single-head attention" model whose
+    architecture the paper does not give; this ViT-style one is the book's own (see the
+    Sources and certainty page). Used in Chapter 5.
+    """
+
+    def __init__(self, image_size: int = 28, patch: int = 7, channels: int = 1, d: int = 64,
+                 head_dim: int | None = None, n_classes: int = 10, qk_init: float = 1.0,
+                 dtype: torch.dtype = torch.float32, seed: int = 0):
+        super().__init__()
+        self.image_size = positive_int("image_size", image_size)
+        self.patch = positive_int("patch", patch, maximum=self.image_size)
+        if self.image_size % self.patch:
+            raise ValueError(f"image_size must be a multiple of patch, got image_size={image_size}, patch={patch}")
+        self.channels = positive_int("channels", channels)
+        self.d = positive_int("d", d)
+        self.n_classes = positive_int("n_classes", n_classes, minimum=2)
+        head_dim = self.d if head_dim is None else positive_int("head_dim", head_dim)
+        seed = positive_int("seed", seed, minimum=0, maximum=2**62)
+        float_dtype("dtype", dtype)
+        self.n_patches = (self.image_size // self.patch) ** 2
+        fan_in = self.patch * self.patch * self.channels
+        d = self.d
+        _check_parameters(f"PatchAttentionClassifier(image_size={self.image_size}, patch={self.patch}, "
+                          f"channels={self.channels}, d={d})",
+                          d * fan_in + d + self.n_patches * d + SingleHead.parameter_count(d, d, d, head_dim, None)
+                          + self.n_classes * d + self.n_classes)
+        gen = torch.Generator().manual_seed(seed)
+
+        def normal(*shape, std):
+            return nn.Parameter((torch.randn(shape, generator=gen, dtype=torch.float64) * std).to(dtype))
+
+        self.embed_weight = normal(self.d, fan_in, std=1 / math.sqrt(fan_in))
+        self.embed_bias = nn.Parameter(torch.zeros(self.d, dtype=dtype))
+        self.position = normal(self.n_patches, self.d, std=0.02)
+        self.attn = SelfAttention(self.d, head_dim, residual=False, dtype=dtype, seed=seed + 1)
+        qk_init = finite_real("qk_init", qk_init, minimum=1e-6, maximum=1e6)
+        with torch.no_grad():
+            self.attn.W_Q.mul_(qk_init)
+            self.attn.W_K.mul_(qk_init)
+        self.head_weight = normal(self.n_classes, self.d, std=1 / math.sqrt(self.d))
+        self.head_bias = nn.Parameter(torch.zeros(self.n_classes, dtype=dtype))
+
+    def patches(self, images: torch.Tensor) -> torch.Tensor:
+        """``(batch, n_patches, patch*patch*channels)``: patches in row-major order, pixels row-major inside."""
+        if not isinstance(images, torch.Tensor) or images.dtype != self.embed_weight.dtype:
+            raise ValueError(f"images must be a {self.embed_weight.dtype} tensor, got {short_repr(images)}")
+        x = images[..., None] if images.ndim == 3 else images
+        want = (self.image_size, self.image_size, self.channels)
+        if x.ndim != 4 or tuple(x.shape[1:]) != want or x.shape[0] == 0:
+            raise ValueError(f"images must have shape (batch, {self.image_size}, {self.image_size}"
+                             f"{'' if self.channels == 1 else f', {self.channels}'}), got {tuple(images.shape)}")
+        g, p = self.image_size // self.patch, self.patch
+        x = x.reshape(len(x), g, p, g, p, self.channels).permute(0, 1, 3, 2, 4, 5)
+        return x.reshape(len(x), g * g, p * p * self.channels)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """Logits ``(batch, n_classes)`` for ``images`` ``(batch, H, W[, C])``."""
+        x = self.patches(images)
+        if not all_finite(x):
+            raise ValueError("images must be finite")
+        Z = nn.functional.linear(x, self.embed_weight, self.embed_bias) + self.position
+        return nn.functional.linear(self.attn(Z).mean(dim=1), self.head_weight, self.head_bias)
+
+    @torch.no_grad()
+    def attention_norms(self) -> dict[str, float]:
+        """Norms of the attention layer's weights, as a dict of floats.
+
+        Keys ``"w_k_spectral"``, ``"w_k_frobenius"``, ``"w_q_spectral"``, ``"w_q_frobenius"``
+        (LHSL's Figure 2 says "ℓ2 norm" without saying which), and two controls:
+        ``"qk_spectral"`` (the spectral norm of :math:`W_Q^\top W_K`, the bilinear form of the
+        scores) and ``"w_v_frobenius"`` (a matrix the partition picture
+        says nothing about). Spectral = largest singular value (``torch.linalg.matrix_norm(ord=2)``);
+        Frobenius = square root of the sum of squares.
+        """
+        self.attn._weights_checked()
+        w = {name: m.double() for name, m in self.attn.weights().items()}
+        w["W_Q^T W_K"] = w["W_Q"].T @ w["W_K"]
+        out = {f"{name.lower()}_{kind}": float(torch.linalg.matrix_norm(w[name], ord=order))
+               for name in ("W_K", "W_Q") for kind, order in (("spectral", 2), ("frobenius", "fro"))}
+        out["qk_spectral"] = float(torch.linalg.matrix_norm(w["W_Q^T W_K"], ord=2))
+        out["w_v_frobenius"] = float(torch.linalg.matrix_norm(w["W_V"], ord="fro"))
+        return out
+
+    @torch.no_grad()
+    def attention_entropy(self, images: torch.Tensor) -> float:
+        """Mean entropy (nats) of the attention rows on ``images``: ``log(n_patches)`` for uniform attention, 0 for one-hot.
+
+        A direct measure of how sharp the learned partition is, independent of how the scale is
+        split between the embedding and ``W_Q``, ``W_K``.
+
+        Raises:
+            ValueError: as :meth:`forward`.
+        """
+        x = self.patches(images)
+        if not all_finite(x):
+            raise ValueError("images must be finite")
+        P = self.attn.attention(nn.functional.linear(x, self.embed_weight, self.embed_bias) + self.position)
+        return float(torch.special.entr(P.double()).sum(dim=-1).mean())
+
+    def extra_repr(self) -> str:
+        return (f"image_size={self.image_size}, patch={self.patch}, channels={self.channels}, "
+                f"d={self.d}, n_classes={self.n_classes}")
