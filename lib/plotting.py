@@ -14,11 +14,12 @@ from importlib import resources
 
 import matplotlib as mpl
 import matplotlib.style
+import matplotlib.ticker
 from matplotlib.figure import Figure
 
 from ._validate import finite_real, positive_int, short_repr
 
-__all__ = ["PALETTE", "WIDTHS", "STYLE", "use_style", "figure"]
+__all__ = ["PALETTE", "WIDTHS", "STYLE", "use_style", "figure", "rate_axes"]
 
 #: Okabe & Ito colour-blind-safe colours, by name.
 PALETTE = {
@@ -87,3 +88,53 @@ def figure(width: str = "full", aspect: float = 0.45, *, nrows: int = 1, ncols: 
     fig = Figure(figsize=(w, w * aspect), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=True, **subplot_kw)
     return fig, axes
+
+
+def rate_axes(ax, ticks, *, xlabel: str, ylabel: str, slope: float | None = None, through=None,
+              tick_labels=None, reference_label: str | None = None):
+    """Make ``ax`` a log-log rate plot: ticks at ``ticks`` labelled as written, optional reference slope.
+
+    The chapters plot an error (or a size) against a grid size or an accuracy on log-log axes to
+    read off a rate; this is that plot's common part. The reference line of ``slope`` passes through
+    the point ``through = (x, y)``, spans the ticks, and is drawn grey and below the data.
+
+    Args:
+        ax: a matplotlib Axes.
+        ticks: the x positions to label (e.g. the grid sizes ``m``), all positive.
+        xlabel, ylabel: the axis labels.
+        slope: the reference line's log-log slope (``None``: no line).
+        through: ``(x, y)`` the reference line passes through (required with ``slope``).
+        tick_labels: the tick texts (default ``f"{t:g}"``).
+        reference_label: the legend entry of the line (default ``"slope <slope>"``).
+
+    Returns:
+        The Axes.
+
+    Raises:
+        ValueError: for non-positive or non-finite ticks, a slope without ``through``, a
+            ``through`` point that is not two positive finite numbers, or labels of another length.
+
+    Used in Chapters 5 and 6 and the epilogue.
+    """
+    import numpy as np
+
+    from ._validate import as_float_array
+
+    t = as_float_array("ticks", ticks)
+    if t.ndim != 1 or (t <= 0).any():
+        raise ValueError(f"ticks must be positive numbers, got {short_repr(ticks)}")
+    labels = [f"{v:g}" for v in t] if tick_labels is None else list(tick_labels)
+    if len(labels) != len(t):
+        raise ValueError(f"tick_labels must have one label per tick ({len(t)}), got {len(labels)}")
+    if slope is not None:
+        slope = finite_real("slope", slope)
+        x0, y0 = (float(v) for v in as_float_array("through", through))
+        if x0 <= 0 or y0 <= 0:
+            raise ValueError(f"through must be a point with positive coordinates, got {short_repr(through)}")
+        xs = np.geomspace(t.min(), t.max(), 50)
+        ax.plot(xs, y0 * (xs / x0) ** slope, color="#999999", lw=3, alpha=0.4, zorder=0,
+                label=reference_label if reference_label is not None else f"slope ${slope:g}$")
+    ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=ylabel)
+    ax.set_xticks(t, labels)
+    ax.xaxis.set_minor_formatter(mpl.ticker.NullFormatter())
+    return ax
