@@ -14,8 +14,25 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["approximation", "boltzmann", "claims", "config", "contextual", "data", "exact", "experiments", "layers",
-           "lookup", "maxaffine", "memorization", "metrics", "models", "plotting", "targets", "training"]
+__all__ = [
+    "approximation",
+    "boltzmann",
+    "claims",
+    "config",
+    "contextual",
+    "data",
+    "exact",
+    "experiments",
+    "layers",
+    "lookup",
+    "maxaffine",
+    "memorization",
+    "metrics",
+    "models",
+    "plotting",
+    "targets",
+    "training",
+]
 __version__ = "0.1.0"
 
 

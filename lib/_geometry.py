@@ -99,7 +99,9 @@ def far_reference(c: np.ndarray) -> np.ndarray | None:
     return mid if math.isfinite(far) and far > FAR_FACTOR * extent else None
 
 
-def translate(x: np.ndarray, c: np.ndarray, ref: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def translate(
+    x: np.ndarray, c: np.ndarray, ref: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
     return (x, c) if ref is None else (x - ref, c - ref)
 
 
@@ -133,9 +135,11 @@ def chunked(x: np.ndarray, fn: Callable[[np.ndarray], np.ndarray], width: int = 
     flat = x.reshape(-1, x.shape[-1])
     rows = max(1, min(CHUNK, MAX_MATRIX_ENTRIES // max(1, width)))
     with np.errstate(over="ignore", invalid="ignore"):
-        out = np.concatenate([fn(flat[i:i + rows]) for i in range(0, len(flat), rows)])
+        out = np.concatenate([fn(flat[i : i + rows]) for i in range(0, len(flat), rows)])
     if not np.isfinite(out).all():
-        raise ValueError("the scores overflow float64 (NaN or inf); rescale x, the affine pieces, beta or the bandwidth")
+        raise ValueError(
+            "the scores overflow float64 (NaN or inf); rescale x, the affine pieces, beta or the bandwidth"
+        )
     return out.reshape(x.shape[:-1] + out.shape[1:])
 
 

@@ -41,8 +41,14 @@ def short_repr(value, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def finite_real(name: str, value, *, minimum: float | None = None, strict: bool = False,
-                maximum: float | None = None) -> float:
+def finite_real(
+    name: str,
+    value,
+    *,
+    minimum: float | None = None,
+    strict: bool = False,
+    maximum: float | None = None,
+) -> float:
     """Return ``value`` as a Python float after checking it is a finite real number.
 
     Accepts Python and numpy real scalars and 0-d numpy arrays or torch tensors.
@@ -122,8 +128,10 @@ def check_size(what: str, count: int | float, limit: int, limit_name: str) -> in
             shown = "astronomically large"
         else:
             shown = f"{count:,}" if count < 10**30 else f"about 10^{len(str(count)) - 1}"
-        raise ValueError(f"{what} would be {shown}, more than the limit {limit_name} = {limit:,}; "
-                         f"use smaller arguments")
+        raise ValueError(
+            f"{what} would be {shown}, more than the limit {limit_name} = {limit:,}; "
+            f"use smaller arguments"
+        )
     return count
 
 
@@ -165,7 +173,9 @@ def real_tensor(name: str, value: torch.Tensor, *, min_ndim: int = 1) -> torch.T
     if not value.is_floating_point():
         value = value.to(torch.float64)
     if value.ndim < min_ndim:
-        raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {tuple(value.shape)}")
+        raise ValueError(
+            f"{name} must have at least {min_ndim} dimension(s), got shape {tuple(value.shape)}"
+        )
     if value.numel() == 0:
         raise ValueError(f"{name} must not be empty, got shape {tuple(value.shape)}")
     if not all_finite(value):
@@ -219,7 +229,9 @@ def as_float_array(name: str, value, *, min_ndim: int = 1, finite: bool = True) 
     """
     arr = real_array(name, value)
     if arr.ndim < min_ndim:
-        raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {arr.shape}")
+        raise ValueError(
+            f"{name} must have at least {min_ndim} dimension(s), got shape {arr.shape}"
+        )
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
     arr = arr.astype(np.float64, copy=False)
@@ -267,7 +279,9 @@ def json_value(name: str, value):
         if bad:
             raise ValueError(f"{name} keys must be strings, got {bad[0]!r}")
         return {k: json_value(f"{name}[{k!r}]", v) for k, v in value.items()}
-    raise ValueError(f"{name} must hold JSON values (numbers, strings, lists, dicts), got {short_repr(value)}")
+    raise ValueError(
+        f"{name} must hold JSON values (numbers, strings, lists, dicts), got {short_repr(value)}"
+    )
 
 
 def one_of(name: str, value, options):

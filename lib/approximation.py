@@ -44,9 +44,17 @@ import mpmath
 import numpy as np
 import torch
 
-from ._validate import as_float_array, capped_comb, check_size, finite_real, flag, positive_int, short_repr
 from . import metrics
 from ._geometry import midpoints
+from ._validate import (
+    as_float_array,
+    capped_comb,
+    check_size,
+    finite_real,
+    flag,
+    positive_int,
+    short_repr,
+)
 from .layers import MAX_PARAMETERS, FeedForward
 
 __all__ = [
@@ -148,8 +156,12 @@ def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -
     d = positive_int("d", d)
     tau = _ramp_width(tau, h)
     width = 2 * (m - 1) * d + 2 * d
-    check_size(f"quantizer({m}, {d}, ...): the number of parameters", FeedForward.parameter_count(d, width, d),
-               MAX_PARAMETERS, "lib.layers.MAX_PARAMETERS")
+    check_size(
+        f"quantizer({m}, {d}, ...): the number of parameters",
+        FeedForward.parameter_count(d, width, d),
+        MAX_PARAMETERS,
+        "lib.layers.MAX_PARAMETERS",
+    )
     reps = cell_representatives(m, low, high)
     lines = low + np.arange(1, m) * h
     W1, b1, W2 = np.zeros((width, d)), np.zeros(width), np.zeros((d, width))
@@ -159,7 +171,7 @@ def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -
         W1[first, coord] = W1[first + 1, coord] = 1.0
         b1[first], b1[first + 1] = np.tile(-(lines - tau), d), np.tile(-lines, d)
         W2[coord, first], W2[coord, first + 1] = h / tau, -h / tau
-    cancel = 2 * (m - 1) * d + 2 * np.arange(d)    # relu(t) and relu(-t): t = relu(t) - relu(-t)
+    cancel = 2 * (m - 1) * d + 2 * np.arange(d)  # relu(t) and relu(-t): t = relu(t) - relu(-t)
     W1[cancel, np.arange(d)], W1[cancel + 1, np.arange(d)] = 1.0, -1.0
     W2[np.arange(d), cancel], W2[np.arange(d), cancel + 1] = -1.0, 1.0
     ffn = FeedForward(d, width, d, residual=True)
@@ -184,8 +196,12 @@ def duplicate_cell_measure(m: int, n: int, d: int) -> float:
     log2_cells = d * math.log2(m)
     if n.bit_length() > log2_cells + 2:  # n >= 2^(bits - 1) > 2 m^d: more tokens than cells
         return 1.0
-    check_size(f"duplicate_cell_measure({m}, {n}, {d}): the bits of the exact rational, n * log2(m^d)",
-               math.ceil(n * log2_cells), MAX_MEASURE_BITS, "lib.approximation.MAX_MEASURE_BITS")
+    check_size(
+        f"duplicate_cell_measure({m}, {n}, {d}): the bits of the exact rational, n * log2(m^d)",
+        math.ceil(n * log2_cells),
+        MAX_MEASURE_BITS,
+        "lib.approximation.MAX_MEASURE_BITS",
+    )
     cells = m**d
     if n > cells:
         return 1.0
@@ -210,8 +226,17 @@ def ramp_measure(m: int, n: int, d: int, tau: float, low: float = 0.0, high: flo
     return float(1 - (1 - (m - 1) * tau / (high - low)) ** (n * d))
 
 
-def check_equivariant(f: Callable, n: int, d: int, *, low: float = 0.0, high: float = 1.0, probes: int = 8,
-                      seed: int = 0, tol: float = 1e-9) -> float:
+def check_equivariant(
+    f: Callable,
+    n: int,
+    d: int,
+    *,
+    low: float = 0.0,
+    high: float = 1.0,
+    probes: int = 8,
+    seed: int = 0,
+    tol: float = 1e-9,
+) -> float:
     """Check on random probes that ``f(X P) = f(X) P`` (tokens permuted); return the largest deviation.
 
     Args:
@@ -233,10 +258,14 @@ def check_equivariant(f: Callable, n: int, d: int, *, low: float = 0.0, high: fl
     perms = np.array([rng.permutation(n) for _ in range(len(X))])
     Xp = np.take_along_axis(X, perms[:, :, None], axis=1)
     out, outp = metrics.outputs(f, X), metrics.outputs(f, Xp)
-    dev = np.abs(outp - np.take_along_axis(out, perms[:, :, None], axis=1)).max() / max(1.0, np.abs(out).max())
+    dev = np.abs(outp - np.take_along_axis(out, perms[:, :, None], axis=1)).max() / max(
+        1.0, np.abs(out).max()
+    )
     if not dev <= finite_real("tol", tol, minimum=0.0):
-        raise ValueError(f"f is not permutation equivariant: permuting the tokens of a probe changed its output "
-                         f"by {dev:.3g} (relative), above tol = {tol}")
+        raise ValueError(
+            f"f is not permutation equivariant: permuting the tokens of a probe changed its output "
+            f"by {dev:.3g} (relative), above tol = {tol}"
+        )
     return float(dev)
 
 
@@ -350,10 +379,18 @@ def _slope_changes(knots, values) -> list:
     zero = mpmath.mpf(0) if mp else 0.0
     cast = (lambda x: mpmath.mpf(float(x))) if mp else float
     slopes = [[zero] * k]
-    slopes += [[(cast(values[j + 1, c]) - cast(values[j, c])) / (knots[j + 1] - knots[j]) for c in range(k)]
-               for j in range(M - 1)]
+    slopes += [
+        [
+            (cast(values[j + 1, c]) - cast(values[j, c])) / (knots[j + 1] - knots[j])
+            for c in range(k)
+        ]
+        for j in range(M - 1)
+    ]
     slopes += [[zero] * k]
-    return [[b - a for a, b in zip(s0, s1, strict=True)] for s0, s1 in zip(slopes, slopes[1:], strict=False)]
+    return [
+        [b - a for a, b in zip(s0, s1, strict=True)]
+        for s0, s1 in zip(slopes, slopes[1:], strict=False)
+    ]
 
 
 def _lookup_weights(v: np.ndarray, knots, values: np.ndarray) -> dict:
@@ -372,8 +409,10 @@ def _lookup_weights(v: np.ndarray, knots, values: np.ndarray) -> dict:
     for c in range(d):
         W1 += [eye[c], [-x for x in eye[c]]]
     b1 = [-x for x in knots] + [zero] * (2 * d)
-    W2 = [[coeffs[j][c] for j in range(M)] + [x for i in range(d) for x in (-eye[c][i], eye[c][i])]
-          for c in range(d)]
+    W2 = [
+        [coeffs[j][c] for j in range(M)] + [x for i in range(d) for x in (-eye[c][i], eye[c][i])]
+        for c in range(d)
+    ]
     b2 = [mpmath.mpf(float(x)) if mp else float(x) for x in values[0]]
     return {"W1": W1, "b1": b1, "W2": W2, "b2": b2}
 
@@ -387,9 +426,20 @@ def _lookup_layer(v: np.ndarray, knots: np.ndarray, values: np.ndarray) -> FeedF
     return ffn
 
 
-def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: float = 0.0, high: float = 1.0,
-                    gamma: float | None = None, exact: bool | None = None, seed: int = 0,
-                    tol: float = 1e-9) -> KSApproximator:
+def ks_approximator(
+    f: Callable,
+    m: int,
+    n: int,
+    d: int,
+    tau: float,
+    *,
+    low: float = 0.0,
+    high: float = 1.0,
+    gamma: float | None = None,
+    exact: bool | None = None,
+    seed: int = 0,
+    tol: float = 1e-9,
+) -> KSApproximator:
     r"""Build :math:`F^{(FF)}_2 \circ F^{(SA)} \circ F^{(FF)}_1` approximating ``f`` (K&S Proposition 1).
 
     The table holds one entry per (set of ``n`` distinct cells, token): ``C(m^d, n) n`` context
@@ -439,25 +489,39 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
     m, low, high, h = _grid(m, low, high)
     n, d = positive_int("n", n, minimum=2), positive_int("d", d)
     exact = flag("exact", exact, allow_none=True)
-    n_cells = m**d if d * m.bit_length() <= 64 else math.inf   # math.inf: far more than any table allows
+    n_cells = (
+        m**d if d * m.bit_length() <= 64 else math.inf
+    )  # math.inf: far more than any table allows
     if n > n_cells:
-        raise ValueError(f"n = {n} tokens cannot lie in distinct cells of a grid with only {n_cells} cells")
+        raise ValueError(
+            f"n = {n} tokens cannot lie in distinct cells of a grid with only {n_cells} cells"
+        )
     count = math.inf if n_cells == math.inf else capped_comb(n_cells, n, MAX_TABLE_ENTRIES) * n
-    check_size(f"the lookup table of m = {m}, n = {n}, d = {d}: the number of entries binom({m}^{d}, {n}) * {n}",
-               count, MAX_TABLE_ENTRIES, "lib.approximation.MAX_TABLE_ENTRIES")
+    check_size(
+        f"the lookup table of m = {m}, n = {n}, d = {d}: the number of entries binom({m}^{d}, {n}) * {n}",
+        count,
+        MAX_TABLE_ENTRIES,
+        "lib.approximation.MAX_TABLE_ENTRIES",
+    )
     q = quantizer(m, d, tau, low, high)
     check_equivariant(f, n, d, low=low, high=high, seed=seed, tol=tol)
     reps1 = cell_representatives(m, low, high)
-    cells = np.array(list(itertools.product(reps1, repeat=d)))          # (m^d, d)
-    seqs = np.array([cells[list(c)] for c in itertools.combinations(range(len(cells)), n)])  # (S, n, d)
+    cells = np.array(list(itertools.product(reps1, repeat=d)))  # (m^d, d)
+    seqs = np.array(
+        [cells[list(c)] for c in itertools.combinations(range(len(cells)), n)]
+    )  # (S, n, d)
     targets = metrics.outputs(f, seqs)
     if targets.shape[2] != d:
-        raise ValueError(f"f must map (batch, n, d) to (batch, n, d) with d = {d} (the layers are residual), "
-                         f"got d_out = {targets.shape[2]}")
+        raise ValueError(
+            f"f must map (batch, n, d) to (batch, n, d) with d = {d} (the layers are residual), "
+            f"got d_out = {targets.shape[2]}"
+        )
     targets = targets.reshape(len(seqs) * n, d)
     layer = contextual.RankOneAttention(cells, n, gamma=gamma, seed=seed)
     v = np.asarray(layer.w, dtype=float)
-    parts = dict(quantizer=q, attention=layer, v=v, m=m, n=n, d=d, tau=float(tau), low=low, high=high)
+    parts = dict(
+        quantizer=q, attention=layer, v=v, m=m, n=n, d=d, tau=float(tau), low=low, high=high
+    )
     with torch.no_grad():
         z64 = layer(torch.as_tensor(seqs)).numpy().reshape(-1, d) @ v
     order = np.argsort(z64, kind="stable")
@@ -466,41 +530,73 @@ def ks_approximator(f: Callable, m: int, n: int, d: int, tau: float, *, low: flo
     parts["distinct64"] = len(np.unique(z64))
     parts["conflicts64"] = _conflicting_pairs(z64, targets)
     if exact is False and not resolved:
-        raise ValueError(f"float64 cannot separate the {len(z64)} context ids (smallest gap {gaps.min():.3g}); "
-                         f"use exact=True or a smaller gamma")
+        raise ValueError(
+            f"float64 cannot separate the {len(z64)} context ids (smallest gap {gaps.min():.3g}); "
+            f"use exact=True or a smaller gamma"
+        )
     if exact is None:
         exact = not resolved
     if not exact:
         knots, values = z64[order], targets[order]
         lookup = _lookup_layer(v, knots, values)
-        return KSApproximator(**parts, exact=False, dps=15, knots=knots, values=values, min_gap=float(gaps.min()),
-                              lookup=lookup, max_weight=float(lookup.weights()["W2"].abs().max()))
+        return KSApproximator(
+            **parts,
+            exact=False,
+            dps=15,
+            knots=knots,
+            values=values,
+            min_gap=float(gaps.min()),
+            lookup=lookup,
+            max_weight=float(lookup.weights()["W2"].abs().max()),
+        )
     if gamma is None:
-        delta = contextual.theorem2_delta(n, len(cells), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
+        delta = contextual.theorem2_delta(
+            n, len(cells), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w
+        )
         dps = 30 + max(0, int(-delta.construction))
     else:
         r2 = layer.gamma * layer.r_max**2
-        log10_gap = (math.log10(layer.eps) + 2 * math.log10(math.log(n)) - math.log10(4 * r2)
-                     - 2 * r2 / math.log(10))
+        log10_gap = (
+            math.log10(layer.eps)
+            + 2 * math.log10(math.log(n))
+            - math.log10(4 * r2)
+            - 2 * r2 / math.log(10)
+        )
         dps = max(60, 30 + math.ceil(-log10_gap))
     if dps > exact_mod.MAX_DPS:
-        raise ValueError(f"the context ids need {dps:,} digits (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}), "
-                         f"more than lib.exact.MAX_DPS={exact_mod.MAX_DPS}")
+        raise ValueError(
+            f"the context ids need {dps:,} digits (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}), "
+            f"more than lib.exact.MAX_DPS={exact_mod.MAX_DPS}"
+        )
     with mpmath.workdps(dps):
-        z = exact_mod.project_mp([row for out in exact_mod.attention_mp(seqs, layer, dps) for row in out], v)
+        z = exact_mod.project_mp(
+            [row for out in exact_mod.attention_mp(seqs, layer, dps) for row in out], v
+        )
         order = sorted(range(len(z)), key=lambda i: z[i])
         knots = [z[i] for i in order]
         min_gap = min((b - a for a, b in zip(knots, knots[1:], strict=False)), default=mpmath.inf)
         if min_gap <= mpmath.mpf(10) ** (10 - dps):
-            raise ValueError(f"context ids collide at {dps} digits (smallest gap {mpmath.nstr(min_gap, 5)})")
+            raise ValueError(
+                f"context ids collide at {dps} digits (smallest gap {mpmath.nstr(min_gap, 5)})"
+            )
         vals = targets[order]
         lookup = _lookup_weights(v, knots, vals)
         max_weight = max(abs(x) for row in lookup["W2"] for x in row)
-    return KSApproximator(**parts, exact=True, dps=dps, knots=knots, values=np.array(vals),
-                          min_gap=min_gap, lookup=lookup, max_weight=max_weight)
+    return KSApproximator(
+        **parts,
+        exact=True,
+        dps=dps,
+        knots=knots,
+        values=np.array(vals),
+        min_gap=min_gap,
+        lookup=lookup,
+        max_weight=max_weight,
+    )
 
 
-def bad_sets(X, m: int, tau: float, low: float = 0.0, high: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def bad_sets(
+    X, m: int, tau: float, low: float = 0.0, high: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Which sequences ``X`` ``(batch, n, d)`` have a coordinate on a ramp, and which two tokens in one cell.
 
     Decided against the grid lines ``t_j = low + j h`` and ramp starts ``t_j - tau`` exactly as
@@ -522,11 +618,11 @@ def bad_sets(X, m: int, tau: float, low: float = 0.0, high: float = 1.0) -> tupl
     X = as_float_array("X", X, min_ndim=3)
     if X.ndim != 3:
         raise ValueError(f"X must have shape (batch, n, d), got {X.shape}")
-    lines = low + np.arange(1, m) * h                          # the quantizer's grid lines
-    cells = np.searchsorted(lines, X, side="right")            # lines at or below x: the cell, 0 .. m - 1
+    lines = low + np.arange(1, m) * h  # the quantizer's grid lines
+    cells = np.searchsorted(lines, X, side="right")  # lines at or below x: the cell, 0 .. m - 1
     if m > 1:
-        above = lines[np.minimum(cells, m - 2)]                # the next line up (where there is one)
-        on_ramp = (cells < m - 1) & (X > above - tau)          # the quantizer's relu(x - (t - tau)) > 0
+        above = lines[np.minimum(cells, m - 2)]  # the next line up (where there is one)
+        on_ramp = (cells < m - 1) & (X > above - tau)  # the quantizer's relu(x - (t - tau)) > 0
     else:
         on_ramp = np.zeros(X.shape, dtype=bool)
     duplicate = np.array([len({tuple(c) for c in seq}) < len(seq) for seq in cells])
@@ -560,8 +656,17 @@ class KSErrorRow:
     ramp: float
 
 
-def ks_error_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float | None = None,
-                 n_samples: int = 4000, seed: int = 0) -> KSErrorRow:
+def ks_error_row(
+    f: Callable,
+    m: int,
+    n: int,
+    d: int,
+    tau: float,
+    *,
+    gamma: float | None = None,
+    n_samples: int = 4000,
+    seed: int = 0,
+) -> KSErrorRow:
     """The K&S approximator for grid ``m`` against ``f`` on ``n_samples`` uniform sequences.
 
     The sequences are those :func:`lib.metrics.lp_error` draws with the same ``seed``; the
@@ -578,8 +683,10 @@ def ks_error_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: floa
     """
     g = ks_approximator(f, m, n, d, tau, gamma=gamma, seed=seed)
     n_samples = positive_int("n_samples", n_samples, minimum=2)
-    X = metrics.uniform_sampler(n, d)(np.random.default_rng(seed), n_samples)   # lp_error's samples for this seed
-    errors = np.abs(metrics.outputs(f, X) - metrics.outputs(g, X, "g"))         # g evaluated once
+    X = metrics.uniform_sampler(n, d)(
+        np.random.default_rng(seed), n_samples
+    )  # lp_error's samples for this seed
+    errors = np.abs(metrics.outputs(f, X) - metrics.outputs(g, X, "g"))  # g evaluated once
     summary = metrics.error_summary(errors)
     worst = errors.reshape(n_samples, -1).max(axis=1)
     ramp, dup = bad_sets(X, m, tau)
@@ -587,8 +694,20 @@ def ks_error_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: floa
     def top(mask):
         return float(worst[mask].max()) if mask.any() else float("nan")
 
-    return KSErrorRow(d, m, summary.l1, summary.l1_se, summary.l2, summary.l2_se, summary.sup, top(ramp),
-                      top(dup & ~ramp), top(~ramp & ~dup), duplicate_cell_measure(m, n, d), ramp_measure(m, n, d, tau))
+    return KSErrorRow(
+        d,
+        m,
+        summary.l1,
+        summary.l1_se,
+        summary.l2,
+        summary.l2_se,
+        summary.sup,
+        top(ramp),
+        top(dup & ~ramp),
+        top(~ramp & ~dup),
+        duplicate_cell_measure(m, n, d),
+        ramp_measure(m, n, d, tau),
+    )
 
 
 @dataclass(frozen=True)
@@ -636,5 +755,15 @@ def price_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float =
     weight = mpmath.mpf(exact.max_weight)
     with mpmath.workdps(30):
         text, log10 = fmt(weight), float(mpmath.log10(weight))
-    return PriceRow(m, len(practical.knots), practical.parameters, exact.dps if exact.exact else 15, text, log10,
-                    float(gamma), practical.max_weight, exact.distinct64, exact.conflicts64)
+    return PriceRow(
+        m,
+        len(practical.knots),
+        practical.parameters,
+        exact.dps if exact.exact else 15,
+        text,
+        log10,
+        float(gamma),
+        practical.max_weight,
+        exact.distinct64,
+        exact.conflicts64,
+    )

@@ -28,8 +28,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._validate import (as_float_array, capped_comb, check_size, finite_real, positive_int, real_tensor,
-                        short_repr)
+from ._validate import (
+    as_float_array,
+    capped_comb,
+    check_size,
+    finite_real,
+    positive_int,
+    real_tensor,
+    short_repr,
+)
 
 __all__ = [
     "boltz",
@@ -79,7 +86,9 @@ def _clamp(out: torch.Tensor, lo: torch.Tensor | None, hi: torch.Tensor | None) 
     if hi is not None:
         fixed = torch.minimum(fixed, hi.detach())
     if out.requires_grad:
-        fixed = fixed + (out - out.detach())  # adds exactly 0: the value is the bound, the gradient out's
+        fixed = fixed + (
+            out - out.detach()
+        )  # adds exactly 0: the value is the bound, the gradient out's
     return torch.where(bad, fixed, out)
 
 
@@ -88,9 +97,13 @@ def _check_dim(a: torch.Tensor, dim) -> int:
         raise ValueError(f"dim must be an int, got {short_repr(dim)}")
     dim = int(dim)
     if not -a.ndim <= dim < a.ndim:
-        raise ValueError(f"dim must lie in [{-a.ndim}, {a.ndim - 1}] for shape {tuple(a.shape)}, got {dim}")
+        raise ValueError(
+            f"dim must lie in [{-a.ndim}, {a.ndim - 1}] for shape {tuple(a.shape)}, got {dim}"
+        )
     if a.shape[dim] == 0:
-        raise ValueError(f"a must have at least one entry along dim={dim}, got shape {tuple(a.shape)}")
+        raise ValueError(
+            f"a must have at least one entry along dim={dim}, got shape {tuple(a.shape)}"
+        )
     return dim
 
 
@@ -101,7 +114,9 @@ def _scaled(a, beta, dim, *, name: str = "beta", positive: bool = False):
     dim = _check_dim(t, dim)
     z = t * beta
     if not torch.isfinite(z).all():
-        raise ValueError(f"{name} * a overflows {t.dtype} ({name}={beta!r}, max |a|={t.abs().max().item():.3g})")
+        raise ValueError(
+            f"{name} * a overflows {t.dtype} ({name}={beta!r}, max |a|={t.abs().max().item():.3g})"
+        )
     return t, was_numpy, dim, z
 
 
@@ -214,7 +229,9 @@ def linf_lipschitz(op, a: torch.Tensor) -> float:
     x = a.detach().clone().requires_grad_(True)
     out = op(x)
     if not isinstance(out, torch.Tensor) or out.shape != (a.shape[0],):
-        raise ValueError(f"op must return shape ({a.shape[0]},), got {short_repr(getattr(out, 'shape', out))}")
+        raise ValueError(
+            f"op must return shape ({a.shape[0]},), got {short_repr(getattr(out, 'shape', out))}"
+        )
     if not out.requires_grad:
         raise ValueError("op's output does not depend differentiably on its input")
     (grad,) = torch.autograd.grad(out.sum(), x, allow_unused=False)
@@ -250,12 +267,21 @@ def expansion_ratio(op, a, b) -> float:
     if not callable(op):
         raise ValueError(f"op must be callable, got {short_repr(op)}")
     for name, t in (("a", a), ("b", b)):
-        if not isinstance(t, torch.Tensor) or t.ndim != 2 or not t.is_floating_point() or t.numel() == 0:
-            raise ValueError(f"{name} must be a non-empty 2-D floating torch tensor, got {short_repr(t)}")
+        if (
+            not isinstance(t, torch.Tensor)
+            or t.ndim != 2
+            or not t.is_floating_point()
+            or t.numel() == 0
+        ):
+            raise ValueError(
+                f"{name} must be a non-empty 2-D floating torch tensor, got {short_repr(t)}"
+            )
         if not torch.isfinite(t).all():
             raise ValueError(f"{name} must be finite")
     if a.shape != b.shape:
-        raise ValueError(f"a and b must have the same shape, got {tuple(a.shape)} and {tuple(b.shape)}")
+        raise ValueError(
+            f"a and b must have the same shape, got {tuple(a.shape)} and {tuple(b.shape)}"
+        )
     dist = (a - b).abs().amax(dim=-1)
     if bool((dist == 0).any()):
         raise ValueError(f"row {int(torch.nonzero(dist == 0)[0, 0])} of a equals the same row of b")
@@ -263,7 +289,9 @@ def expansion_ratio(op, a, b) -> float:
         fa, fb = op(a), op(b)
     for f in (fa, fb):
         if not isinstance(f, torch.Tensor) or f.shape != (a.shape[0],):
-            raise ValueError(f"op must return shape ({a.shape[0]},), got {short_repr(getattr(f, 'shape', f))}")
+            raise ValueError(
+                f"op must return shape ({a.shape[0]},), got {short_repr(getattr(f, 'shape', f))}"
+            )
     value = ((fa - fb).abs() / dist).max().item()
     if not math.isfinite(value):
         raise ValueError(f"op is not finite on some row (ratio {value})")
@@ -341,7 +369,9 @@ def mellowmax(a, omega: float = 1.0, dim: int = -1):
         raise ValueError(f"omega * a overflows {t.dtype} (omega={omega!r})")
     tiny = torch.finfo(t.dtype).tiny  # below it, omega * (a - max a) loses its digits
     if bool(((z.abs() < tiny) & (t != top)).any()):
-        raise ValueError(f"omega={omega!r} is too small for {t.dtype}: omega * (a - max a) underflows")
+        raise ValueError(
+            f"omega={omega!r} is too small for {t.dtype}: omega * (a - max a) underflows"
+        )
     out = _finite("mellowmax", top.squeeze(dim) + torch.log1p(torch.expm1(z).mean(dim=dim)) / omega)
     hi = top.squeeze(dim)
     return _back(_clamp(out, torch.minimum(t.mean(dim=dim), hi), hi), was_numpy)
@@ -468,8 +498,12 @@ def lattice_vectors(n: int, K: int, spacing: float) -> np.ndarray:
     n = positive_int("n", n)
     K = positive_int("K", K, minimum=n)
     spacing = finite_real("spacing", spacing, minimum=0.0, strict=True)
-    check_size(f"lattice_vectors({n}, {K}, ...): the number of vectors binom({K}, {n})",
-               capped_comb(K, n, MAX_LATTICE_ROWS), MAX_LATTICE_ROWS, "lib.boltzmann.MAX_LATTICE_ROWS")
+    check_size(
+        f"lattice_vectors({n}, {K}, ...): the number of vectors binom({K}, {n})",
+        capped_comb(K, n, MAX_LATTICE_ROWS),
+        MAX_LATTICE_ROWS,
+        "lib.boltzmann.MAX_LATTICE_ROWS",
+    )
     with np.errstate(over="ignore"):  # overflow is reported below as a ValueError
         points = (np.arange(K) - (K - 1) / 2.0) * spacing
     if not np.isfinite(points).all() or (K > 1 and not (np.diff(points) > 0).all()):
@@ -568,7 +602,17 @@ def lemma1_check(vectors, *, dps: int | None = None) -> Lemma1Check:
         log10_gap = float(mpmath.log10(gap)) if gap > 0 else -math.inf
     conclusion = log10_gap > log10_bound
     return Lemma1Check(
-        m=m, n=n, r=r, delta=delta, threshold=threshold, hypothesis=delta > threshold,
-        bound=bound, min_gap=min_gap, conclusion=conclusion, dps=dps,
-        min_gap_float64=min_gap_float64, log10_min_gap=log10_gap, log10_bound=log10_bound,
+        m=m,
+        n=n,
+        r=r,
+        delta=delta,
+        threshold=threshold,
+        hypothesis=delta > threshold,
+        bound=bound,
+        min_gap=min_gap,
+        conclusion=conclusion,
+        dps=dps,
+        min_gap_float64=min_gap_float64,
+        log10_min_gap=log10_gap,
+        log10_bound=log10_bound,
     )

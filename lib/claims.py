@@ -26,8 +26,20 @@ import torch
 from ._constants import CLAIM_PREFIX
 from ._validate import finite_real, positive_int, short_repr
 
-__all__ = ["fmt", "glue", "glue_many", "pretty", "record", "not_run", "checks_table", "HtmlTable", "CLAIM_PREFIX", "SCALES",
-           "BASES", "FORCE_FAIL"]
+__all__ = [
+    "fmt",
+    "glue",
+    "glue_many",
+    "pretty",
+    "record",
+    "not_run",
+    "checks_table",
+    "HtmlTable",
+    "CLAIM_PREFIX",
+    "SCALES",
+    "BASES",
+    "FORCE_FAIL",
+]
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 _RECORDED: dict[str, dict] = {}
@@ -49,7 +61,9 @@ def _scalar(name: str, value):
         return int(value)
     if isinstance(value, numbers.Real):
         return float(value)
-    raise ValueError(f"{name} must be a Python/numpy/torch real scalar or a string, got {short_repr(value)}")
+    raise ValueError(
+        f"{name} must be a Python/numpy/torch real scalar or a string, got {short_repr(value)}"
+    )
 
 
 def fmt(x, digits: int = 3) -> str:
@@ -151,7 +165,7 @@ SCALES = {
     "fast subset": "a subset of a dataset, trained live in the book's fast mode: a proxy of the paper's run",
     "full data": "the whole dataset, trained live",
     "stored full data": "the whole dataset at the book's full-mode settings, computed by make full and stored with "
-                        "its provenance (the papers' own settings are unknown)",
+    "its provenance (the papers' own settings are unknown)",
 }
 
 #: What a check's "expected" value is.
@@ -174,8 +188,18 @@ def _forced(check_id: str) -> bool:
     return check_id in {c.strip() for c in os.environ.get(FORCE_FAIL, "").split(",") if c.strip()}
 
 
-def record(check_id: str, claim: str, measured, expected, passed, *, source: str, scale: str,
-           basis: str, verdict: tuple[str, str] | None = None) -> dict:
+def record(
+    check_id: str,
+    claim: str,
+    measured,
+    expected,
+    passed,
+    *,
+    source: str,
+    scale: str,
+    basis: str,
+    verdict: tuple[str, str] | None = None,
+) -> dict:
     """Record one numerical check for the claims page and glue it as ``claim-<check_id>``.
 
     Prose verdicts about the check are glued from the returned record's ``"passed"``, so that they
@@ -210,9 +234,14 @@ def record(check_id: str, claim: str, measured, expected, passed, *, source: str
     entry = _entry(check_id, claim, measured, expected, source, scale, basis)
     if not isinstance(passed, bool | np.bool_):
         raise ValueError(f"passed must be a bool, got {short_repr(passed)}")
-    if verdict is not None and (not isinstance(verdict, tuple) or len(verdict) != 2
-                                or not all(isinstance(v, str) and v.strip() for v in verdict)):
-        raise ValueError(f"verdict must be a pair of non-empty strings (if passed, if failed), got {short_repr(verdict)}")
+    if verdict is not None and (
+        not isinstance(verdict, tuple)
+        or len(verdict) != 2
+        or not all(isinstance(v, str) and v.strip() for v in verdict)
+    ):
+        raise ValueError(
+            f"verdict must be a pair of non-empty strings (if passed, if failed), got {short_repr(verdict)}"
+        )
     entry = _store(entry | {"passed": bool(passed) and not _forced(check_id)})
     if verdict is not None:
         glue(f"verdict-{check_id}", verdict[0] if entry["passed"] else verdict[1])
@@ -228,9 +257,15 @@ def _entry(check_id, claim, measured, expected, source, scale, basis) -> dict:
     for name, value, allowed in (("scale", scale, SCALES), ("basis", basis, BASES)):
         if not isinstance(value, str) or value not in allowed:
             raise ValueError(f"{name} must be one of {sorted(allowed)}, got {short_repr(value)}")
-    return {"id": check_id, "source": source.strip(), "claim": claim.strip(),
-            "measured": _as_text("measured", measured), "expected": _as_text("expected", expected),
-            "scale": scale, "basis": basis}
+    return {
+        "id": check_id,
+        "source": source.strip(),
+        "claim": claim.strip(),
+        "measured": _as_text("measured", measured),
+        "expected": _as_text("expected", expected),
+        "scale": scale,
+        "basis": basis,
+    }
 
 
 def _store(entry: dict) -> dict:
@@ -258,7 +293,10 @@ def not_run(check_id: str, claim: str, reason: str, *, source: str, scale: str, 
     """
     if not isinstance(reason, str) or not reason.strip():
         raise ValueError(f"reason must be a non-empty string, got {short_repr(reason)}")
-    entry = _store(_entry(check_id, claim, f"not run: {reason.strip()}", "-", source, scale, basis) | {"passed": None})
+    entry = _store(
+        _entry(check_id, claim, f"not run: {reason.strip()}", "-", source, scale, basis)
+        | {"passed": None}
+    )
     glue(f"verdict-{check_id}", f"did not run ({reason.strip()})")
     return entry
 
@@ -277,7 +315,9 @@ class HtmlTable:
         self.data, self.classes = frame, classes
 
     def _repr_html_(self) -> str:
-        extra = [c for c in self.classes.split() if c != "dataframe"]  # pandas adds "dataframe" itself
+        extra = [
+            c for c in self.classes.split() if c != "dataframe"
+        ]  # pandas adds "dataframe" itself
         return self.data.to_html(classes=extra, border=0, escape=True)
 
     def __repr__(self) -> str:
@@ -306,4 +346,6 @@ def checks_table() -> HtmlTable:
         }
         for e in _RECORDED.values()
     ]
-    return HtmlTable(pd.DataFrame(rows, columns=columns).set_index("check"), "dataframe checks-table")
+    return HtmlTable(
+        pd.DataFrame(rows, columns=columns).set_index("check"), "dataframe checks-table"
+    )

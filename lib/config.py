@@ -20,7 +20,19 @@ import torch
 
 from ._validate import one_of, positive_int
 
-__all__ = ["MODE", "MODES", "THREADS", "IN_BUILD", "DEVICE", "read_mode", "read_device", "as_device", "pick", "seed_everything", "progress"]
+__all__ = [
+    "MODE",
+    "MODES",
+    "THREADS",
+    "IN_BUILD",
+    "DEVICE",
+    "read_mode",
+    "read_device",
+    "as_device",
+    "pick",
+    "seed_everything",
+    "progress",
+]
 
 MODES = ("fast", "full")
 
@@ -69,6 +81,7 @@ MODE: str = read_mode()
 THREADS: int = _read_threads()
 torch.set_num_threads(THREADS)
 
+
 def as_device(value, name: str = "device") -> torch.device:
     """``value`` (``"cpu"``, ``"cuda"``, ``"cuda:1"`` or a ``torch.device``) as an available device.
 
@@ -82,10 +95,13 @@ def as_device(value, name: str = "device") -> torch.device:
         device = torch.device(value)
     except RuntimeError:
         raise ValueError(f"{name} must be 'cpu', 'cuda' or 'cuda:<index>', got {value!r}") from None
-    if device.type not in ("cpu", "cuda") or (device.type == "cpu" and device.index not in (None, 0)):
+    if device.type not in ("cpu", "cuda") or (
+        device.type == "cpu" and device.index not in (None, 0)
+    ):
         raise ValueError(f"{name} must be 'cpu', 'cuda' or 'cuda:<index>', got {value!r}")
-    if device.type == "cuda" and (not torch.cuda.is_available()
-                                  or (device.index or 0) >= torch.cuda.device_count()):
+    if device.type == "cuda" and (
+        not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()
+    ):
         raise ValueError(f"{name} is {value!r} but torch sees no such CUDA device")
     return device
 

@@ -20,9 +20,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._validate import as_float_array, capped_comb, check_size, finite_real, positive_int, short_repr
-from .layers import SelfAttention
+from ._validate import (
+    as_float_array,
+    capped_comb,
+    check_size,
+    finite_real,
+    positive_int,
+    short_repr,
+)
 from .boltzmann import lemma1_gap
+from .layers import SelfAttention
 
 __all__ = [
     "ScoreSeparation",
@@ -205,8 +212,11 @@ def strict_constants(vocab, slack: float = 0.01) -> dict[str, float]:
     norms = _norms(V)
     if not np.isfinite(norms).all() or (norms == 0).any():
         raise ValueError("vocab holds the zero token or norms that overflow float64")
-    return {"r_min": float(norms.min()) * (1 - slack), "r_max": float(norms.max()) * (1 + slack),
-            "eps": _min_distance(V) * (1 - slack)}
+    return {
+        "r_min": float(norms.min()) * (1 - slack),
+        "r_max": float(norms.max()) * (1 + slack),
+        "eps": _min_distance(V) * (1 - slack),
+    }
 
 
 def score_separation(layer: SelfAttention) -> ScoreSeparation:
@@ -253,8 +263,13 @@ def score_separation(layer: SelfAttention) -> ScoreSeparation:
             if diffs:
                 gap = min(gap, min(diffs))
         margin = gap - exact.to_mpf("threshold", threshold)
-        return ScoreSeparation(float(gap), threshold, float(margin), float(top),
-                               float(layer.gamma) * float(layer.r_max) ** 2)
+        return ScoreSeparation(
+            float(gap),
+            threshold,
+            float(margin),
+            float(top),
+            float(layer.gamma) * float(layer.r_max) ** 2,
+        )
 
 
 def _norms(x: np.ndarray) -> np.ndarray:
@@ -267,8 +282,12 @@ def _norms(x: np.ndarray) -> np.ndarray:
 
 def _check_pairs(count: int, d: int) -> None:
     """Refuse to form the ``binom(count, 2) d`` entries of all pairwise differences beyond the limit."""
-    check_size(f"the pairwise differences of {count:,} tokens in dimension {d}: the number of entries",
-               count * (count - 1) // 2 * d, MAX_PAIR_ENTRIES, "lib.contextual.MAX_PAIR_ENTRIES")
+    check_size(
+        f"the pairwise differences of {count:,} tokens in dimension {d}: the number of entries",
+        count * (count - 1) // 2 * d,
+        MAX_PAIR_ENTRIES,
+        "lib.contextual.MAX_PAIR_ENTRIES",
+    )
 
 
 def _min_distance(points: np.ndarray) -> float:
@@ -400,7 +419,9 @@ def projection_miss_expectation(vocab_size: int, d: int) -> float:
     if d == 1:
         return 0.0
     with mpmath.workdps(30):
-        p = mpmath.betainc(mpmath.mpf(1) / 2, mpmath.mpf(d - 1) / 2, 0, mpmath.mpf(b) ** 2, regularized=True)
+        p = mpmath.betainc(
+            mpmath.mpf(1) / 2, mpmath.mpf(d - 1) / 2, 0, mpmath.mpf(b) ** 2, regularized=True
+        )
         return float(mpmath.binomial(vocab_size + 1, 2) * p)
 
 
@@ -476,12 +497,25 @@ class RankOneAttention(SelfAttention):
     reconstructed by the book (see the Sources and certainty page). Chapter 2.
     """
 
-    def __init__(self, vocab, n: int, *, w=None, eps=None, r_min=None, r_max=None, head_dim: int = 1,
-                 seed: int = 0, gamma=None):
+    def __init__(
+        self,
+        vocab,
+        n: int,
+        *,
+        w=None,
+        eps=None,
+        r_min=None,
+        r_max=None,
+        head_dim: int = 1,
+        seed: int = 0,
+        gamma=None,
+    ):
         V = _vocab(vocab)
         n = positive_int("n", n, minimum=2)
         if len(V) < 2:
-            raise ValueError(f"vocab must hold at least two tokens (eps is undefined), got {len(V)}")
+            raise ValueError(
+                f"vocab must hold at least two tokens (eps is undefined), got {len(V)}"
+            )
         if (V == 0).all(axis=1).any():
             raise ValueError("vocab holds the zero token; Theorem 2 needs r_min > 0")
         norms = _norms(V)
@@ -492,9 +526,19 @@ class RankOneAttention(SelfAttention):
         given = {"r_min": r_min, "r_max": r_max, "eps": eps}
         const = {}
         for name, value in given.items():
-            const[name] = default[name] if value is None else finite_real(name, value, minimum=0.0, strict=True)
-        if const["r_min"] > tight["r_min"] or const["r_max"] < tight["r_max"] or const["eps"] > tight["eps"]:
-            raise ValueError(f"constants {const} are inconsistent with vocab (tight values {tight})")
+            const[name] = (
+                default[name]
+                if value is None
+                else finite_real(name, value, minimum=0.0, strict=True)
+            )
+        if (
+            const["r_min"] > tight["r_min"]
+            or const["r_max"] < tight["r_max"]
+            or const["eps"] > tight["eps"]
+        ):
+            raise ValueError(
+                f"constants {const} are inconsistent with vocab (tight values {tight})"
+            )
         if w is None:
             w, c_w = best_direction(V, seed=seed)
         else:
@@ -509,8 +553,12 @@ class RankOneAttention(SelfAttention):
         e1 = np.zeros(positive_int("head_dim", head_dim))
         e1[0] = 1.0
         super().__init__(d, head_dim=head_dim, rank=1, residual=True, dtype=torch.float64)
-        self.set_weights(W_Q=gamma * np.outer(e1, w), W_K=np.outer(e1, w), W_V=np.outer(e1, w),
-                         W_O=const["eps"] / (4 * const["r_max"]) * np.outer(w, e1))
+        self.set_weights(
+            W_Q=gamma * np.outer(e1, w),
+            W_K=np.outer(e1, w),
+            W_V=np.outer(e1, w),
+            W_O=const["eps"] / (4 * const["r_max"]) * np.outer(w, e1),
+        )
         self.requires_grad_(False)  # a fixed construction, not a model to train
         self.gamma, self.w, self.u, self.c_w, self.n, self.vocab = gamma, w, w.copy(), c_w, n, V
         self.eps, self.r_min, self.r_max = const["eps"], const["r_min"], const["r_max"]
@@ -519,8 +567,15 @@ class RankOneAttention(SelfAttention):
         return f"n={self.n}, vocabulary of {len(self.vocab)}, gamma={self.gamma:.6g}, c_w={self.c_w:.4g}"
 
 
-def theorem2_delta(n: int, vocab_size: int, d: int, r_min: float, r_max: float, eps: float,
-                   c_w: float | None = None) -> Theorem2Delta:
+def theorem2_delta(
+    n: int,
+    vocab_size: int,
+    d: int,
+    r_min: float,
+    r_max: float,
+    eps: float,
+    c_w: float | None = None,
+) -> Theorem2Delta:
     r"""Base-10 logarithms of the separations of K&S Theorem 2.
 
     ``paper``: the theorem's :math:`\delta`, with the worst-case projection constant,
@@ -565,7 +620,10 @@ def theorem2_delta(n: int, vocab_size: int, d: int, r_min: float, r_max: float, 
         def log10_delta(c) -> float:
             c = mpmath.mpf(c)
             gamma = (2 * mpmath.log(n) + 3) / (c**2 * r_min * eps)
-            ln = mpmath.log(eps * mpmath.log(n) ** 2 / (4 * gamma * mpmath.mpf(r_max) ** 2)) - 2 * gamma * mpmath.mpf(r_max) ** 2
+            ln = (
+                mpmath.log(eps * mpmath.log(n) ** 2 / (4 * gamma * mpmath.mpf(r_max) ** 2))
+                - 2 * gamma * mpmath.mpf(r_max) ** 2
+            )
             return float(ln / mpmath.log(10))
 
         paper = log10_delta(worst)
@@ -586,8 +644,13 @@ def subset_sequences(vocab, n: int) -> np.ndarray:
     V = _vocab(vocab)
     n = positive_int("n", n, maximum=len(V))
     count = capped_comb(len(V), n, MAX_SEQUENCE_ENTRIES)
-    check_size(f"subset_sequences of {len(V)} tokens, n = {n}: the number of entries binom({len(V)}, {n}) * {n} * "
-               f"{V.shape[1]}", count * n * V.shape[1], MAX_SEQUENCE_ENTRIES, "lib.contextual.MAX_SEQUENCE_ENTRIES")
+    check_size(
+        f"subset_sequences of {len(V)} tokens, n = {n}: the number of entries binom({len(V)}, {n}) * {n} * "
+        f"{V.shape[1]}",
+        count * n * V.shape[1],
+        MAX_SEQUENCE_ENTRIES,
+        "lib.contextual.MAX_SEQUENCE_ENTRIES",
+    )
     return np.array([V[list(idx)] for idx in itertools.combinations(range(len(V)), n)])
 
 
@@ -620,7 +683,9 @@ def hardmax_counterexample(v) -> np.ndarray:
     with np.errstate(over="ignore"):
         pair = coeffs[:, :, None] * v[None, None, :]
     if not np.isfinite(pair).all() or any(len(np.unique(seq, axis=0)) < 4 for seq in pair):
-        raise ValueError(f"v={short_repr(v)} is too large or too small: 4v overflows or the tokens coincide")
+        raise ValueError(
+            f"v={short_repr(v)} is too large or too small: 4v overflows or the tokens coincide"
+        )
     return pair
 
 
@@ -710,7 +775,9 @@ def _first_id_difference(weights: list, arr: np.ndarray, normalizer: str, dps: i
             WQ, WK, WV, WO = (mp(W[name]) for name in ("W_Q", "W_K", "W_V", "W_O"))
             for sign, seq in ((1, X[0]), (-1, X[1])):
                 q = apply(WQ, seq[0])
-                scores = [mpmath.fsum(a * b for a, b in zip(q, apply(WK, x), strict=True)) for x in seq]
+                scores = [
+                    mpmath.fsum(a * b for a, b in zip(q, apply(WK, x), strict=True)) for x in seq
+                ]
                 top = max(scores)
                 if normalizer == "softmax":
                     wts = [mpmath.exp(sc - top) for sc in scores]
@@ -718,8 +785,10 @@ def _first_id_difference(weights: list, arr: np.ndarray, normalizer: str, dps: i
                     wts = [mpmath.mpf(1) if sc == top else mpmath.mpf(0) for sc in scores]
                 total = mpmath.fsum(wts)
                 values = [apply(WV, x) for x in seq]
-                head = [mpmath.fsum(w * v[j] for w, v in zip(wts, values, strict=True)) / total
-                        for j in range(len(WV))]
+                head = [
+                    mpmath.fsum(w * v[j] for w, v in zip(wts, values, strict=True)) / total
+                    for j in range(len(WV))
+                ]
                 diff = [c + sign * o for c, o in zip(diff, apply(WO, head), strict=True)]
         return diff
 
@@ -748,11 +817,16 @@ def _exact_first_distance(weights: list, arr: np.ndarray, normalizer: str, draw:
 
     if normalizer == "hardmax":
         return distance(60), 60
-    spread = max(float(np.ptp((arr[:, :1] @ W["W_Q"].T) @ (arr @ W["W_K"].T).transpose(0, 2, 1))) for W in weights)
+    spread = max(
+        float(np.ptp((arr[:, :1] @ W["W_Q"].T) @ (arr @ W["W_K"].T).transpose(0, 2, 1)))
+        for W in weights
+    )
     cap = 40 + math.ceil(spread / math.log(10))
     if cap > exact_mod.MAX_DPS:
-        raise ValueError(f"draw {draw}: first scores spread {spread:.3g} apart need {cap} digits, "
-                         f"more than lib.exact.MAX_DPS={exact_mod.MAX_DPS}")
+        raise ValueError(
+            f"draw {draw}: first scores spread {spread:.3g} apart need {cap} digits, "
+            f"more than lib.exact.MAX_DPS={exact_mod.MAX_DPS}"
+        )
     size = float(np.abs(arr[:, 0]).max()) + 1.0
     dps = 40
     while True:
@@ -762,7 +836,9 @@ def _exact_first_distance(weights: list, arr: np.ndarray, normalizer: str, draw:
         dps = min(2 * dps, cap)
 
 
-def hardmax_trials(pair, draws: int = 2000, seed: int = 0, *, max_heads: int = 1, exact: bool = False):
+def hardmax_trials(
+    pair, draws: int = 2000, seed: int = 0, *, max_heads: int = 1, exact: bool = False
+):
     """Check C5: first-token id distances of ``pair`` under random hardmax and softmax layers.
 
     Draw ``i`` uses ``h = 1 + (i // 9) % max_heads`` heads, each of head size ``1 + i % 3``, weight
@@ -817,8 +893,12 @@ def hardmax_trials(pair, draws: int = 2000, seed: int = 0, *, max_heads: int = 1
     exact = flag("exact", exact)
     d = arr.shape[2]
     X = torch.as_tensor(arr)
-    layers = {(s, norm, j): SelfAttention(d, head_dim=s, normalizer=norm, residual=False)
-              for s in (1, 2, 3) for norm in ("hardmax", "softmax") for j in range(max_heads)}
+    layers = {
+        (s, norm, j): SelfAttention(d, head_dim=s, normalizer=norm, residual=False)
+        for s in (1, 2, 3)
+        for norm in ("hardmax", "softmax")
+        for j in range(max_heads)
+    }
     rows = []
     for i in range(draws):
         s, scale, h = 1 + i % 3, (0.1, 1.0, 10.0)[(i // 3) % 3], 1 + (i // 9) % max_heads
@@ -861,7 +941,9 @@ def order_flips(runs: list) -> list[tuple[float, float, int]]:
     Source: the book's check C8 (K&S Theorem 2 outside its inverse temperature). Chapter 2.
     """
     if not isinstance(runs, list | tuple) or len(runs) < 2:
-        raise ValueError(f"runs must be a list of at least two context_ids results, got {short_repr(runs)}")
+        raise ValueError(
+            f"runs must be a list of at least two context_ids results, got {short_repr(runs)}"
+        )
     if not all(isinstance(r, ContextIds) for r in runs):
         raise ValueError(f"runs must be results of context_ids, got {short_repr(runs)}")
     X = runs[0].X
@@ -892,8 +974,12 @@ def _pair_signs(run: ContextIds, groups: list) -> dict:
     with mpmath.workdps(run.dps):
         u = [mpmath.mpf(float(c)) for c in run.layer.u]
         along = [mpmath.fsum(a * b for a, b in zip(row, u, strict=True)) for row in run.ids]
-        return {(i, j): int(mpmath.sign(along[i] - along[j]))
-                for g in groups for k, i in enumerate(g) for j in g[k + 1:]}
+        return {
+            (i, j): int(mpmath.sign(along[i] - along[j]))
+            for g in groups
+            for k, i in enumerate(g)
+            for j in g[k + 1 :]
+        }
 
 
 def limit_reversals(run: ContextIds) -> LimitReversals:
@@ -925,8 +1011,14 @@ def limit_reversals(run: ContextIds) -> LimitReversals:
     X = run.X
     groups = _token_groups(X)
     w = [Fraction(float(c)) for c in run.layer.w]
-    means = [sum(sum((Fraction(float(c)) * wc for c, wc in zip(x, w, strict=True)), Fraction(0)) for x in seq)
-             / len(seq) for seq in X]
+    means = [
+        sum(
+            sum((Fraction(float(c)) * wc for c, wc in zip(x, w, strict=True)), Fraction(0))
+            for x in seq
+        )
+        / len(seq)
+        for seq in X
+    ]
     seq_of = np.repeat(np.arange(len(X)), X.shape[1])
     reversed_, tied, pairs = 0, 0, 0
     for (i, j), sign in _pair_signs(run, groups).items():
@@ -966,24 +1058,33 @@ def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> ContextI
     import mpmath
 
     from . import exact
-
     from .exact import MAX_DPS, MAX_PAIRS
 
     beyond = positive_int("digits_beyond", digits_beyond, minimum=10)
     allowed = {"w", "eps", "r_min", "r_max", "head_dim", "seed", "gamma"}
     if set(kwargs) - allowed:
-        raise ValueError(f"unknown arguments {sorted(set(kwargs) - allowed)}; allowed: {sorted(allowed)}")
+        raise ValueError(
+            f"unknown arguments {sorted(set(kwargs) - allowed)}; allowed: {sorted(allowed)}"
+        )
     layer = RankOneAttention(vocab, n, **kwargs)
     V = layer.vocab
     ids = capped_comb(len(V), n, MAX_PAIRS) * n
-    check_size(f"context_ids of {len(V)} tokens, n = {n}: the number of pairs of the binom({len(V)}, {n}) * {n} ids",
-               ids * (ids - 1) // 2 if ids != math.inf else ids, MAX_PAIRS, "lib.exact.MAX_PAIRS")
+    check_size(
+        f"context_ids of {len(V)} tokens, n = {n}: the number of pairs of the binom({len(V)}, {n}) * {n} ids",
+        ids * (ids - 1) // 2 if ids != math.inf else ids,
+        MAX_PAIRS,
+        "lib.exact.MAX_PAIRS",
+    )
     X = subset_sequences(V, n)
-    delta = theorem2_delta(n, len(V), V.shape[1], layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
+    delta = theorem2_delta(
+        n, len(V), V.shape[1], layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w
+    )
     worst = max(-delta.construction, 2 * layer.gamma * layer.r_max**2 / math.log(10))
     if not worst + beyond <= MAX_DPS:
-        raise ValueError(f"these constants (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}, c_w={layer.c_w:.3g}) "
-                         f"need about {worst:.3g} digits, more than lib.exact.MAX_DPS={MAX_DPS}")
+        raise ValueError(
+            f"these constants (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}, c_w={layer.c_w:.3g}) "
+            f"need about {worst:.3g} digits, more than lib.exact.MAX_DPS={MAX_DPS}"
+        )
     dps = beyond + int(worst)
     ids = [row for out in exact.attention_mp(X, layer, dps) for row in out]
     gap = exact.min_distance(ids, dps, distinct=False)  # a collision must show as 0, not be skipped

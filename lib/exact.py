@@ -19,8 +19,17 @@ import torch
 
 from ._validate import as_float_array, check_size, positive_int, short_repr
 
-__all__ = ["MAX_DPS", "MAX_PAIRS", "to_mpf", "boltz_mp", "lse_mp", "min_gap", "attention_mp", "project_mp",
-           "min_distance"]
+__all__ = [
+    "MAX_DPS",
+    "MAX_PAIRS",
+    "to_mpf",
+    "boltz_mp",
+    "lse_mp",
+    "min_gap",
+    "attention_mp",
+    "project_mp",
+    "min_distance",
+]
 
 #: Largest working precision (decimal digits) the book's functions accept; beyond it a single
 #: evaluation would take minutes to hours.
@@ -84,7 +93,9 @@ def boltz_mp(a, beta=1, dps: int = 50) -> mpmath.mpf:
         b = to_mpf("beta", beta)
         top = max(b * x for x in entries)
         weights = [mpmath.exp(b * x - top) for x in entries]
-        out = mpmath.fsum(x * w for x, w in zip(entries, weights, strict=True)) / mpmath.fsum(weights)
+        out = mpmath.fsum(x * w for x, w in zip(entries, weights, strict=True)) / mpmath.fsum(
+            weights
+        )
         lo, hi = min(entries), max(entries)
         if b > 0:
             lo = max(lo, hi - mpmath.log(len(entries)) / b)
@@ -119,11 +130,17 @@ def lse_mp(a, dps: int = 50) -> mpmath.mpf:
 def _entries(a, dps: int) -> list:
     """The entries of a 1-D real sequence (list, tuple, array, tensor) as mpf at ``dps`` digits."""
     if isinstance(a, torch.Tensor):
-        a = a.detach().to("cpu", torch.float64).numpy() if a.is_floating_point() else a.detach().cpu().numpy()
+        a = (
+            a.detach().to("cpu", torch.float64).numpy()
+            if a.is_floating_point()
+            else a.detach().cpu().numpy()
+        )
     if isinstance(a, np.ndarray) and a.ndim != 1:
         raise ValueError(f"a must be 1-D, got shape {a.shape}")
     if not isinstance(a, list | tuple | np.ndarray):
-        raise ValueError(f"a must be a 1-D sequence of reals (list, tuple or array), got {short_repr(a)}")
+        raise ValueError(
+            f"a must be a 1-D sequence of reals (list, tuple or array), got {short_repr(a)}"
+        )
     if len(a) == 0:
         raise ValueError("a must have at least one entry, got an empty sequence")
     with mpmath.workdps(dps):
@@ -155,9 +172,13 @@ def min_gap(values, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
     """
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
     if isinstance(values, torch.Tensor | np.ndarray):
-        values = list(np.asarray(values.tolist() if isinstance(values, torch.Tensor) else values).ravel())
+        values = list(
+            np.asarray(values.tolist() if isinstance(values, torch.Tensor) else values).ravel()
+        )
     if not isinstance(values, list | tuple):
-        raise ValueError(f"values must be a list, tuple or array of reals, got {short_repr(values)}")
+        raise ValueError(
+            f"values must be a list, tuple or array of reals, got {short_repr(values)}"
+        )
     values = list(values)
     if len(values) < 2:
         raise ValueError(f"values must hold at least two entries, got {len(values)}")
@@ -170,8 +191,10 @@ def min_gap(values, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
 
 
 def _matrix(name: str, M) -> list[list[mpmath.mpf]]:
-    arr = np.asarray(M.detach().to("cpu", torch.float64).numpy() if isinstance(M, torch.Tensor) else M,
-                     dtype=np.float64)
+    arr = np.asarray(
+        M.detach().to("cpu", torch.float64).numpy() if isinstance(M, torch.Tensor) else M,
+        dtype=np.float64,
+    )
     if arr.ndim != 2 or not np.isfinite(arr).all():
         raise ValueError(f"{name} must be a finite matrix, got shape {arr.shape}")
     return [[mpmath.mpf(float(x)) for x in row] for row in arr]
@@ -217,9 +240,13 @@ def project_mp(rows, v) -> list:
     checked = []
     for i, r in enumerate(rows):
         if isinstance(r, str | bytes) or not hasattr(r, "__len__"):
-            raise ValueError(f"rows[{i}] must be a sequence of {len(vm)} reals, got {short_repr(r)}")
+            raise ValueError(
+                f"rows[{i}] must be a sequence of {len(vm)} reals, got {short_repr(r)}"
+            )
         if len(r) != len(vm):
-            raise ValueError(f"rows must have length {len(vm)} like v, got a row of length {len(r)}")
+            raise ValueError(
+                f"rows must have length {len(vm)} like v, got a row of length {len(r)}"
+            )
         checked.append([_mp_entry(f"rows[{i}][{j}]", c) for j, c in enumerate(r)])
     return [row[0] for row in _matmul_t(checked, [vm])]
 
@@ -274,9 +301,14 @@ def attention_mp(X, layer, dps: int = 50, rows: int | None = None) -> list:
             else:
                 weights = [mpmath.mpf(1) if sc == top else mpmath.mpf(0) for sc in row]
             total = mpmath.fsum(weights)
-            head = [mpmath.fsum(wt * v[m][j] for m, wt in enumerate(weights)) / total
-                    for j in range(layer.head_dim)]
-            res = [mpmath.fsum(W["W_O"][i][j] * head[j] for j in range(layer.head_dim)) for i in range(layer.d)]
+            head = [
+                mpmath.fsum(wt * v[m][j] for m, wt in enumerate(weights)) / total
+                for j in range(layer.head_dim)
+            ]
+            res = [
+                mpmath.fsum(W["W_O"][i][j] * head[j] for j in range(layer.head_dim))
+                for i in range(layer.d)
+            ]
             out.append([x[l][i] + res[i] if layer.residual else res[i] for i in range(layer.d)])
         return out
 
@@ -305,11 +337,17 @@ def min_distance(points, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
     if not isinstance(points, list | tuple) or len(points) < 2:
         raise ValueError(f"points must be a list of at least two vectors, got {short_repr(points)}")
-    check_size(f"min_distance over {len(points):,} points: the number of pairs", len(points) * (len(points) - 1) // 2,
-               MAX_PAIRS, "lib.exact.MAX_PAIRS")
+    check_size(
+        f"min_distance over {len(points):,} points: the number of pairs",
+        len(points) * (len(points) - 1) // 2,
+        MAX_PAIRS,
+        "lib.exact.MAX_PAIRS",
+    )
     for i, p in enumerate(points):
         if not isinstance(p, list | tuple | np.ndarray | torch.Tensor) or len(p) == 0:
-            raise ValueError(f"points[{i}] must be a non-empty vector (list, tuple or array), got {short_repr(p)}")
+            raise ValueError(
+                f"points[{i}] must be a non-empty vector (list, tuple or array), got {short_repr(p)}"
+            )
     with mpmath.workdps(dps):
         P = [[to_mpf(f"points[{i}]", c) for c in p] for i, p in enumerate(points)]
         if len({len(p) for p in P}) != 1:
@@ -317,7 +355,9 @@ def min_distance(points, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
         best = mpmath.inf
         for i in range(len(P)):
             for j in range(i + 1, len(P)):
-                dist = mpmath.sqrt(mpmath.fsum((a - b) ** 2 for a, b in zip(P[i], P[j], strict=True)))
+                dist = mpmath.sqrt(
+                    mpmath.fsum((a - b) ** 2 for a, b in zip(P[i], P[j], strict=True))
+                )
                 if (dist > 0 or not distinct) and dist < best:
                     best = dist
         return best

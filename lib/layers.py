@@ -24,9 +24,24 @@ import math
 import torch
 from torch import nn
 
-from ._validate import all_finite, as_float_array, check_size, float_dtype, one_of, positive_int, short_repr
+from ._validate import (
+    all_finite,
+    as_float_array,
+    check_size,
+    float_dtype,
+    one_of,
+    positive_int,
+    short_repr,
+)
 
-__all__ = ["SingleHead", "SelfAttention", "CrossAttention", "FeedForward", "NORMALIZERS", "MAX_PARAMETERS"]
+__all__ = [
+    "SingleHead",
+    "SelfAttention",
+    "CrossAttention",
+    "FeedForward",
+    "NORMALIZERS",
+    "MAX_PARAMETERS",
+]
 
 NORMALIZERS = ("softmax", "hardmax")
 _NAMES = ("W_Q", "W_K", "W_V", "W_O")
@@ -36,7 +51,9 @@ MAX_PARAMETERS = 2**27
 
 
 def _check_parameters(what: str, count: int) -> None:
-    check_size(f"{what}: the number of parameters", count, MAX_PARAMETERS, "lib.layers.MAX_PARAMETERS")
+    check_size(
+        f"{what}: the number of parameters", count, MAX_PARAMETERS, "lib.layers.MAX_PARAMETERS"
+    )
 
 
 def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
@@ -56,16 +73,29 @@ class SingleHead(nn.Module):
     ``d_out``: ``W_Q`` is ``(s, d_q)``, ``W_K`` and ``W_V`` ``(s, d_kv)``, ``W_O`` ``(d_out, s)``.
     """
 
-    def __init__(self, d_q: int, d_kv: int, d_out: int, head_dim: int, rank: int | None, normalizer: str,
-                 residual: bool, dtype: torch.dtype, seed: int):
+    def __init__(
+        self,
+        d_q: int,
+        d_kv: int,
+        d_out: int,
+        head_dim: int,
+        rank: int | None,
+        normalizer: str,
+        residual: bool,
+        dtype: torch.dtype,
+        seed: int,
+    ):
         super().__init__()
         self.d_q, self.d_kv, self.d_out = d_q, d_kv, d_out
         self.head_dim = positive_int("head_dim", head_dim)
         if rank is not None:
             rank = positive_int("rank", rank, maximum=min(self.head_dim, d_q, d_kv, d_out))
         self.rank = rank
-        _check_parameters(f"{type(self).__name__}(d_q={d_q}, d_kv={d_kv}, d_out={d_out}, head_dim={head_dim}, "
-                          f"rank={rank})", self.parameter_count(d_q, d_kv, d_out, self.head_dim, rank))
+        _check_parameters(
+            f"{type(self).__name__}(d_q={d_q}, d_kv={d_kv}, d_out={d_out}, head_dim={head_dim}, "
+            f"rank={rank})",
+            self.parameter_count(d_q, d_kv, d_out, self.head_dim, rank),
+        )
         one_of("normalizer", normalizer, NORMALIZERS)
         self.normalizer = normalizer
         if not isinstance(residual, bool):
@@ -74,7 +104,9 @@ class SingleHead(nn.Module):
             raise ValueError(f"residual needs d_out == d_q, got d_out={d_out}, d_q={d_q}")
         self.residual = residual
         float_dtype("dtype", dtype)
-        gen = torch.Generator().manual_seed(positive_int("seed", seed, minimum=0, maximum=2**63 - 1))
+        gen = torch.Generator().manual_seed(
+            positive_int("seed", seed, minimum=0, maximum=2**63 - 1)
+        )
         std = 1.0 / math.sqrt(d_q)
         for name in _NAMES:
             rows, cols = self._shape(name)
@@ -84,7 +116,8 @@ class SingleHead(nn.Module):
                 shapes = {"_A": (rows, rank), "_B": (rank, cols)}
             for suffix, shape in shapes.items():
                 value = torch.randn(shape, generator=gen, dtype=torch.float64) * (
-                    std if rank is None else math.sqrt(std))
+                    std if rank is None else math.sqrt(std)
+                )
                 self.register_parameter(name + suffix, nn.Parameter(value.to(dtype)))
 
     @staticmethod
@@ -94,8 +127,12 @@ class SingleHead(nn.Module):
         return sum(r * c if rank is None else rank * (r + c) for r, c in shapes)
 
     def _shape(self, name: str) -> tuple[int, int]:
-        return {"W_Q": (self.head_dim, self.d_q), "W_K": (self.head_dim, self.d_kv),
-                "W_V": (self.head_dim, self.d_kv), "W_O": (self.d_out, self.head_dim)}[name]
+        return {
+            "W_Q": (self.head_dim, self.d_q),
+            "W_K": (self.head_dim, self.d_kv),
+            "W_V": (self.head_dim, self.d_kv),
+            "W_O": (self.d_out, self.head_dim),
+        }[name]
 
     def _dense(self, name: str) -> torch.Tensor:
         if self.rank is None:
@@ -135,9 +172,14 @@ class SingleHead(nn.Module):
             else:
                 U, S, Vh = torch.linalg.svd(m, full_matrices=False)
                 if S.numel() > self.rank and S[self.rank] > 1e-12 * max(S[0].item(), 1e-300):
-                    raise ValueError(f"{name} has rank above {self.rank} (singular values {S.tolist()})")
+                    raise ValueError(
+                        f"{name} has rank above {self.rank} (singular values {S.tolist()})"
+                    )
                 root = S[: self.rank].sqrt()
-                parts = {"_A": (U[:, : self.rank] * root).to(dtype), "_B": (root[:, None] * Vh[: self.rank]).to(dtype)}
+                parts = {
+                    "_A": (U[:, : self.rank] * root).to(dtype),
+                    "_B": (root[:, None] * Vh[: self.rank]).to(dtype),
+                }
             cast = parts[""] if self.rank is None else parts["_A"] @ parts["_B"]
             if not torch.isfinite(cast).all() or bool(((cast == 0) & (m != 0)).any()):
                 raise ValueError(f"{name} does not fit in {dtype} (overflow or underflow)")
@@ -150,7 +192,9 @@ class SingleHead(nn.Module):
     def _dtype(self) -> torch.dtype:
         return self.W_Q.dtype if self.rank is None else self.W_Q_A.dtype
 
-    def _scores_values(self, Xq: torch.Tensor, Y: torch.Tensor, same: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    def _scores_values(
+        self, Xq: torch.Tensor, Y: torch.Tensor, same: bool
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """The scores ``(Xq W_Q^T)(Y W_K^T)^T`` and the values ``Y W_V^T``, through the factors.
 
         With ``W = A B`` (inner size ``r``) the scores are ``(Xq B_Q^T)(A_Q^T A_K)(Y B_K^T)^T`` and
@@ -162,22 +206,28 @@ class SingleHead(nn.Module):
         if self.rank is None:
             return (Xq @ self.W_Q.T) @ (Y @ self.W_K.T).transpose(-1, -2), Y @ self.W_V.T
         if same:
-            q, k, v = (Y @ torch.cat([self.W_Q_B, self.W_K_B, self.W_V_B]).T).split(self.rank, dim=-1)
+            q, k, v = (Y @ torch.cat([self.W_Q_B, self.W_K_B, self.W_V_B]).T).split(
+                self.rank, dim=-1
+            )
         else:
             q = Xq @ self.W_Q_B.T
             k, v = (Y @ torch.cat([self.W_K_B, self.W_V_B]).T).split(self.rank, dim=-1)
-        core = self.W_Q_A.T @ self.W_K_A                                     # (r, r)
+        core = self.W_Q_A.T @ self.W_K_A  # (r, r)
         return (q @ core) @ k.transpose(-1, -2), v
 
     def _output_matrix(self) -> torch.Tensor:
         """``W_O W_V`` restricted to what multiplies the values of :meth:`_scores_values`."""
         if self.rank is None:
             return self.W_O
-        return self.W_O_A @ (self.W_O_B @ self.W_V_A)                       # (d_out, r)
+        return self.W_O_A @ (self.W_O_B @ self.W_V_A)  # (d_out, r)
 
-    def _normalize(self, scores: torch.Tensor, mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor:
+    def _normalize(
+        self, scores: torch.Tensor, mask: torch.Tensor | None, dtype: torch.dtype
+    ) -> torch.Tensor:
         if not all_finite(scores):
-            raise ValueError(f"the attention scores overflow {dtype}; rescale the inputs or the weights")
+            raise ValueError(
+                f"the attention scores overflow {dtype}; rescale the inputs or the weights"
+            )
         if mask is not None:
             scores = scores.masked_fill(mask[..., None, :], float("-inf"))
         if self.normalizer == "softmax":
@@ -190,18 +240,28 @@ class SingleHead(nn.Module):
         out = (self._normalize(scores, mask, Y.dtype) @ values) @ self._output_matrix().T
         out = Xq + out if self.residual else out
         if not all_finite(out):
-            raise ValueError(f"the layer's output overflows {Y.dtype}; rescale the inputs or the weights")
+            raise ValueError(
+                f"the layer's output overflows {Y.dtype}; rescale the inputs or the weights"
+            )
         return out
 
     @staticmethod
     def _check_mask(mask, Y: torch.Tensor, name: str = "padding_mask") -> torch.Tensor | None:
         if mask is None:
             return None
-        if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or tuple(mask.shape) != tuple(Y.shape[:-1]):
-            raise ValueError(f"{name} must be a bool tensor of shape {tuple(Y.shape[:-1])}, "
-                             f"got {short_repr(mask) if not isinstance(mask, torch.Tensor) else (mask.dtype, tuple(mask.shape))}")
+        if (
+            not isinstance(mask, torch.Tensor)
+            or mask.dtype != torch.bool
+            or tuple(mask.shape) != tuple(Y.shape[:-1])
+        ):
+            raise ValueError(
+                f"{name} must be a bool tensor of shape {tuple(Y.shape[:-1])}, "
+                f"got {short_repr(mask) if not isinstance(mask, torch.Tensor) else (mask.dtype, tuple(mask.shape))}"
+            )
         if bool(mask.all(dim=-1).any()):
-            raise ValueError(f"{name} masks every token of some sequence; each needs one real token")
+            raise ValueError(
+                f"{name} masks every token of some sequence; each needs one real token"
+            )
         return mask
 
     def _weights_checked(self) -> None:
@@ -209,16 +269,22 @@ class SingleHead(nn.Module):
         a product of finite factors that overflows shows up as non-finite scores or outputs)."""
         for name, param in self.named_parameters(recurse=False):
             if not all_finite(param):
-                raise ValueError(f"{name.removesuffix('_A').removesuffix('_B')} is not finite (NaN or inf)")
+                raise ValueError(
+                    f"{name.removesuffix('_A').removesuffix('_B')} is not finite (NaN or inf)"
+                )
 
     def _check_tokens(self, name: str, X, width: int) -> torch.Tensor:
         if not isinstance(X, torch.Tensor):
-            raise ValueError(f"{name} must be a torch tensor of shape (..., n, {width}), got {short_repr(X)}")
+            raise ValueError(
+                f"{name} must be a torch tensor of shape (..., n, {width}), got {short_repr(X)}"
+            )
         dtype = self._dtype()
         if X.dtype != dtype:
             raise ValueError(f"{name} must have the layer's dtype {dtype}, got {X.dtype}")
         if X.ndim < 2 or X.shape[-1] != width or X.shape[-2] == 0:
-            raise ValueError(f"{name} must have shape (..., n, {width}) with n >= 1, got {tuple(X.shape)}")
+            raise ValueError(
+                f"{name} must have shape (..., n, {width}) with n >= 1, got {tuple(X.shape)}"
+            )
         if not all_finite(X):
             raise ValueError(f"{name} must be finite")
         return X
@@ -256,8 +322,16 @@ class SelfAttention(SingleHead):
     Used in Chapters 2-5.
     """
 
-    def __init__(self, d: int, head_dim: int = 1, rank: int | None = None, normalizer: str = "softmax",
-                 residual: bool = True, dtype: torch.dtype = torch.float64, seed: int = 0):
+    def __init__(
+        self,
+        d: int,
+        head_dim: int = 1,
+        rank: int | None = None,
+        normalizer: str = "softmax",
+        residual: bool = True,
+        dtype: torch.dtype = torch.float64,
+        seed: int = 0,
+    ):
         d = positive_int("d", d)
         super().__init__(d, d, d, head_dim, rank, normalizer, residual, dtype, seed)
         self.d = d
@@ -276,8 +350,9 @@ class SelfAttention(SingleHead):
         self._weights_checked()
         return self._normalize(self._scores_values(X, X, True)[0], mask, X.dtype)
 
-    def forward(self, X: torch.Tensor, padding_mask: torch.Tensor | None = None,
-                rows: int | None = None) -> torch.Tensor:
+    def forward(
+        self, X: torch.Tensor, padding_mask: torch.Tensor | None = None, rows: int | None = None
+    ) -> torch.Tensor:
         """Apply the layer to ``X`` of shape ``(..., n, d)``; returns the same shape and dtype.
 
         ``padding_mask`` (bool ``(..., n)``, ``True`` at padding) removes padded tokens from
@@ -295,8 +370,10 @@ class SelfAttention(SingleHead):
         return self._attend(X[..., :rows, :], X, mask, False)
 
     def extra_repr(self) -> str:
-        return (f"d={self.d}, head_dim={self.head_dim}, rank={self.rank}, "
-                f"normalizer={self.normalizer!r}, residual={self.residual}")
+        return (
+            f"d={self.d}, head_dim={self.head_dim}, rank={self.rank}, "
+            f"normalizer={self.normalizer!r}, residual={self.residual}"
+        )
 
 
 class CrossAttention(SingleHead):
@@ -331,14 +408,25 @@ class CrossAttention(SingleHead):
     page). Used in Chapter 6.
     """
 
-    def __init__(self, d_q: int, d_kv: int, head_dim: int = 1, d_out: int | None = None, rank: int | None = None,
-                 normalizer: str = "softmax", residual: bool = False, dtype: torch.dtype = torch.float64,
-                 seed: int = 0):
+    def __init__(
+        self,
+        d_q: int,
+        d_kv: int,
+        head_dim: int = 1,
+        d_out: int | None = None,
+        rank: int | None = None,
+        normalizer: str = "softmax",
+        residual: bool = False,
+        dtype: torch.dtype = torch.float64,
+        seed: int = 0,
+    ):
         d_q, d_kv = positive_int("d_q", d_q), positive_int("d_kv", d_kv)
         d_out = d_q if d_out is None else positive_int("d_out", d_out)
         super().__init__(d_q, d_kv, d_out, head_dim, rank, normalizer, residual, dtype, seed)
 
-    def attention(self, X: torch.Tensor, Y: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def attention(
+        self, X: torch.Tensor, Y: torch.Tensor, padding_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """The attention matrix ``(..., n, m)``: row ``l`` holds query ``l``'s weights over the context tokens.
 
         ``padding_mask`` (bool ``(..., m)``, ``True`` at padding) removes context tokens.
@@ -348,7 +436,9 @@ class CrossAttention(SingleHead):
         self._weights_checked()
         return self._normalize(self._scores_values(X, Y, False)[0], mask, Y.dtype)
 
-    def forward(self, X: torch.Tensor, Y: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, X: torch.Tensor, Y: torch.Tensor, padding_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Attend from ``X`` ``(..., n, d_q)`` to the context ``Y`` ``(..., m, d_kv)``; returns ``(..., n, d_out)``.
 
         The batch shapes of ``X`` and ``Y`` must be equal; a single context ``(m, d_kv)`` is
@@ -365,12 +455,16 @@ class CrossAttention(SingleHead):
         if Y.ndim == 2 and X.ndim > 2:
             Y = Y.expand(*X.shape[:-2], *Y.shape)
         if X.shape[:-2] != Y.shape[:-2]:
-            raise ValueError(f"X and Y must have the same batch shape, got {tuple(X.shape)} and {tuple(Y.shape)}")
+            raise ValueError(
+                f"X and Y must have the same batch shape, got {tuple(X.shape)} and {tuple(Y.shape)}"
+            )
         return X, Y
 
     def extra_repr(self) -> str:
-        return (f"d_q={self.d_q}, d_kv={self.d_kv}, d_out={self.d_out}, head_dim={self.head_dim}, "
-                f"rank={self.rank}, normalizer={self.normalizer!r}, residual={self.residual}")
+        return (
+            f"d_q={self.d_q}, d_kv={self.d_kv}, d_out={self.d_out}, head_dim={self.head_dim}, "
+            f"rank={self.rank}, normalizer={self.normalizer!r}, residual={self.residual}"
+        )
 
 
 class FeedForward(nn.Module):
@@ -401,8 +495,15 @@ class FeedForward(nn.Module):
 
     _NAMES = ("W1", "b1", "W2", "b2")
 
-    def __init__(self, d_in: int, width: int, d_out: int | None = None, residual: bool = False,
-                 dtype: torch.dtype = torch.float64, seed: int = 0):
+    def __init__(
+        self,
+        d_in: int,
+        width: int,
+        d_out: int | None = None,
+        residual: bool = False,
+        dtype: torch.dtype = torch.float64,
+        seed: int = 0,
+    ):
         super().__init__()
         self.d_in = positive_int("d_in", d_in)
         self.width = positive_int("width", width)
@@ -410,12 +511,18 @@ class FeedForward(nn.Module):
         if not isinstance(residual, bool):
             raise ValueError(f"residual must be a bool, got {residual!r}")
         if residual and self.d_out != self.d_in:
-            raise ValueError(f"a residual layer needs d_out == d_in, got {self.d_out} and {self.d_in}")
-        _check_parameters(f"FeedForward(d_in={self.d_in}, width={self.width}, d_out={self.d_out})",
-                          self.parameter_count(self.d_in, self.width, self.d_out))
+            raise ValueError(
+                f"a residual layer needs d_out == d_in, got {self.d_out} and {self.d_in}"
+            )
+        _check_parameters(
+            f"FeedForward(d_in={self.d_in}, width={self.width}, d_out={self.d_out})",
+            self.parameter_count(self.d_in, self.width, self.d_out),
+        )
         self.residual = residual
         float_dtype("dtype", dtype)
-        gen = torch.Generator().manual_seed(positive_int("seed", seed, minimum=0, maximum=2**63 - 1))
+        gen = torch.Generator().manual_seed(
+            positive_int("seed", seed, minimum=0, maximum=2**63 - 1)
+        )
         for name, shape in self._shapes().items():
             value = torch.randn(shape, generator=gen, dtype=torch.float64) / math.sqrt(shape[-1])
             self.register_parameter(name, nn.Parameter(value.to(dtype)))
@@ -426,8 +533,12 @@ class FeedForward(nn.Module):
         return width * d_in + width + d_out * width + d_out
 
     def _shapes(self) -> dict[str, tuple[int, ...]]:
-        return {"W1": (self.width, self.d_in), "b1": (self.width,), "W2": (self.d_out, self.width),
-                "b2": (self.d_out,)}
+        return {
+            "W1": (self.width, self.d_in),
+            "b1": (self.width,),
+            "W2": (self.d_out, self.width),
+            "b2": (self.d_out,),
+        }
 
     def weights(self) -> dict[str, torch.Tensor]:
         """The parameters ``{"W1", "b1", "W2", "b2"}`` (detached copies)."""
@@ -453,14 +564,16 @@ class FeedForward(nn.Module):
     def forward(self, Z: torch.Tensor) -> torch.Tensor:
         """Apply the layer to ``Z`` of shape ``(..., d_in)``; returns ``(..., d_out)``."""
         if not isinstance(Z, torch.Tensor):
-            raise ValueError(f"Z must be a torch tensor of shape (..., {self.d_in}), got {short_repr(Z)}")
+            raise ValueError(
+                f"Z must be a torch tensor of shape (..., {self.d_in}), got {short_repr(Z)}"
+            )
         if Z.dtype != self.W1.dtype:
             raise ValueError(f"Z must have the layer's dtype {self.W1.dtype}, got {Z.dtype}")
         if Z.ndim < 1 or Z.shape[-1] != self.d_in:
             raise ValueError(f"Z must have shape (..., {self.d_in}), got {tuple(Z.shape)}")
         if not all_finite(Z):
             raise ValueError("Z must be finite")
-        hidden = nn.functional.linear(Z, self.W1, self.b1).relu_()          # in place: one pass less
+        hidden = nn.functional.linear(Z, self.W1, self.b1).relu_()  # in place: one pass less
         out = nn.functional.linear(hidden, self.W2, self.b2)
         out = Z + out if self.residual else out
         if not all_finite(out):
@@ -469,5 +582,3 @@ class FeedForward(nn.Module):
 
     def extra_repr(self) -> str:
         return f"d_in={self.d_in}, width={self.width}, d_out={self.d_out}, residual={self.residual}"
-
-

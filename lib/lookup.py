@@ -35,10 +35,27 @@ import pandas as pd
 import torch
 from torch import nn
 
-from ._geometry import (CHUNK, MAX_MATRIX_ENTRIES, check_beta, check_centres, check_points, check_values, chunked,
-                        far_reference, translate)
-from ._validate import as_float_array, check_size, finite_real, float_dtype, positive_int, real_array, short_repr
 from . import metrics
+from ._geometry import (
+    CHUNK,
+    MAX_MATRIX_ENTRIES,
+    check_beta,
+    check_centres,
+    check_points,
+    check_values,
+    chunked,
+    far_reference,
+    translate,
+)
+from ._validate import (
+    as_float_array,
+    check_size,
+    finite_real,
+    float_dtype,
+    positive_int,
+    real_array,
+    short_repr,
+)
 from .layers import MAX_PARAMETERS, SelfAttention
 from .maxaffine import MAX_CELLS, cell_index, grid_centres, indicator_error, voronoi_affine
 
@@ -111,8 +128,11 @@ def soft_lookup(x, centres, values, beta: float) -> np.ndarray:
     x, c = translate(check_points(x, c.shape[1]), c, far_reference(c))
     A, b = voronoi_affine(c)
     flat = v.reshape(len(v), -1)
-    out = chunked(x, lambda p: (torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1) @ flat).numpy(),
-                   A.shape[0])
+    out = chunked(
+        x,
+        lambda p: (torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1) @ flat).numpy(),
+        A.shape[0],
+    )
     return out.reshape(out.shape[:-1] + v.shape[1:])
 
 
@@ -147,7 +167,7 @@ def nadaraya_watson(x, centres, values, bandwidth: float) -> np.ndarray:
     ct = torch.from_numpy(c)
 
     def nw(p):
-        w = torch.softmax(-torch.cdist(torch.from_numpy(p), ct) ** 2 / (2 * h * h), dim=-1)
+        w = torch.softmax(-(torch.cdist(torch.from_numpy(p), ct) ** 2) / (2 * h * h), dim=-1)
         return (w @ v.reshape(len(v), -1)).numpy()
 
     out = chunked(x, nw, c.shape[0])
@@ -183,15 +203,23 @@ class SumOfLinear(nn.Module):
         super().__init__()
         float_dtype("dtype", dtype)
         A, B, C = real_array("A", A), real_array("B", B), real_array("C", C)
-        check_size("SumOfLinear: the number of parameters", A.size + B.size + C.size, MAX_PARAMETERS,
-                   "lib.layers.MAX_PARAMETERS")
+        check_size(
+            "SumOfLinear: the number of parameters",
+            A.size + B.size + C.size,
+            MAX_PARAMETERS,
+            "lib.layers.MAX_PARAMETERS",
+        )
         A = as_float_array("A", A, min_ndim=3)
         B = as_float_array("B", B, min_ndim=3)
         C = as_float_array("C", C, min_ndim=2)
         if A.ndim != 3 or B.ndim != 3 or C.ndim != 2:
-            raise ValueError(f"A, B, C must be (K, d', d), (K, n, n'), (d', n'), got {A.shape}, {B.shape}, {C.shape}")
+            raise ValueError(
+                f"A, B, C must be (K, d', d), (K, n, n'), (d', n'), got {A.shape}, {B.shape}, {C.shape}"
+            )
         if A.shape[0] != B.shape[0] or C.shape != (A.shape[1], B.shape[2]):
-            raise ValueError(f"A {A.shape}, B {B.shape} and C {C.shape} must be (K, d', d), (K, n, n') and (d', n')")
+            raise ValueError(
+                f"A {A.shape}, B {B.shape} and C {C.shape} must be (K, d', d), (K, n, n') and (d', n')"
+            )
         for name, value in (("A", A), ("B", B), ("C", C)):
             cast = torch.from_numpy(value).to(dtype)
             if not bool(torch.isfinite(cast).all()):
@@ -202,13 +230,22 @@ class SumOfLinear(nn.Module):
         """Map ``X`` ``(batch, n, d)`` to ``(batch, n', d')``."""
         K, d_out, d = self.A.shape
         n = self.B.shape[1]
-        if not isinstance(X, torch.Tensor) or X.ndim != 3 or tuple(X.shape[1:]) != (n, d) or X.dtype != self.A.dtype:
-            raise ValueError(f"X must be a {self.A.dtype} tensor (batch, {n}, {d}), got {short_repr(X)}")
+        if (
+            not isinstance(X, torch.Tensor)
+            or X.ndim != 3
+            or tuple(X.shape[1:]) != (n, d)
+            or X.dtype != self.A.dtype
+        ):
+            raise ValueError(
+                f"X must be a {self.A.dtype} tensor (batch, {n}, {d}), got {short_repr(X)}"
+            )
         if not bool(torch.isfinite(X).all()):
             raise ValueError("X must be finite")
         out = torch.einsum("knq,bnd,kpd->bqp", self.B, X, self.A) + self.C.T
         if not bool(torch.isfinite(out).all()):
-            raise ValueError(f"the sum-of-linear output overflows {out.dtype}; rescale X or the matrices")
+            raise ValueError(
+                f"the sum-of-linear output overflows {out.dtype}; rescale X or the matrices"
+            )
         return out
 
     def extra_repr(self) -> str:
@@ -236,8 +273,18 @@ class PartitionLookup(nn.Module):
     reconstructed by the book; see the Sources and certainty page). Chapter 5.
     """
 
-    def __init__(self, linear: SumOfLinear, attention: SelfAttention, *, token_dim: int, n_positions: int,
-                 value_slice: slice, squeeze: bool, chunk: int = 512, **info):
+    def __init__(
+        self,
+        linear: SumOfLinear,
+        attention: SelfAttention,
+        *,
+        token_dim: int,
+        n_positions: int,
+        value_slice: slice,
+        squeeze: bool,
+        chunk: int = 512,
+        **info,
+    ):
         super().__init__()
         self.linear, self.attention = linear, attention
         self.token_dim, self.n_positions = token_dim, n_positions
@@ -260,11 +307,15 @@ class PartitionLookup(nn.Module):
         x = _as_points(x, self.D)
         # the query token's own score must stay far below the best key's (see _build)
         ref = getattr(self, "reference", None)
-        xs, cs = translate(x, torch.from_numpy(self.centres), None if ref is None else torch.from_numpy(ref))
+        xs, cs = translate(
+            x, torch.from_numpy(self.centres), None if ref is None else torch.from_numpy(ref)
+        )
         nearest = torch.cdist(xs, cs).min(dim=1).values ** 2 if len(x) else x[:, 0]
         if bool((self.beta * (1.0 + nearest) > self.suppress - 30.0).any()):
-            raise ValueError(f"x lies too far from the centres for suppress={self.suppress:.3g} (the query token "
-                             f"would take weight); pass a larger suppress or points nearer the grid")
+            raise ValueError(
+                f"x lies too far from the centres for suppress={self.suppress:.3g} (the query token "
+                f"would take weight); pass a larger suppress or points nearer the grid"
+            )
         return x.to(self.linear.A.dtype)
 
     @torch.no_grad()
@@ -273,9 +324,15 @@ class PartitionLookup(nn.Module):
         x = self._check(x)
         parts = []
         for i in range(0, len(x), self.chunk):
-            Z = self.linear(x[i:i + self.chunk].reshape(-1, self.linear.B.shape[1], self.token_dim))
+            Z = self.linear(
+                x[i : i + self.chunk].reshape(-1, self.linear.B.shape[1], self.token_dim)
+            )
             parts.append(self.attention(Z, rows=self.n_positions)[..., self.value_slice])
-        out = torch.cat(parts) if parts else torch.empty(0, self.n_positions, self.value_dim, dtype=x.dtype)
+        out = (
+            torch.cat(parts)
+            if parts
+            else torch.empty(0, self.n_positions, self.value_dim, dtype=x.dtype)
+        )
         return out[:, 0] if self.squeeze else out
 
 
@@ -286,14 +343,20 @@ def _token_width(D: int, token_dim: int | None) -> int:
     return d
 
 
-def _check_layer(what: str, D: int, d: int, width: int, n_out: int, head_dim: int, d_out: int) -> None:
+def _check_layer(
+    what: str, D: int, d: int, width: int, n_out: int, head_dim: int, d_out: int
+) -> None:
     """Count a lookup layer's numbers before allocating: copy terms, constant ``C`` and the four matrices."""
     n = D // d
     count = n * width * d + n * n * n_out + width * n_out + 3 * head_dim * width + d_out * head_dim
-    check_size(f"{what}: the number of parameters", count, MAX_PARAMETERS, "lib.layers.MAX_PARAMETERS")
+    check_size(
+        f"{what}: the number of parameters", count, MAX_PARAMETERS, "lib.layers.MAX_PARAMETERS"
+    )
 
 
-def _query_copy(D: int, token_dim: int | None, width: int, n_out: int, n_queries: int) -> tuple[int, np.ndarray, np.ndarray]:
+def _query_copy(
+    D: int, token_dim: int | None, width: int, n_out: int, n_queries: int
+) -> tuple[int, np.ndarray, np.ndarray]:
     """The copy terms of the sum-of-linear map: term ``t`` writes token ``t`` of ``X`` into the ``x`` field.
 
     Returns ``(d, A_terms, B_terms)``: the token width, ``A`` ``(n, width, d)`` placing token ``t`` at
@@ -304,7 +367,7 @@ def _query_copy(D: int, token_dim: int | None, width: int, n_out: int, n_queries
     n = D // d
     A_terms, B_terms = np.zeros((n, width, d)), np.zeros((n, n, n_out))
     for t in range(n):
-        A_terms[t, t * d:(t + 1) * d, :] = np.eye(d)
+        A_terms[t, t * d : (t + 1) * d, :] = np.eye(d)
         B_terms[t, t, :n_queries] = 1.0
     return d, A_terms, B_terms
 
@@ -325,13 +388,26 @@ def _centres_values(f: Callable, centres, n_positions: int | None) -> tuple[np.n
     ndim = 2 if n_positions is None else 3
     if v.ndim == ndim - 1:
         v = v[..., None]
-    if v.ndim != ndim or v.shape[0] != len(c) or (n_positions is not None and v.shape[1] != n_positions):
+    if (
+        v.ndim != ndim
+        or v.shape[0] != len(c)
+        or (n_positions is not None and v.shape[1] != n_positions)
+    ):
         raise ValueError(f"f must map (N, D) = {c.shape} to {want}, got {v.shape}")
     return c, v if n_positions is not None else v[:, None, :]
 
 
-def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positions: int | None,
-           bonus: float, suppress: float | None, chunk: int) -> PartitionLookup:
+def _build(
+    f: Callable,
+    centres,
+    beta: float,
+    *,
+    token_dim: int | None,
+    n_positions: int | None,
+    bonus: float,
+    suppress: float | None,
+    chunk: int,
+) -> PartitionLookup:
     """The token layout shared by both approximators (reconstructed by the book).
 
     Token fields (width ``d' = D + 2 + P + k``): ``[x (D) | one (1) | query flag (1) |
@@ -354,7 +430,9 @@ def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positi
     A, b = voronoi_affine(c if ref is None else c - ref)
     lo, hi = c.min(axis=0), c.max(axis=0)
     span2 = float(((hi - lo) ** 2).sum()) + 1.0
-    if suppress is None:   # query tokens >= 40 nats below the best key for x within the centres' box, widened by its span
+    if (
+        suppress is None
+    ):  # query tokens >= 40 nats below the best key for x within the centres' box, widened by its span
         suppress = beta * (1.0 + 4.0 * span2) + 40.0
     suppress = finite_real("suppress", suppress, minimum=0.0)
     width = D + 2 + P + k
@@ -366,18 +444,23 @@ def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positi
     d, A_terms, B_terms = _query_copy(D, token_dim, width, n_out, P)
     C = np.zeros((width, n_out))
     if ref is not None:
-        C[X_:X_ + D, :P] = -ref[:, None]
+        C[X_ : X_ + D, :P] = -ref[:, None]
     C[ONE, :P] = 1.0
     C[FLAG, :P] = 1.0
-    C[POS:POS + P, :P] = np.eye(P)
+    C[POS : POS + P, :P] = np.eye(P)
     for j in range(P):
         cols = P + j * N + np.arange(N)
-        C[X_:X_ + D, cols] = A.T
+        C[X_ : X_ + D, cols] = A.T
         C[ONE, cols] = b
         C[POS + j, cols] = 1.0
-        C[VAL:VAL + k, cols] = v[:, j, :].T
-    W_Q, W_K, W_V, W_O = np.zeros((s, width)), np.zeros((s, width)), np.zeros((s, width)), np.zeros((width, s))
-    for r in range(D + 1):                       # x and one fields: score beta * (x^T x_t + one_t)
+        C[VAL : VAL + k, cols] = v[:, j, :].T
+    W_Q, W_K, W_V, W_O = (
+        np.zeros((s, width)),
+        np.zeros((s, width)),
+        np.zeros((s, width)),
+        np.zeros((width, s)),
+    )
+    for r in range(D + 1):  # x and one fields: score beta * (x^T x_t + one_t)
         W_Q[r, r], W_K[r, r] = beta, 1.0
     W_Q[D + 1, FLAG], W_K[D + 1, FLAG] = suppress, -1.0
     for j in range(P):
@@ -385,14 +468,37 @@ def _build(f: Callable, centres, beta: float, *, token_dim: int | None, n_positi
     for r in range(k):
         W_V[r, VAL + r], W_O[VAL + r, r] = 1.0, 1.0
     linear = SumOfLinear(A_terms, B_terms, C)
-    attention = SelfAttention(width, head_dim=s, residual=False).set_weights(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O)
-    return PartitionLookup(linear, attention, token_dim=d, n_positions=P, value_slice=slice(VAL, VAL + k),
-                           squeeze=squeeze, chunk=chunk, centres=c, values=v[:, 0] if squeeze else v,
-                           A=A, b=b, beta=beta, bonus=bonus, suppress=suppress, reference=ref)
+    attention = SelfAttention(width, head_dim=s, residual=False).set_weights(
+        W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O
+    )
+    return PartitionLookup(
+        linear,
+        attention,
+        token_dim=d,
+        n_positions=P,
+        value_slice=slice(VAL, VAL + k),
+        squeeze=squeeze,
+        chunk=chunk,
+        centres=c,
+        values=v[:, 0] if squeeze else v,
+        A=A,
+        b=b,
+        beta=beta,
+        bonus=bonus,
+        suppress=suppress,
+        reference=ref,
+    )
 
 
-def attention_approximator(f: Callable, centres, beta: float, *, token_dim: int | None = None,
-                           suppress: float | None = None, chunk: int = 512) -> PartitionLookup:
+def attention_approximator(
+    f: Callable,
+    centres,
+    beta: float,
+    *,
+    token_dim: int | None = None,
+    suppress: float | None = None,
+    chunk: int = 512,
+) -> PartitionLookup:
     r"""LHSL's partition lookup: one attention layer after a sum-of-linear map that returns :math:`f` at the cell centre.
 
     The partition is the Voronoi partition of ``centres`` (:func:`lib.maxaffine.voronoi_affine`); key token
@@ -432,12 +538,29 @@ def attention_approximator(f: Callable, centres, beta: float, *, token_dim: int 
     construction is reconstructed by the book (see the Sources and certainty page). Checks
     C15–C16, Chapter 5.
     """
-    return _build(f, centres, beta, token_dim=token_dim, n_positions=None, bonus=0.0, suppress=suppress, chunk=chunk)
+    return _build(
+        f,
+        centres,
+        beta,
+        token_dim=token_dim,
+        n_positions=None,
+        bonus=0.0,
+        suppress=suppress,
+        chunk=chunk,
+    )
 
 
-def seq2seq_approximator(f: Callable, centres, beta: float, n_positions: int, bonus: float = 50.0, *,
-                         token_dim: int | None = None, suppress: float | None = None,
-                         chunk: int = 512) -> PartitionLookup:
+def seq2seq_approximator(
+    f: Callable,
+    centres,
+    beta: float,
+    n_positions: int,
+    bonus: float = 50.0,
+    *,
+    token_dim: int | None = None,
+    suppress: float | None = None,
+    chunk: int = 512,
+) -> PartitionLookup:
     r"""The sequence-to-sequence lookup: ``n_positions`` query tokens, one key block per output position.
 
     Key token :math:`(i, j)` carries :math:`(a_i, b_i)`, position :math:`e_j` and value
@@ -462,8 +585,16 @@ def seq2seq_approximator(f: Callable, centres, beta: float, n_positions: int, bo
     Source: the sequence-to-sequence form of LHSL's self-attention theorem, reconstructed by the
     book (see the Sources and certainty page); check C17, Chapter 5.
     """
-    return _build(f, centres, beta, token_dim=token_dim, n_positions=positive_int("n_positions", n_positions),
-                  bonus=bonus, suppress=suppress, chunk=chunk)
+    return _build(
+        f,
+        centres,
+        beta,
+        token_dim=token_dim,
+        n_positions=positive_int("n_positions", n_positions),
+        bonus=bonus,
+        suppress=suppress,
+        chunk=chunk,
+    )
 
 
 def context_tokens(centres, values, *, biases=None, reference=None) -> np.ndarray:
@@ -522,16 +653,34 @@ class CrossLookup(nn.Module):
     reconstructed by the book; see the Sources and certainty page). Chapter 6.
     """
 
-    def __init__(self, linear: SumOfLinear, context: torch.Tensor, attention, *, token_dim: int, beta: float,
-                 centres: np.ndarray, values: np.ndarray, reference: np.ndarray | None = None):
+    def __init__(
+        self,
+        linear: SumOfLinear,
+        context: torch.Tensor,
+        attention,
+        *,
+        token_dim: int,
+        beta: float,
+        centres: np.ndarray,
+        values: np.ndarray,
+        reference: np.ndarray | None = None,
+    ):
         from .layers import CrossAttention
 
         super().__init__()
         if not isinstance(linear, SumOfLinear) or not isinstance(attention, CrossAttention):
-            raise ValueError(f"linear and attention must be a SumOfLinear and a lib.layers.CrossAttention, got "
-                             f"{short_repr(linear)} and {short_repr(attention)}")
-        if not isinstance(context, torch.Tensor) or context.ndim != 2 or context.dtype != attention._dtype():
-            raise ValueError(f"context must be a 2-D {attention._dtype()} tensor (N, d_kv), got {short_repr(context)}")
+            raise ValueError(
+                f"linear and attention must be a SumOfLinear and a lib.layers.CrossAttention, got "
+                f"{short_repr(linear)} and {short_repr(attention)}"
+            )
+        if (
+            not isinstance(context, torch.Tensor)
+            or context.ndim != 2
+            or context.dtype != attention._dtype()
+        ):
+            raise ValueError(
+                f"context must be a 2-D {attention._dtype()} tensor (N, d_kv), got {short_repr(context)}"
+            )
         self.linear, self.attention = linear, attention
         self.register_buffer("context", context)
         self.token_dim = positive_int("token_dim", token_dim)
@@ -546,12 +695,21 @@ class CrossLookup(nn.Module):
     def forward(self, x) -> torch.Tensor:
         """Evaluate at points ``x`` ``(batch, D)`` (torch or numpy); float64 ``(batch, k)``."""
         x = _as_points(x, self.linear.B.shape[1] * self.token_dim)
-        parts = [self.attention(self.linear(x[i:i + CHUNK].reshape(-1, self.linear.B.shape[1], self.token_dim)),
-                                self.context)[:, 0] for i in range(0, len(x), CHUNK)]
-        return torch.cat(parts) if parts else torch.empty(0, self.values.shape[1], dtype=torch.float64)
+        parts = [
+            self.attention(
+                self.linear(x[i : i + CHUNK].reshape(-1, self.linear.B.shape[1], self.token_dim)),
+                self.context,
+            )[:, 0]
+            for i in range(0, len(x), CHUNK)
+        ]
+        return (
+            torch.cat(parts) if parts else torch.empty(0, self.values.shape[1], dtype=torch.float64)
+        )
 
 
-def cross_attention_approximator(f: Callable, centres, beta: float, *, token_dim: int | None = None) -> CrossLookup:
+def cross_attention_approximator(
+    f: Callable, centres, beta: float, *, token_dim: int | None = None
+) -> CrossLookup:
     r"""LHSL's partition lookup with the keys and values moved into a context sequence ``Y``.
 
     The sum-of-linear map puts one query token :math:`\beta`-free :math:`(\mathrm{vec}X, 1)`
@@ -586,8 +744,12 @@ def cross_attention_approximator(f: Callable, centres, beta: float, *, token_dim
     k = v.shape[1]
     s = max(D + 1, k)
     _check_layer("the cross-attention lookup", D, _token_width(D, token_dim), D + 1, 1, s, k)
-    check_size("the cross-attention lookup: the context's entries", N * (D + 1 + k), MAX_PARAMETERS,
-               "lib.layers.MAX_PARAMETERS")
+    check_size(
+        "the cross-attention lookup: the context's entries",
+        N * (D + 1 + k),
+        MAX_PARAMETERS,
+        "lib.layers.MAX_PARAMETERS",
+    )
     ref = far_reference(c)
     d, A_terms, B_terms = _query_copy(D, token_dim, D + 1, 1, 1)
     C = np.zeros((D + 1, 1))
@@ -600,13 +762,25 @@ def cross_attention_approximator(f: Callable, centres, beta: float, *, token_dim
         W_Q[r, r], W_K[r, r] = beta, 1.0
     for r in range(k):
         W_V[r, D + 1 + r], W_O[r, r] = 1.0, 1.0
-    attention = CrossAttention(D + 1, D + 1 + k, head_dim=s, d_out=k).set_weights(W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O)
+    attention = CrossAttention(D + 1, D + 1 + k, head_dim=s, d_out=k).set_weights(
+        W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O
+    )
     context = torch.from_numpy(context_tokens(c, v, reference=ref))
-    return CrossLookup(SumOfLinear(A_terms, B_terms, C), context, attention, token_dim=d, beta=beta, centres=c,
-                       values=v, reference=ref)
+    return CrossLookup(
+        SumOfLinear(A_terms, B_terms, C),
+        context,
+        attention,
+        token_dim=d,
+        beta=beta,
+        centres=c,
+        values=v,
+        reference=ref,
+    )
 
 
-def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max: int) -> pd.DataFrame:
+def context_length(
+    f: Callable, dim: int, errors, kappa: float, points, *, m_max: int
+) -> pd.DataFrame:
     r"""The shortest context (``N = m^dim`` key tokens) whose lookup reaches each target sup error.
 
     For ``m = 1, ..., m_max`` the sup error over ``points`` of the lookup with ``beta = kappa m^2``
@@ -634,8 +808,12 @@ def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max
     if x.shape[1] != dim:
         raise ValueError(f"points must have shape (P, {dim}), got {x.shape}")
     m_max = positive_int("m_max", m_max)
-    check_size(f"context_length: the largest grid, {m_max}**{dim} cells",
-               m_max**dim if dim * m_max.bit_length() <= 64 else math.inf, MAX_CELLS, "lib.maxaffine.MAX_CELLS")
+    check_size(
+        f"context_length: the largest grid, {m_max}**{dim} cells",
+        m_max**dim if dim * m_max.bit_length() <= 64 else math.inf,
+        MAX_CELLS,
+        "lib.maxaffine.MAX_CELLS",
+    )
     if not callable(f):
         raise ValueError(f"f must be callable, got {short_repr(f)}")
     kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
@@ -646,7 +824,13 @@ def context_length(f: Callable, dim: int, errors, kappa: float, points, *, m_max
     sups = []
     for m in range(1, m_max + 1):
         c = grid_centres(m, dim)
-        sups.append(float(np.abs(soft_lookup(x, c, as_float_array("f(centres)", f(c)), kappa * m * m) - target).max()))
+        sups.append(
+            float(
+                np.abs(
+                    soft_lookup(x, c, as_float_array("f(centres)", f(c)), kappa * m * m) - target
+                ).max()
+            )
+        )
     return _shortest(np.array(sups), errors, dim)
 
 
@@ -656,19 +840,32 @@ def _shortest(sups: np.ndarray, errors: np.ndarray, dim: int) -> pd.DataFrame:
     for e in errors:
         hit = np.flatnonzero(sups <= e)
         m = float(hit[0] + 1) if len(hit) else np.nan
-        rows.append({"dim": dim, "error": float(e), "m": m, "N": m ** dim,
-                     "sup": float(sups[hit[0]]) if len(hit) else np.nan})
+        rows.append(
+            {
+                "dim": dim,
+                "error": float(e),
+                "m": m,
+                "N": m**dim,
+                "sup": float(sups[hit[0]]) if len(hit) else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def _errors(errors) -> np.ndarray:
-    errors = as_float_array("errors", errors, min_ndim=0).reshape(-1) if not isinstance(errors, str) else None
+    errors = (
+        as_float_array("errors", errors, min_ndim=0).reshape(-1)
+        if not isinstance(errors, str)
+        else None
+    )
     if errors is None or (errors < 0).any():
         raise ValueError(f"errors must be finite target errors >= 0, got {short_repr(errors)}")
     return errors
 
 
-def _factor_lookup(g: Callable, t: np.ndarray, m: int, kappa: float) -> tuple[np.ndarray, np.ndarray]:
+def _factor_lookup(
+    g: Callable, t: np.ndarray, m: int, kappa: float
+) -> tuple[np.ndarray, np.ndarray]:
     """The 1-D lookup of ``g`` on the ``m``-grid of [0, 1] at ``beta = kappa m^2`` and ``g`` itself, at ``t`` ``(P,)``."""
     c = grid_centres(m, 1)
     values = as_float_array("g(centres)", g(c))
@@ -715,8 +912,9 @@ def product_lookup(g: Callable, points, m: int, kappa: float) -> np.ndarray:
     return out
 
 
-def product_context_length(g: Callable, dim: int, errors, kappa: float, *, m_max: int,
-                           resolution: int = 201) -> pd.DataFrame:
+def product_context_length(
+    g: Callable, dim: int, errors, kappa: float, *, m_max: int, resolution: int = 201
+) -> pd.DataFrame:
     r"""As :func:`context_length` for :math:`f(x) = \prod_k g(x_k)`, with the error taken over a lattice.
 
     The error of the lookup (:func:`product_lookup`) is measured on the tensor lattice of
@@ -746,12 +944,19 @@ def product_context_length(g: Callable, dim: int, errors, kappa: float, *, m_max
         raise ValueError(f"g must be callable, got {short_repr(g)}")
     dim = positive_int("dim", dim)
     m_max = positive_int("m_max", m_max)
-    check_size(f"product_context_length: the largest grid, {m_max} cells per axis", m_max, MAX_CELLS,
-               "lib.maxaffine.MAX_CELLS")
+    check_size(
+        f"product_context_length: the largest grid, {m_max} cells per axis",
+        m_max,
+        MAX_CELLS,
+        "lib.maxaffine.MAX_CELLS",
+    )
     resolution = positive_int("resolution", resolution, minimum=2)
-    check_size(f"product_context_length: the lattice, {resolution}**{dim} points",
-               resolution**dim if dim * resolution.bit_length() <= 64 else math.inf, MAX_MATRIX_ENTRIES,
-               "lib.maxaffine.MAX_MATRIX_ENTRIES")
+    check_size(
+        f"product_context_length: the lattice, {resolution}**{dim} points",
+        resolution**dim if dim * resolution.bit_length() <= 64 else math.inf,
+        MAX_MATRIX_ENTRIES,
+        "lib.maxaffine.MAX_MATRIX_ENTRIES",
+    )
     kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
     errors = _errors(errors)
     t = np.linspace(0.0, 1.0, resolution)
@@ -760,8 +965,13 @@ def product_context_length(g: Callable, dim: int, errors, kappa: float, *, m_max
         look, target = _factor_lookup(g, t, m, kappa)
         approx, exact = np.ones(1), np.ones(1)
         for _ in range(dim - 1):
-            approx, exact = np.multiply.outer(approx, look).ravel(), np.multiply.outer(exact, target).ravel()
-        sups.append(float(np.abs(np.multiply.outer(look, approx) - np.multiply.outer(target, exact)).max()))
+            approx, exact = (
+                np.multiply.outer(approx, look).ravel(),
+                np.multiply.outer(exact, target).ravel(),
+            )
+        sups.append(
+            float(np.abs(np.multiply.outer(look, approx) - np.multiply.outer(target, exact)).max())
+        )
     return _shortest(np.array(sups), errors, dim)
 
 
@@ -822,8 +1032,9 @@ class LookupErrorRow:
     indicator_error: float
 
 
-def lookup_error_row(f: Callable, m: int, kappa: float | None, points, *, low: float = 0.0,
-                     high: float = 1.0) -> LookupErrorRow:
+def lookup_error_row(
+    f: Callable, m: int, kappa: float | None, points, *, low: float = 0.0, high: float = 1.0
+) -> LookupErrorRow:
     r"""The lookup on the ``m``-grid against ``f`` on ``points`` (one row of Chapter 5's error tables).
 
     Args:
@@ -853,9 +1064,17 @@ def lookup_error_row(f: Callable, m: int, kappa: float | None, points, *, low: f
     hard = metrics.error_summary(hard_lookup(x, c, values) - target)
     if kappa is None:
         return LookupErrorRow(m, math.nan, math.nan, hard.sup, hard.l2, hard.sup, hard.l2, math.nan)
-    beta = finite_real("kappa", kappa, minimum=0.0, strict=True) * m ** 2
+    beta = finite_real("kappa", kappa, minimum=0.0, strict=True) * m**2
     soft = metrics.error_summary(soft_lookup(x, c, values, beta) - target)
     xs, cs = translate(x, c, far_reference(c))
     A, b = voronoi_affine(cs)
-    return LookupErrorRow(m, float(kappa), beta, soft.sup, soft.l2, hard.sup, hard.l2,
-                          float(indicator_error(xs, A, b, beta).mean()))
+    return LookupErrorRow(
+        m,
+        float(kappa),
+        beta,
+        soft.sup,
+        soft.l2,
+        hard.sup,
+        hard.l2,
+        float(indicator_error(xs, A, b, beta).mean()),
+    )

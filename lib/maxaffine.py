@@ -34,8 +34,18 @@ import math
 import numpy as np
 import torch
 
-from ._geometry import (CHUNK, FAR_FACTOR, MAX_MATRIX_ENTRIES, check_affine, check_beta, check_centres, check_points,
-                        chunked, midpoints, relative_pieces)
+from ._geometry import (
+    CHUNK,
+    FAR_FACTOR,
+    MAX_MATRIX_ENTRIES,
+    check_affine,
+    check_beta,
+    check_centres,
+    check_points,
+    chunked,
+    midpoints,
+    relative_pieces,
+)
 from ._validate import as_float_array, finite_real, positive_int, short_repr
 
 __all__ = [
@@ -179,7 +189,9 @@ def soft_indicator(x, A, b, beta: float) -> np.ndarray:
     A, b = check_affine(A, b)
     x = check_points(x, A.shape[1])
     A, b = relative_pieces(x, A, b)
-    return chunked(x, lambda p: torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1).numpy(), A.shape[0])
+    return chunked(
+        x, lambda p: torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1).numpy(), A.shape[0]
+    )
 
 
 def indicator_error(x, A, b, beta: float) -> np.ndarray:
@@ -259,7 +271,7 @@ def voronoi_affine(centres) -> tuple[np.ndarray, np.ndarray]:
     """
     c = check_centres(centres)
     with np.errstate(over="ignore"):
-        b = -(c ** 2).sum(axis=1)
+        b = -(c**2).sum(axis=1)
     if not np.isfinite(b).all() or not np.isfinite(2.0 * c).all():
         raise ValueError(f"centres are too large: |c_i|^2 overflows float64, got {short_repr(c)}")
     return 2.0 * c, b
@@ -279,7 +291,7 @@ def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.nd
     Chapters 5-6.
     """
     m, dim = positive_int("m", m), positive_int("dim", dim)
-    if dim > 20 or m ** dim > MAX_CELLS:
+    if dim > 20 or m**dim > MAX_CELLS:
         raise ValueError(f"m**dim = {m}**{dim} exceeds {MAX_CELLS} cells")
     axis, _ = midpoints(m, low, high)
     return np.stack(np.meshgrid(*([axis] * dim), indexing="ij"), axis=-1).reshape(-1, dim)
@@ -322,7 +334,9 @@ def grid_margin(x, m: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
         raise ValueError(f"high must exceed low by a finite amount, got low={low}, high={high}")
     x = as_float_array("x", x)
     if ((x < low) | (x > high)).any():
-        raise ValueError(f"x must lie in [low, high]^D = [{low}, {high}]^{x.shape[-1]}, got {short_repr(x)}")
+        raise ValueError(
+            f"x must lie in [low, high]^D = [{low}, {high}]^{x.shape[-1]}, got {short_repr(x)}"
+        )
     if m == 1:
         return np.full(x.shape[:-1], np.inf)
     h = (high - low) / m
@@ -335,5 +349,3 @@ def grid_margin(x, m: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
 
 
 # --- LHSL Appendix B: the scale of W_K and W_Q against training noise (check C19) -------------
-
-

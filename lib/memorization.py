@@ -231,8 +231,10 @@ def interpolating_ffn(z, y) -> FeedForward:
 
 def _relu_sum(x, biases, coeffs) -> list:
     """``f(x) = sum_m c_m relu(x - b_m)`` for one scalar ``x`` (mpf; call inside ``workdps``)."""
-    return [mpmath.fsum(c[col] * max(x - b, 0) for c, b in zip(coeffs, biases, strict=True))
-            for col in range(len(coeffs[0]))]
+    return [
+        mpmath.fsum(c[col] * max(x - b, 0) for c, b in zip(coeffs, biases, strict=True))
+        for col in range(len(coeffs[0]))
+    ]
 
 
 def _solve_mp(s: list, targets: list) -> tuple[list, list]:
@@ -244,8 +246,13 @@ def _solve_mp(s: list, targets: list) -> tuple[list, list]:
     biases = [first] + [(a + b) / 2 for a, b in zip(s, s[1:], strict=False)]
     coeffs = []
     for j, zj in enumerate(s):  # forward substitution, row by row
-        coeffs.append([(targets[j][col] - mpmath.fsum(coeffs[m][col] * (zj - biases[m]) for m in range(j)))
-                       / (zj - biases[j]) for col in range(len(targets[j]))])
+        coeffs.append(
+            [
+                (targets[j][col] - mpmath.fsum(coeffs[m][col] * (zj - biases[m]) for m in range(j)))
+                / (zj - biases[j])
+                for col in range(len(targets[j]))
+            ]
+        )
     return biases, coeffs
 
 
@@ -255,7 +262,9 @@ def _sorted_distinct_mp(z) -> tuple[list, list]:
     s = [z[i] for i in order]
     for a, b in zip(s, s[1:], strict=False):
         if b == a:
-            raise ValueError(f"z holds a repeated id ({mpmath.nstr(a, 8)}); distinct ids are required")
+            raise ValueError(
+                f"z holds a repeated id ({mpmath.nstr(a, 8)}); distinct ids are required"
+            )
     return order, s
 
 
@@ -286,12 +295,18 @@ def interpolation_mp(z, y, dps: int = 50) -> dict:
     if Y.ndim != 2 or len(Y) != len(z):
         raise ValueError(f"y must have shape ({len(z)}, k) to match z, got {Y.shape}")
     with mpmath.workdps(dps):
-        zs = [to_mpf(f"z[{i}]", v) for i, v in enumerate(z if not isinstance(z, torch.Tensor) else z.tolist())]
+        zs = [
+            to_mpf(f"z[{i}]", v)
+            for i, v in enumerate(z if not isinstance(z, torch.Tensor) else z.tolist())
+        ]
         order, s = _sorted_distinct_mp(zs)
         targets = [[mpmath.mpf(float(v)) for v in Y[i]] for i in order]
         biases, coeffs = _solve_mp(s, targets)
-        max_error = max(abs(v - t) for zj, tj in zip(s, targets, strict=True)
-                        for v, t in zip(_relu_sum(zj, biases, coeffs), tj, strict=True))
+        max_error = max(
+            abs(v - t)
+            for zj, tj in zip(s, targets, strict=True)
+            for v, t in zip(_relu_sum(zj, biases, coeffs), tj, strict=True)
+        )
         max_coeff = max(abs(c) for row in coeffs for c in row)
     return Interpolation(biases, coeffs, order, max_error, max_coeff, s, targets)
 
@@ -375,8 +390,10 @@ def parameter_count(*layers) -> int:
         if isinstance(layer, FeedForward):
             layer = layer.weights()
         if not isinstance(layer, dict) or not {"W1", "b1", "W2", "b2"} <= set(layer):
-            raise ValueError(f"layers[{i}] must be a SingleHead, a FeedForward or a dict with W1, b1, W2, b2, "
-                             f"got {short_repr(layer)}")
+            raise ValueError(
+                f"layers[{i}] must be a SingleHead, a FeedForward or a dict with W1, b1, W2, b2, "
+                f"got {short_repr(layer)}"
+            )
         distinct = []
         for row in _rows("W1", layer["W1"]):
             if row not in distinct:
@@ -415,8 +432,14 @@ def weight_lower_bound(z, targets) -> mpmath.mpf:
     if any(b <= a for a, b in zip(z, z[1:], strict=False)):
         raise ValueError("z must be strictly increasing")
     M = len(z)
-    return max((max(abs(mpmath.mpf(b) - mpmath.mpf(a)) for a, b in zip(r0, r1, strict=True)) / (M * (z1 - z0))
-                for z0, z1, r0, r1 in zip(z, z[1:], rows, rows[1:], strict=False)), default=mpmath.mpf(0))
+    return max(
+        (
+            max(abs(mpmath.mpf(b) - mpmath.mpf(a)) for a, b in zip(r0, r1, strict=True))
+            / (M * (z1 - z0))
+            for z0, z1, r0, r1 in zip(z, z[1:], rows, rows[1:], strict=False)
+        ),
+        default=mpmath.mpf(0),
+    )
 
 
 def residual_ffn(v, knots, coeffs, offset=None) -> FeedForward:
@@ -449,7 +472,9 @@ def residual_ffn(v, knots, coeffs, offset=None) -> FeedForward:
     coeffs = as_float_array("coeffs", coeffs)
     coeffs = coeffs[:, None] if coeffs.ndim == 1 and d == 1 else coeffs
     if coeffs.shape != (len(knots), d):
-        raise ValueError(f"coeffs must have shape ({len(knots)}, {d}) to match knots and v, got {coeffs.shape}")
+        raise ValueError(
+            f"coeffs must have shape ({len(knots)}, {d}) to match knots and v, got {coeffs.shape}"
+        )
     offset = np.zeros(d) if offset is None else as_float_array("offset", offset)
     if offset.shape != (d,):
         raise ValueError(f"offset must have shape ({d},), got {offset.shape}")
@@ -479,7 +504,9 @@ def ffn_mp(Z, weights: dict, residual: bool = True) -> list:
     W1, b1, W2, b2 = (_rows(k, weights[k]) for k in ("W1", "b1", "W2", "b2"))
     b1, b2 = b1[0], b2[0]
     if len(b1) != len(W1) or any(len(r) != len(b1) for r in W2) or len(b2) != len(W2):
-        raise ValueError("weights must have shapes W1 (H, d_in), b1 (H,), W2 (d_out, H), b2 (d_out,)")
+        raise ValueError(
+            "weights must have shapes W1 (H, d_in), b1 (H,), W2 (d_out, H), b2 (d_out,)"
+        )
     W1 = [[mpmath.mpf(x) for x in r] for r in W1]
     W2 = [[mpmath.mpf(x) for x in r] for r in W2]
     b1, b2 = [mpmath.mpf(x) for x in b1], [mpmath.mpf(x) for x in b2]
@@ -487,12 +514,18 @@ def ffn_mp(Z, weights: dict, residual: bool = True) -> list:
     for z in Z:
         z = [mpmath.mpf(x) for x in z]
         if len(z) != len(W1[0]) or (residual and len(z) != len(W2)):
-            raise ValueError(f"a row of Z has {len(z)} entries; the layer needs {len(W1[0])}"
-                             + (f" and d_out = d_in = {len(W2)}" if residual else ""))
-        hidden = [max(mpmath.fsum(w * x for w, x in zip(row, z, strict=True)) + b, 0)
-                  for row, b in zip(W1, b1, strict=True)]
-        res = [mpmath.fsum(w * h for w, h in zip(row, hidden, strict=True) if h) + b
-               for row, b in zip(W2, b2, strict=True)]
+            raise ValueError(
+                f"a row of Z has {len(z)} entries; the layer needs {len(W1[0])}"
+                + (f" and d_out = d_in = {len(W2)}" if residual else "")
+            )
+        hidden = [
+            max(mpmath.fsum(w * x for w, x in zip(row, z, strict=True)) + b, 0)
+            for row, b in zip(W1, b1, strict=True)
+        ]
+        res = [
+            mpmath.fsum(w * h for w, h in zip(row, hidden, strict=True) if h) + b
+            for row, b in zip(W2, b2, strict=True)
+        ]
         out.append([x + r for x, r in zip(z, res, strict=True)] if residual else res)
     return out
 
@@ -510,8 +543,9 @@ def _equivalence_keys(X: np.ndarray) -> list[tuple]:
     return keys
 
 
-def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, directions: int = 100,
-                           head_dim: int = 1) -> dict:
+def memorizing_transformer(
+    X, Y, *, dps: int | None = None, seed: int = 0, directions: int = 100, head_dim: int = 1
+) -> dict:
     r"""K&S Corollary 1 built and checked exactly: ``F_FF(F_SA(X)) = Y`` for every given pair.
 
     ``F_SA`` is the rank-1 residual layer of Theorem 2 (:class:`lib.contextual.RankOneAttention`
@@ -562,8 +596,11 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
     Ya = as_float_array("Y", Y, min_ndim=2)
     Ya = Ya[..., None] if Ya.ndim == 2 and d == 1 else Ya
     if Ya.shape != Xa.shape:
-        raise ValueError(f"Y must have shape {Xa.shape}" + (f" or {Xa.shape[:2]}" if d == 1 else "")
-                         + f" (labels in the token space: the layers are residual), got {Ya.shape}")
+        raise ValueError(
+            f"Y must have shape {Xa.shape}"
+            + (f" or {Xa.shape[:2]}" if d == 1 else "")
+            + f" (labels in the token space: the layers are residual), got {Ya.shape}"
+        )
     contextual.tokenwise_separation(Xa)  # rejects repeated tokens inside a sequence
     keys = _equivalence_keys(Xa)
     labels = Ya.reshape(N * n, d)
@@ -571,15 +608,22 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
     for i, key in enumerate(keys):
         j = first.setdefault(key, i)
         if not np.array_equal(labels[i], labels[j]):
-            raise ValueError(f"inconsistent labels: (sequence {i // n}, token {i % n}) and (sequence {j // n}, "
-                             f"token {j % n}) are forced to share a context id but ask {labels[i]} and {labels[j]}")
-    layer = contextual.RankOneAttention(contextual.vocabulary(Xa), n, seed=seed,
-                                          head_dim=positive_int("head_dim", head_dim))
-    delta = contextual.theorem2_delta(n, len(layer.vocab), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
+            raise ValueError(
+                f"inconsistent labels: (sequence {i // n}, token {i % n}) and (sequence {j // n}, "
+                f"token {j % n}) are forced to share a context id but ask {labels[i]} and {labels[j]}"
+            )
+    layer = contextual.RankOneAttention(
+        contextual.vocabulary(Xa), n, seed=seed, head_dim=positive_int("head_dim", head_dim)
+    )
+    delta = contextual.theorem2_delta(
+        n, len(layer.vocab), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w
+    )
     if dps is None:
         dps = 30 + max(0, int(-delta.construction))
         if dps > exact.MAX_DPS:
-            raise ValueError(f"the context ids need {dps:,} digits, more than lib.exact.MAX_DPS={exact.MAX_DPS}")
+            raise ValueError(
+                f"the context ids need {dps:,} digits, more than lib.exact.MAX_DPS={exact.MAX_DPS}"
+            )
     else:
         dps = positive_int("dps", dps, minimum=15, maximum=exact.MAX_DPS)
     ids = [row for out in exact.attention_mp(Xa, layer, dps) for row in out]
@@ -593,20 +637,45 @@ def memorizing_transformer(X, Y, *, dps: int | None = None, seed: int = 0, direc
             if exact.min_gap(z, dps, distinct=False) > mpmath.mpf(10) ** (20 - dps):
                 break
         else:
-            raise ValueError(f"none of {len(candidates)} directions separates the context ids at {dps} digits")
+            raise ValueError(
+                f"none of {len(candidates)} directions separates the context ids at {dps} digits"
+            )
         order, s = _sorted_distinct_mp(z)
-        targets = [[mpmath.mpf(float(labels[reps[i]][c])) - ids[reps[i]][c] for c in range(d)] for i in order]
-        biases, coeffs = _solve_mp(s, targets)          # the residual absorbed: targets y - z
-        ffn = {"W1": [[mpmath.mpf(float(x)) for x in v] for _ in biases], "b1": [-b for b in biases],
-               "W2": [[row[c] for row in coeffs] for c in range(d)], "b2": [mpmath.mpf(0)] * d}
-        outputs = ffn_mp(ids, ffn)                      # the network's forward pass, from its weights
-        max_error = max(abs(o - mpmath.mpf(float(t))) for out, lab in zip(outputs, labels, strict=True)
-                        for o, t in zip(out, lab, strict=True))
+        targets = [
+            [mpmath.mpf(float(labels[reps[i]][c])) - ids[reps[i]][c] for c in range(d)]
+            for i in order
+        ]
+        biases, coeffs = _solve_mp(s, targets)  # the residual absorbed: targets y - z
+        ffn = {
+            "W1": [[mpmath.mpf(float(x)) for x in v] for _ in biases],
+            "b1": [-b for b in biases],
+            "W2": [[row[c] for row in coeffs] for c in range(d)],
+            "b2": [mpmath.mpf(0)] * d,
+        }
+        outputs = ffn_mp(ids, ffn)  # the network's forward pass, from its weights
+        max_error = max(
+            abs(o - mpmath.mpf(float(t)))
+            for out, lab in zip(outputs, labels, strict=True)
+            for o, t in zip(out, lab, strict=True)
+        )
         max_coeff = max(abs(c) for row in coeffs for c in row)
         min_gap = min((b - a for a, b in zip(s, s[1:], strict=False)), default=mpmath.inf)
-    interp = Interpolation(biases, coeffs, [reps[i] for i in order], max_error, max_coeff, s, targets)
-    return MemorizingNetwork(layer, v, ffn, interp, dps, len(reps), min_gap, outputs, max_error, max_coeff,
-                             corollary1_parameter_count(n, N, d, layer.head_dim))
+    interp = Interpolation(
+        biases, coeffs, [reps[i] for i in order], max_error, max_coeff, s, targets
+    )
+    return MemorizingNetwork(
+        layer,
+        v,
+        ffn,
+        interp,
+        dps,
+        len(reps),
+        min_gap,
+        outputs,
+        max_error,
+        max_coeff,
+        corollary1_parameter_count(n, N, d, layer.head_dim),
+    )
 
 
 def float64_network(memorizer: MemorizingNetwork) -> FeedForward:
@@ -629,9 +698,15 @@ def float64_network(memorizer: MemorizingNetwork) -> FeedForward:
     Source: K&S Corollary 1 (construction reconstructed). Chapter 3.
     """
     if not isinstance(memorizer, MemorizingNetwork):
-        raise ValueError(f"memorizer must be the result of memorizing_transformer, got {short_repr(memorizer)}")
+        raise ValueError(
+            f"memorizer must be the result of memorizing_transformer, got {short_repr(memorizer)}"
+        )
     interp = memorizer.interpolation
-    return residual_ffn(memorizer.v, [float(b) for b in interp.biases], [[float(c) for c in row] for row in interp.coeffs])
+    return residual_ffn(
+        memorizer.v,
+        [float(b) for b in interp.biases],
+        [[float(c) for c in row] for row in interp.coeffs],
+    )
 
 
 def scalar_outputs(ffn: FeedForward, z) -> np.ndarray:
@@ -642,7 +717,9 @@ def scalar_outputs(ffn: FeedForward, z) -> np.ndarray:
             (``d_in = 1``), or ``z`` is not a finite real 1-D array (complex and bool refused).
     """
     if not isinstance(ffn, FeedForward) or ffn.d_in != 1:
-        raise ValueError(f"ffn must be a lib.layers.FeedForward with d_in = 1, got {short_repr(ffn)}")
+        raise ValueError(
+            f"ffn must be a lib.layers.FeedForward with d_in = 1, got {short_repr(ffn)}"
+        )
     z = as_float_array("z", z)
     if z.ndim != 1:
         raise ValueError(f"z must be 1-D (scalar ids), got shape {z.shape}")
@@ -681,9 +758,16 @@ def interpolation_price(spacings, labels, base: float = 1.0) -> pd.DataFrame:
     for g in spacings:
         z = base + g * np.arange(len(labels))
         f64 = interpolating_ffn(z, labels)
-        rows.append({"spacing": g, "max_coeff_exact": float(interpolation_mp(list(z), labels, dps=50).max_coeff),
-                     "error_at_ids": np.abs(scalar_outputs(f64, z)[:, 0] - labels).max(),
-                     "error_ulp_off": np.abs(scalar_outputs(f64, np.nextafter(z, np.inf))[:, 0] - labels).max()})
+        rows.append(
+            {
+                "spacing": g,
+                "max_coeff_exact": float(interpolation_mp(list(z), labels, dps=50).max_coeff),
+                "error_at_ids": np.abs(scalar_outputs(f64, z)[:, 0] - labels).max(),
+                "error_ulp_off": np.abs(
+                    scalar_outputs(f64, np.nextafter(z, np.inf))[:, 0] - labels
+                ).max(),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -717,13 +801,15 @@ def float64_memorization(X, Y, gamma: float) -> Float64Memorization:
         ids = layer(torch.as_tensor(X))
     z = ids.numpy().reshape(-1)
     gap = float(np.diff(np.unique(z)).min(initial=np.inf)) if len(np.unique(z)) == len(z) else 0.0
-    if gap == 0.0:   # float64 ids collide: no layer can separate them
+    if gap == 0.0:  # float64 ids collide: no layer can separate them
         return Float64Memorization(float(gamma), gap, math.nan, math.nan)
-    fit = interpolating_ffn(z, Y.reshape(-1) - z).weights()   # the residual absorbed: targets y - z
+    fit = interpolating_ffn(z, Y.reshape(-1) - z).weights()  # the residual absorbed: targets y - z
     ffn = residual_ffn([1.0], -fit["b1"].numpy(), fit["W2"].numpy().T)
     with torch.no_grad():
-        out = ffn(ids).numpy().reshape(Y.shape)           # the network's forward pass F_FF(F_SA(X))
-    return Float64Memorization(float(gamma), gap, float(np.abs(ffn.weights()["W2"].numpy()).max()),
-                               float(np.abs(out - Y).max()))
-
-
+        out = ffn(ids).numpy().reshape(Y.shape)  # the network's forward pass F_FF(F_SA(X))
+    return Float64Memorization(
+        float(gamma),
+        gap,
+        float(np.abs(ffn.weights()["W2"].numpy()).max()),
+        float(np.abs(out - Y).max()),
+    )

@@ -21,8 +21,16 @@ import numpy as np
 
 from ._validate import as_float_array, check_size, finite_real, positive_int
 
-__all__ = ["MAX_SAMPLE_ENTRIES", "uniform_sampler", "outputs", "lp_error", "lp_from_errors", "sup_error",
-           "ErrorSummary", "error_summary"]
+__all__ = [
+    "MAX_SAMPLE_ENTRIES",
+    "uniform_sampler",
+    "outputs",
+    "lp_error",
+    "lp_from_errors",
+    "sup_error",
+    "ErrorSummary",
+    "error_summary",
+]
 
 
 #: Largest number of float64 entries ``k n d`` a sampler of :func:`uniform_sampler` draws at once.
@@ -43,8 +51,12 @@ def uniform_sampler(n: int, d: int, low: float = 0.0, high: float = 1.0) -> Call
 
     def sample(rng: np.random.Generator, k: int) -> np.ndarray:
         k = positive_int("k", k)
-        check_size(f"a sample of {k:,} sequences of {n} tokens in dimension {d}: the number of entries", k * n * d,
-                   MAX_SAMPLE_ENTRIES, "lib.metrics.MAX_SAMPLE_ENTRIES")
+        check_size(
+            f"a sample of {k:,} sequences of {n} tokens in dimension {d}: the number of entries",
+            k * n * d,
+            MAX_SAMPLE_ENTRIES,
+            "lib.metrics.MAX_SAMPLE_ENTRIES",
+        )
         return rng.uniform(low, high, size=(k, n, d))
 
     return sample
@@ -53,7 +65,9 @@ def uniform_sampler(n: int, d: int, low: float = 0.0, high: float = 1.0) -> Call
 def outputs(f: Callable, X: np.ndarray, name: str = "f") -> np.ndarray:
     out = as_float_array(f"{name}(X)", f(X), min_ndim=0, finite=False)
     if out.ndim != 3 or out.shape[:2] != X.shape[:2]:
-        raise ValueError(f"{name} must map (batch, n, d) to (batch, n, d_out), got {X.shape} -> {out.shape}")
+        raise ValueError(
+            f"{name} must map (batch, n, d) to (batch, n, d_out), got {X.shape} -> {out.shape}"
+        )
     if not np.isfinite(out).all():
         raise ValueError(f"{name} returned NaN or inf")
     return out
@@ -66,7 +80,9 @@ def _errors(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed: i
     return np.abs(outputs(f, X, "f") - outputs(g, X, "g"))
 
 
-def lp_error(f: Callable, g: Callable, p: float, sampler: Callable, n_samples: int, seed: int = 0) -> tuple[float, float]:
+def lp_error(
+    f: Callable, g: Callable, p: float, sampler: Callable, n_samples: int, seed: int = 0
+) -> tuple[float, float]:
     r"""Monte Carlo estimate of :math:`d_p(f, g) = (\mathbb E \|f(X) - g(X)\|_p^p)^{1/p}` and its standard error.
 
     :math:`\|\cdot\|_p` is the entrywise :math:`p`-norm of the ``(n, d_out)`` output; ``X`` is
@@ -97,7 +113,7 @@ def lp_from_errors(errors, p: float) -> tuple[float, float]:
     if len(errors) < 2:
         raise ValueError(f"errors must hold at least two samples, got {len(errors)}")
     p = finite_real("p", p, minimum=1.0)
-    e = (errors ** p).reshape(len(errors), -1).sum(axis=1)
+    e = (errors**p).reshape(len(errors), -1).sum(axis=1)
     mean = e.mean()
     if mean == 0:
         return 0.0, 0.0
@@ -105,7 +121,9 @@ def lp_from_errors(errors, p: float) -> tuple[float, float]:
     return float(mean ** (1 / p)), float(se_mean / (p * mean ** (1 - 1 / p)))
 
 
-def sup_error(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed: int = 0) -> tuple[float, int]:
+def sup_error(
+    f: Callable, g: Callable, sampler: Callable, n_samples: int, seed: int = 0
+) -> tuple[float, int]:
     """The largest entrywise ``|f(X) - g(X)|`` over ``n_samples`` sampled sequences, and its sample index.
 
     A lower bound on the :math:`L_\\infty` distance (same samples as :func:`lp_error` with the
@@ -114,7 +132,11 @@ def sup_error(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed:
     Raises:
         ValueError: as :func:`lp_error`.
     """
-    errs = _errors(f, g, sampler, n_samples, seed).reshape(positive_int("n_samples", n_samples), -1).max(axis=1)
+    errs = (
+        _errors(f, g, sampler, n_samples, seed)
+        .reshape(positive_int("n_samples", n_samples), -1)
+        .max(axis=1)
+    )
     return float(errs.max()), int(errs.argmax())
 
 

@@ -56,9 +56,19 @@ class TokenTagger(nn.Module):
     are unknown (the sources do not give them) and are the book's own. Used in Chapter 3.
     """
 
-    def __init__(self, vocab_size: int, n_tags: int, d: int = 128, n_layers: int = 1,
-                 rank: int | None = 1, ffn_width: int | None = None, head_dim: int | None = None,
-                 pad_id: int = 0, dtype: torch.dtype = torch.float32, seed: int = 0):
+    def __init__(
+        self,
+        vocab_size: int,
+        n_tags: int,
+        d: int = 128,
+        n_layers: int = 1,
+        rank: int | None = 1,
+        ffn_width: int | None = None,
+        head_dim: int | None = None,
+        pad_id: int = 0,
+        dtype: torch.dtype = torch.float32,
+        seed: int = 0,
+    ):
         super().__init__()
         self.vocab_size = positive_int("vocab_size", vocab_size, minimum=2)
         self.n_tags = positive_int("n_tags", n_tags, minimum=2)
@@ -72,21 +82,30 @@ class TokenTagger(nn.Module):
         if rank is not None:
             rank = positive_int("rank", rank, maximum=min(head_dim, self.d))
         d = self.d
-        block = (SingleHead.parameter_count(d, d, d, head_dim, rank)
-                 + FeedForward.parameter_count(d, ffn_width, d))
-        _check_parameters(f"TokenTagger(vocab_size={self.vocab_size}, d={d}, n_layers={self.n_layers})",
-                          self.vocab_size * d + self.n_layers * block + self.n_tags * d + self.n_tags)
+        block = SingleHead.parameter_count(d, d, d, head_dim, rank) + FeedForward.parameter_count(
+            d, ffn_width, d
+        )
+        _check_parameters(
+            f"TokenTagger(vocab_size={self.vocab_size}, d={d}, n_layers={self.n_layers})",
+            self.vocab_size * d + self.n_layers * block + self.n_tags * d + self.n_tags,
+        )
         gen = torch.Generator().manual_seed(seed)
         self.embed = nn.Embedding(self.vocab_size, self.d, padding_idx=self.pad_id, dtype=dtype)
         with torch.no_grad():
-            self.embed.weight.copy_(torch.randn(self.vocab_size, self.d, generator=gen, dtype=torch.float64))
+            self.embed.weight.copy_(
+                torch.randn(self.vocab_size, self.d, generator=gen, dtype=torch.float64)
+            )
             self.embed.weight[self.pad_id] = 0
         self.attn = nn.ModuleList(
-            SelfAttention(self.d, head_dim, rank=rank, residual=True, dtype=dtype, seed=seed + 1 + 2 * i)
-            for i in range(self.n_layers))
+            SelfAttention(
+                self.d, head_dim, rank=rank, residual=True, dtype=dtype, seed=seed + 1 + 2 * i
+            )
+            for i in range(self.n_layers)
+        )
         self.ffn = nn.ModuleList(
             FeedForward(self.d, ffn_width, residual=True, dtype=dtype, seed=seed + 2 + 2 * i)
-            for i in range(self.n_layers))
+            for i in range(self.n_layers)
+        )
         self.head = nn.Linear(self.d, self.n_tags, dtype=dtype)
         with torch.no_grad():
             # GPT-2's scaling of the residual branches: their last matrices start 1/sqrt(2 L)
@@ -95,25 +114,37 @@ class TokenTagger(nn.Module):
             for attn, ffn in zip(self.attn, self.ffn):
                 (attn.W_O if rank is None else attn.W_O_A).mul_(scale)
                 ffn.W2.mul_(scale)
-            self.head.weight.copy_(torch.randn(self.n_tags, self.d, generator=gen, dtype=dtype)
-                                   / math.sqrt(self.d))
+            self.head.weight.copy_(
+                torch.randn(self.n_tags, self.d, generator=gen, dtype=dtype) / math.sqrt(self.d)
+            )
             self.head.bias.zero_()
         self.rank = rank
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """Logits ``(batch, n, n_tags)`` for word ids ``(batch, n)``; padding positions are masked."""
-        if not isinstance(ids, torch.Tensor) or ids.dtype != torch.int64 or ids.ndim != 2 or 0 in ids.shape:
-            raise ValueError(f"ids must be a non-empty int64 tensor of shape (batch, n), got "
-                             f"{(ids.dtype, tuple(ids.shape)) if isinstance(ids, torch.Tensor) else short_repr(ids)}")
+        if (
+            not isinstance(ids, torch.Tensor)
+            or ids.dtype != torch.int64
+            or ids.ndim != 2
+            or 0 in ids.shape
+        ):
+            raise ValueError(
+                f"ids must be a non-empty int64 tensor of shape (batch, n), got "
+                f"{(ids.dtype, tuple(ids.shape)) if isinstance(ids, torch.Tensor) else short_repr(ids)}"
+            )
         if bool((ids < 0).any()) or bool((ids >= self.vocab_size).any()):
-            raise ValueError(f"ids must lie in [0, {self.vocab_size}), got min {int(ids.min())}, max {int(ids.max())}")
+            raise ValueError(
+                f"ids must lie in [0, {self.vocab_size}), got min {int(ids.min())}, max {int(ids.max())}"
+            )
         mask = ids == self.pad_id
         Z = self.embed(ids)
         for attn, ffn in zip(self.attn, self.ffn):
             Z = ffn(attn(Z, mask))
         logits = self.head(Z)
         if not all_finite(logits):
-            raise ValueError(f"the logits overflow {logits.dtype} or are NaN; check the head's weights")
+            raise ValueError(
+                f"the logits overflow {logits.dtype} or are NaN; check the head's weights"
+            )
         return logits
 
     def extra_repr(self) -> str:
@@ -156,14 +187,25 @@ class PatchAttentionClassifier(nn.Module):
     Sources and certainty page). Used in Chapter 5.
     """
 
-    def __init__(self, image_size: int = 28, patch: int = 7, channels: int = 1, d: int = 64,
-                 head_dim: int | None = None, n_classes: int = 10, qk_init: float = 1.0,
-                 dtype: torch.dtype = torch.float32, seed: int = 0):
+    def __init__(
+        self,
+        image_size: int = 28,
+        patch: int = 7,
+        channels: int = 1,
+        d: int = 64,
+        head_dim: int | None = None,
+        n_classes: int = 10,
+        qk_init: float = 1.0,
+        dtype: torch.dtype = torch.float32,
+        seed: int = 0,
+    ):
         super().__init__()
         self.image_size = positive_int("image_size", image_size)
         self.patch = positive_int("patch", patch, maximum=self.image_size)
         if self.image_size % self.patch:
-            raise ValueError(f"image_size must be a multiple of patch, got image_size={image_size}, patch={patch}")
+            raise ValueError(
+                f"image_size must be a multiple of patch, got image_size={image_size}, patch={patch}"
+            )
         self.channels = positive_int("channels", channels)
         self.d = positive_int("d", d)
         self.n_classes = positive_int("n_classes", n_classes, minimum=2)
@@ -173,14 +215,22 @@ class PatchAttentionClassifier(nn.Module):
         self.n_patches = (self.image_size // self.patch) ** 2
         fan_in = self.patch * self.patch * self.channels
         d = self.d
-        _check_parameters(f"PatchAttentionClassifier(image_size={self.image_size}, patch={self.patch}, "
-                          f"channels={self.channels}, d={d})",
-                          d * fan_in + d + self.n_patches * d + SingleHead.parameter_count(d, d, d, head_dim, None)
-                          + self.n_classes * d + self.n_classes)
+        _check_parameters(
+            f"PatchAttentionClassifier(image_size={self.image_size}, patch={self.patch}, "
+            f"channels={self.channels}, d={d})",
+            d * fan_in
+            + d
+            + self.n_patches * d
+            + SingleHead.parameter_count(d, d, d, head_dim, None)
+            + self.n_classes * d
+            + self.n_classes,
+        )
         gen = torch.Generator().manual_seed(seed)
 
         def normal(*shape, std):
-            return nn.Parameter((torch.randn(shape, generator=gen, dtype=torch.float64) * std).to(dtype))
+            return nn.Parameter(
+                (torch.randn(shape, generator=gen, dtype=torch.float64) * std).to(dtype)
+            )
 
         self.embed_weight = normal(self.d, fan_in, std=1 / math.sqrt(fan_in))
         self.embed_bias = nn.Parameter(torch.zeros(self.d, dtype=dtype))
@@ -196,12 +246,16 @@ class PatchAttentionClassifier(nn.Module):
     def patches(self, images: torch.Tensor) -> torch.Tensor:
         """``(batch, n_patches, patch*patch*channels)``: patches in row-major order, pixels row-major inside."""
         if not isinstance(images, torch.Tensor) or images.dtype != self.embed_weight.dtype:
-            raise ValueError(f"images must be a {self.embed_weight.dtype} tensor, got {short_repr(images)}")
+            raise ValueError(
+                f"images must be a {self.embed_weight.dtype} tensor, got {short_repr(images)}"
+            )
         x = images[..., None] if images.ndim == 3 else images
         want = (self.image_size, self.image_size, self.channels)
         if x.ndim != 4 or tuple(x.shape[1:]) != want or x.shape[0] == 0:
-            raise ValueError(f"images must have shape (batch, {self.image_size}, {self.image_size}"
-                             f"{'' if self.channels == 1 else f', {self.channels}'}), got {tuple(images.shape)}")
+            raise ValueError(
+                f"images must have shape (batch, {self.image_size}, {self.image_size}"
+                f"{'' if self.channels == 1 else f', {self.channels}'}), got {tuple(images.shape)}"
+            )
         g, p = self.image_size // self.patch, self.patch
         x = x.reshape(len(x), g, p, g, p, self.channels).permute(0, 1, 3, 2, 4, 5)
         return x.reshape(len(x), g * g, p * p * self.channels)
@@ -228,8 +282,11 @@ class PatchAttentionClassifier(nn.Module):
         self.attn._weights_checked()
         w = {name: m.double() for name, m in self.attn.weights().items()}
         w["W_Q^T W_K"] = w["W_Q"].T @ w["W_K"]
-        out = {f"{name.lower()}_{kind}": float(torch.linalg.matrix_norm(w[name], ord=order))
-               for name in ("W_K", "W_Q") for kind, order in (("spectral", 2), ("frobenius", "fro"))}
+        out = {
+            f"{name.lower()}_{kind}": float(torch.linalg.matrix_norm(w[name], ord=order))
+            for name in ("W_K", "W_Q")
+            for kind, order in (("spectral", 2), ("frobenius", "fro"))
+        }
         out["qk_spectral"] = float(torch.linalg.matrix_norm(w["W_Q^T W_K"], ord=2))
         out["w_v_frobenius"] = float(torch.linalg.matrix_norm(w["W_V"], ord="fro"))
         return out
@@ -247,9 +304,13 @@ class PatchAttentionClassifier(nn.Module):
         x = self.patches(images)
         if not all_finite(x):
             raise ValueError("images must be finite")
-        P = self.attn.attention(nn.functional.linear(x, self.embed_weight, self.embed_bias) + self.position)
+        P = self.attn.attention(
+            nn.functional.linear(x, self.embed_weight, self.embed_bias) + self.position
+        )
         return float(torch.special.entr(P.double()).sum(dim=-1).mean())
 
     def extra_repr(self) -> str:
-        return (f"image_size={self.image_size}, patch={self.patch}, channels={self.channels}, "
-                f"d={self.d}, n_classes={self.n_classes}")
+        return (
+            f"image_size={self.image_size}, patch={self.patch}, channels={self.channels}, "
+            f"d={self.d}, n_classes={self.n_classes}"
+        )

@@ -63,7 +63,9 @@ def use_style() -> None:
     select_figure_formats(shell, {"png"}, dpi=150, bbox_inches="tight")
 
 
-def figure(width: str = "full", aspect: float = 0.45, *, nrows: int = 1, ncols: int = 1, **subplot_kw):
+def figure(
+    width: str = "full", aspect: float = 0.45, *, nrows: int = 1, ncols: int = 1, **subplot_kw
+):
     """A new constrained-layout :class:`~matplotlib.figure.Figure` and its axes.
 
     Args:
@@ -90,8 +92,17 @@ def figure(width: str = "full", aspect: float = 0.45, *, nrows: int = 1, ncols: 
     return fig, axes
 
 
-def rate_axes(ax, ticks, *, xlabel: str, ylabel: str, slope: float | None = None, through=None,
-              tick_labels=None, reference_label: str | None = None):
+def rate_axes(
+    ax,
+    ticks,
+    *,
+    xlabel: str,
+    ylabel: str,
+    slope: float | None = None,
+    through=None,
+    tick_labels=None,
+    reference_label: str | None = None,
+):
     """Make ``ax`` a log-log rate plot: ticks at ``ticks`` labelled as written, optional reference slope.
 
     The chapters plot an error (or a size) against a grid size or an accuracy on log-log axes to
@@ -130,10 +141,19 @@ def rate_axes(ax, ticks, *, xlabel: str, ylabel: str, slope: float | None = None
         slope = finite_real("slope", slope)
         x0, y0 = (float(v) for v in as_float_array("through", through))
         if x0 <= 0 or y0 <= 0:
-            raise ValueError(f"through must be a point with positive coordinates, got {short_repr(through)}")
+            raise ValueError(
+                f"through must be a point with positive coordinates, got {short_repr(through)}"
+            )
         xs = np.geomspace(t.min(), t.max(), 50)
-        ax.plot(xs, y0 * (xs / x0) ** slope, color="#999999", lw=3, alpha=0.4, zorder=0,
-                label=reference_label if reference_label is not None else f"slope ${slope:g}$")
+        ax.plot(
+            xs,
+            y0 * (xs / x0) ** slope,
+            color="#999999",
+            lw=3,
+            alpha=0.4,
+            zorder=0,
+            label=reference_label if reference_label is not None else f"slope ${slope:g}$",
+        )
     ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel=ylabel)
     ax.set_xticks(t, labels)
     ax.xaxis.set_minor_formatter(mpl.ticker.NullFormatter())

@@ -30,8 +30,14 @@ __all__ = ["IGNORE", "bucket_batches", "fit", "evaluate", "epochs_to"]
 IGNORE = -100
 
 
-def bucket_batches(pairs, batch_size: int, *, pad_id: int = 0, seed: int = 0,
-                   device: torch.device | str | None = None) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def bucket_batches(
+    pairs,
+    batch_size: int,
+    *,
+    pad_id: int = 0,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Group encoded sentences of similar length into padded batches.
 
     Sentences are sorted by length (ties in a random order drawn from ``seed``) and cut into
@@ -54,7 +60,9 @@ def bucket_batches(pairs, batch_size: int, *, pad_id: int = 0, seed: int = 0,
             non-positive ``batch_size``.
     """
     if not isinstance(pairs, (list, tuple)) or not pairs:
-        raise ValueError(f"pairs must be a non-empty list of (word_ids, tag_ids), got {short_repr(pairs)}")
+        raise ValueError(
+            f"pairs must be a non-empty list of (word_ids, tag_ids), got {short_repr(pairs)}"
+        )
     batch_size = positive_int("batch_size", batch_size)
     pad_id = positive_int("pad_id", pad_id, minimum=0, maximum=2**62)
     seed = positive_int("seed", seed, minimum=0, maximum=2**62)
@@ -62,23 +70,31 @@ def bucket_batches(pairs, batch_size: int, *, pad_id: int = 0, seed: int = 0,
     arrays = []
     for i, pair in enumerate(pairs):
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise ValueError(f"pairs[{i}] must be a (word_ids, tag_ids) pair, got {short_repr(pair)}")
+            raise ValueError(
+                f"pairs[{i}] must be a (word_ids, tag_ids) pair, got {short_repr(pair)}"
+            )
         ids, tags = (np.asarray(a) for a in pair)
         if ids.ndim != 1 or ids.shape != tags.shape or len(ids) == 0:
-            raise ValueError(f"pairs[{i}] must hold two non-empty 1-D arrays of one length, got shapes "
-                             f"{ids.shape} and {tags.shape}")
+            raise ValueError(
+                f"pairs[{i}] must hold two non-empty 1-D arrays of one length, got shapes "
+                f"{ids.shape} and {tags.shape}"
+            )
         if ids.dtype.kind not in "iu" or tags.dtype.kind not in "iu":
-            raise ValueError(f"pairs[{i}] must hold integer ids, got dtypes {ids.dtype} and {tags.dtype}")
+            raise ValueError(
+                f"pairs[{i}] must hold integer ids, got dtypes {ids.dtype} and {tags.dtype}"
+            )
         if ids.min() < 0 or ids.max() > 2**62 or tags.min() < 0 or tags.max() > 2**62:
-            raise ValueError(f"pairs[{i}] must hold ids in [0, 2**62], got word ids in [{ids.min()}, {ids.max()}] "
-                             f"and tag ids in [{tags.min()}, {tags.max()}]")
+            raise ValueError(
+                f"pairs[{i}] must hold ids in [0, 2**62], got word ids in [{ids.min()}, {ids.max()}] "
+                f"and tag ids in [{tags.min()}, {tags.max()}]"
+            )
         arrays.append((ids, tags))
     lengths = np.array([len(ids) for ids, _ in arrays])
     tiebreak = np.random.default_rng(seed).permutation(len(arrays))
     order = np.lexsort((tiebreak, lengths))
     batches = []
     for start in range(0, len(order), batch_size):
-        members = order[start:start + batch_size]
+        members = order[start : start + batch_size]
         width = int(lengths[members].max())
         ids = np.full((len(members), width), pad_id, dtype=np.int64)
         targets = np.full((len(members), width), IGNORE, dtype=np.int64)
@@ -91,13 +107,22 @@ def bucket_batches(pairs, batch_size: int, *, pad_id: int = 0, seed: int = 0,
 
 def _check_batches(name: str, batches) -> list:
     if not isinstance(batches, (list, tuple)) or not batches:
-        raise ValueError(f"{name} must be a non-empty list of (inputs, targets) tensor pairs, got {short_repr(batches)}")
+        raise ValueError(
+            f"{name} must be a non-empty list of (inputs, targets) tensor pairs, got {short_repr(batches)}"
+        )
     for i, batch in enumerate(batches):
-        if (not isinstance(batch, (list, tuple)) or len(batch) != 2
-                or not all(isinstance(t, torch.Tensor) for t in batch)):
-            raise ValueError(f"{name}[{i}] must be an (inputs, targets) pair of tensors, got {short_repr(batch)}")
+        if (
+            not isinstance(batch, (list, tuple))
+            or len(batch) != 2
+            or not all(isinstance(t, torch.Tensor) for t in batch)
+        ):
+            raise ValueError(
+                f"{name}[{i}] must be an (inputs, targets) pair of tensors, got {short_repr(batch)}"
+            )
         if batch[1].dtype != torch.int64 or not bool((batch[1] != IGNORE).any()):
-            raise ValueError(f"{name}[{i}] targets must be int64 with at least one position that is not IGNORE")
+            raise ValueError(
+                f"{name}[{i}] targets must be int64 with at least one position that is not IGNORE"
+            )
     return list(batches)
 
 
@@ -110,17 +135,25 @@ def _check_model(model) -> nn.Module:
 def _counts(logits, targets: torch.Tensor) -> tuple[torch.Tensor, int, int]:
     """Summed cross-entropy, number correct and number counted over non-IGNORE positions."""
     if not isinstance(logits, torch.Tensor) or not logits.is_floating_point() or logits.ndim < 1:
-        raise ValueError(f"the model must return floating-point logits (..., C), got {short_repr(logits)}")
+        raise ValueError(
+            f"the model must return floating-point logits (..., C), got {short_repr(logits)}"
+        )
     if logits.shape[:-1] != targets.shape:
-        raise ValueError(f"the model's logits {tuple(logits.shape)} do not match targets {tuple(targets.shape)} plus a class axis")
+        raise ValueError(
+            f"the model's logits {tuple(logits.shape)} do not match targets {tuple(targets.shape)} plus a class axis"
+        )
     if not all_finite(logits):
-        raise ValueError("the model's logits are not finite (NaN or inf); check its weights and inputs")
+        raise ValueError(
+            "the model's logits are not finite (NaN or inf); check its weights and inputs"
+        )
     flat, tgt = logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
     counted = tgt != IGNORE
     real = tgt[counted]
     if bool((real < 0).any()) or bool((real >= flat.shape[-1]).any()):
-        raise ValueError(f"targets must lie in [0, {flat.shape[-1]}) (the model's classes) or be IGNORE, "
-                         f"got values in [{int(real.min())}, {int(real.max())}]")
+        raise ValueError(
+            f"targets must lie in [0, {flat.shape[-1]}) (the model's classes) or be IGNORE, "
+            f"got values in [{int(real.min())}, {int(real.max())}]"
+        )
     loss = nn.functional.cross_entropy(flat, tgt, ignore_index=IGNORE, reduction="sum")
     correct = int((flat.argmax(-1) == tgt)[counted].sum())
     return loss, correct, int(counted.sum())
@@ -154,9 +187,19 @@ def evaluate(model: nn.Module, batches) -> float:
     return correct / total
 
 
-def fit(model: nn.Module, batches, *, epochs: int, lr: float = 1e-3, final_lr: float | None = None,
-        seed: int = 0, validation=None, eval_every: int = 1, desc: str | None = None,
-        progress: bool = True) -> pd.DataFrame:
+def fit(
+    model: nn.Module,
+    batches,
+    *,
+    epochs: int,
+    lr: float = 1e-3,
+    final_lr: float | None = None,
+    seed: int = 0,
+    validation=None,
+    eval_every: int = 1,
+    desc: str | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
     """Train ``model`` with Adam on ``batches`` and return its per-epoch history.
 
     Each epoch visits every batch once, in an order drawn from ``seed`` and the epoch number;
@@ -207,14 +250,21 @@ def fit(model: nn.Module, batches, *, epochs: int, lr: float = 1e-3, final_lr: f
     if final_lr is not None:
         final_lr = finite_real("final_lr", final_lr, minimum=0.0, strict=True)
         if final_lr > lr:
-            raise ValueError(f"final_lr must not exceed lr (the rate only falls), got final_lr={final_lr} > lr={lr}")
+            raise ValueError(
+                f"final_lr must not exceed lr (the rate only falls), got final_lr={final_lr} > lr={lr}"
+            )
     seed = positive_int("seed", seed, minimum=0, maximum=2**62)
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("model has no trainable parameters")
     optimizer = torch.optim.Adam(params, lr=lr, fused=True)
-    schedule = None if final_lr is None or epochs == 1 else torch.optim.lr_scheduler.LinearLR(
-        optimizer, start_factor=1.0, end_factor=final_lr / lr, total_iters=epochs - 1)
+    schedule = (
+        None
+        if final_lr is None or epochs == 1
+        else torch.optim.lr_scheduler.LinearLR(
+            optimizer, start_factor=1.0, end_factor=final_lr / lr, total_iters=epochs - 1
+        )
+    )
     gen = torch.Generator().manual_seed(seed)
     rows, start = [], time.perf_counter()
     model.train()
@@ -236,8 +286,16 @@ def fit(model: nn.Module, batches, *, epochs: int, lr: float = 1e-3, final_lr: f
         val = np.nan
         if validation is not None and (epoch % eval_every == 0 or epoch == epochs):
             val = evaluate(model, validation)
-        rows.append({"epoch": epoch, "loss": loss_sum / total, "train_acc": correct / total,
-                     "val_acc": val, "lr": optimizer.param_groups[0]["lr"], "seconds": time.perf_counter() - start})
+        rows.append(
+            {
+                "epoch": epoch,
+                "loss": loss_sum / total,
+                "train_acc": correct / total,
+                "val_acc": val,
+                "lr": optimizer.param_groups[0]["lr"],
+                "seconds": time.perf_counter() - start,
+            }
+        )
         if schedule is not None:
             schedule.step()
         if hasattr(bar, "set_postfix"):
@@ -252,7 +310,9 @@ def epochs_to(history: pd.DataFrame, level: float, column: str = "train_acc") ->
         ValueError: if ``history`` lacks ``epoch`` or ``column``, or ``level`` is not finite.
     """
     if not isinstance(history, pd.DataFrame) or not {"epoch", column} <= set(history.columns):
-        raise ValueError(f"history must be a DataFrame from fit with 'epoch' and {column!r}, got {short_repr(history)}")
+        raise ValueError(
+            f"history must be a DataFrame from fit with 'epoch' and {column!r}, got {short_repr(history)}"
+        )
     level = finite_real("level", level)
     reached = history.loc[history[column] >= level, "epoch"]
     return int(reached.iloc[0]) if len(reached) else None

@@ -31,11 +31,24 @@ kernelspec:
 """
 
 
-def run_build(root: Path, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
+def run_build(
+    root: Path, env: dict | None = None, timeout: int = 900
+) -> subprocess.CompletedProcess:
     """Run the strict build in ``root``; return the completed process (stdout+stderr merged)."""
-    full_env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **(env or {})}
-    return subprocess.run([JUPYTER_BOOK, *STRICT], cwd=root, env=full_env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    full_env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        **(env or {}),
+    }
+    return subprocess.run(
+        [JUPYTER_BOOK, *STRICT],
+        cwd=root,
+        env=full_env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -55,7 +68,9 @@ class TempBook:
         shutil.copy(ROOT / "references.bib", root / "references.bib")
         shutil.copytree(ROOT / "_ext", root / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
         (root / "intro.md").write_text("# Temporary book\n\nA test book.\n")
-        (root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: chapters/probe\n")
+        (root / "_toc.yml").write_text(
+            "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/probe\n"
+        )
         (root / "chapters").mkdir()
         (root / "lib").mkdir()
         self.write_lib("VALUE = 1\n")
@@ -63,9 +78,13 @@ class TempBook:
     def write_lib(self, text: str) -> None:
         (self.root / "lib" / "probe.py").write_text(text)
 
-    def write_chapter(self, cells: list[str], front: str = "", name: str = "probe", title: str = "Probe") -> None:
+    def write_chapter(
+        self, cells: list[str], front: str = "", name: str = "probe", title: str = "Probe"
+    ) -> None:
         body = "\n".join(textwrap.dedent(c).strip("\n") + "\n" for c in cells)
-        (self.root / "chapters" / f"{name}.md").write_text(FRONT_MATTER.format(extra=front) + f"\n# {title}\n\n" + body)
+        (self.root / "chapters" / f"{name}.md").write_text(
+            FRONT_MATTER.format(extra=front) + f"\n# {title}\n\n" + body
+        )
 
     def write_toc(self, *names: str) -> None:
         chapters = "".join(f"  - file: chapters/{n}\n" for n in names)

@@ -30,7 +30,9 @@ def test_quantizer_exact_on_cell_interiors_and_bounded_on_ramps():
     assert q.width == 2 * 3 * 2 + 2 * 2 and q.residual
     W = {k: v.numpy() for k, v in q.weights().items()}
     Z = pts.numpy()
-    np.testing.assert_allclose(Z + np.maximum(Z @ W["W1"].T + W["b1"], 0) @ W["W2"].T + W["b2"], expected, atol=1e-12)
+    np.testing.assert_allclose(
+        Z + np.maximum(Z @ W["W1"].T + W["b1"], 0) @ W["W2"].T + W["b2"], expected, atol=1e-12
+    )
 
 
 def test_cell_representatives_avoid_zero():
@@ -53,7 +55,9 @@ def test_measures_closed_forms():
 
 @pytest.mark.parametrize("exact", [True, False])
 def test_approximator_is_f_at_the_quantized_sequence_off_ramps_and_duplicates(exact):
-    g = A.ks_approximator(product_target, 4, 3, 1, tau=0.01, gamma=None if exact else 0.5, exact=exact)
+    g = A.ks_approximator(
+        product_target, 4, 3, 1, tau=0.01, gamma=None if exact else 0.5, exact=exact
+    )
     assert g.exact is exact
     X = np.array([[[0.05], [0.30], [0.80]], [[0.70], [0.10], [0.45]], [[0.99], [0.51], [0.26]]])
     reps = (np.floor(X * 4) + 0.5) / 4  # independent quantization: the cell centres
@@ -81,16 +85,18 @@ def test_conflicting_pairs_hand_computed():
     values = np.array([[0.0], [0.0], [1.0], [5.0], [6.0], [7.0]])
     # equal ids: (0,1), (0,2), (1,2), (3,4); of these only (0,1) has equal values
     assert A._conflicting_pairs(ids, values) == 3
-    assert A._conflicting_pairs(np.arange(4.0), np.zeros((4, 2))) == 0     # distinct ids: no conflict
-    assert A._conflicting_pairs(np.zeros(4), np.ones((4, 2))) == 0         # one id, one value: no conflict
+    assert A._conflicting_pairs(np.arange(4.0), np.zeros((4, 2))) == 0  # distinct ids: no conflict
+    assert A._conflicting_pairs(np.zeros(4), np.ones((4, 2))) == 0  # one id, one value: no conflict
 
 
 def test_float64_conflicts_at_the_theorems_gamma_by_brute_force():
     import itertools
 
-    g = A.ks_approximator(product_target, 4, 3, 1, tau=0.01)              # the theorem's gamma: ids collide
+    g = A.ks_approximator(product_target, 4, 3, 1, tau=0.01)  # the theorem's gamma: ids collide
     cells = A.cell_representatives(4)[:, None]
-    seqs = np.array([cells[list(c)] for c in itertools.combinations(range(4), 3)])   # (4, 3, 1), the table's order
+    seqs = np.array(
+        [cells[list(c)] for c in itertools.combinations(range(4), 3)]
+    )  # (4, 3, 1), the table's order
     with torch.no_grad():
         ids = (g.attention(torch.as_tensor(seqs)).numpy().reshape(-1, 1) @ g.v).reshape(-1)
     vals = product_target(seqs).reshape(-1)
@@ -105,15 +111,15 @@ def test_price_row_formats_the_theorems_weight_like_fmt():
     row = A.price_row(product_target, 4, 3, 1, tau=0.01)
     exact = A.ks_approximator(product_target, 4, 3, 1, tau=0.01)
     assert row.weight_theorem == fmt(mpmath.mpf(exact.max_weight))
-    assert re.fullmatch(r"\d\.\d\de\d+", row.weight_theorem)          # 3.63e32, never 3.63e+32
+    assert re.fullmatch(r"\d\.\d\de\d+", row.weight_theorem)  # 3.63e32, never 3.63e+32
     assert row.conflicts64_theorem == exact.conflicts64
     assert row.distinct64_theorem == exact.distinct64
 
 
 def test_lp_error_against_a_hand_computed_value():
     s = metrics.uniform_sampler(2, 1)
-    f = lambda X: X                                  # noqa: E731
-    g = lambda X: X + 0.5                            # noqa: E731  error 0.5 on each of 2 entries
+    f = lambda X: X  # noqa: E731
+    g = lambda X: X + 0.5  # noqa: E731  error 0.5 on each of 2 entries
     assert metrics.lp_error(f, g, 1, s, 10)[0] == pytest.approx(1.0)
     assert metrics.lp_error(f, g, 2, s, 10)[0] == pytest.approx(math.sqrt(0.5))
     assert metrics.lp_error(f, f, 2, s, 10) == (0.0, 0.0)
@@ -128,7 +134,7 @@ def test_parameter_count_matches_the_layers():
     # M knots; M slope changes + 2 cancelling weights; b2 = first table value.
     assert g.parameters == (2 + 6 + 8 + 1) + 4 * 2 + (2 + M + M + 2 + 1)
     exact = A.ks_approximator(product_target, 4, 3, 1, tau=0.01, gamma=0.5, exact=True)
-    assert exact.parameters == g.parameters                         # the same layers, weights in mpmath
+    assert exact.parameters == g.parameters  # the same layers, weights in mpmath
 
 
 def test_approximator_forward_pass_is_the_three_displayed_layers():
@@ -136,7 +142,7 @@ def test_approximator_forward_pass_is_the_three_displayed_layers():
     g = A.ks_approximator(product_target, 5, 3, 1, tau=0.01, gamma=0.5)
     X = metrics.uniform_sampler(3, 1)(np.random.default_rng(8), 300)
     ramp, _ = A.bad_sets(X, 5, 0.01)
-    X = X[~ramp]                                                    # off the ramps F1 is exactly a representative
+    X = X[~ramp]  # off the ramps F1 is exactly a representative
 
     def ff(Z, layer):
         W = {k: v.numpy() for k, v in layer.weights().items()}
@@ -152,21 +158,40 @@ def test_approximator_forward_pass_is_the_three_displayed_layers():
     assert g.lookup.residual and g.quantizer.residual and g.attention.residual
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: A.quantizer(0, 1, 0.1), "m"),
-    (lambda: A.quantizer(4, 1, 0.3), "tau must be below"),
-    (lambda: A.quantizer(4, 1, 0.0), "tau"),
-    (lambda: A.quantizer(4, 1, 0.1, low=1.0, high=0.0), "high must exceed low"),
-    (lambda: A.ks_approximator(lambda X: X * X[:, :1], 4, 3, 1, 0.01), "not permutation equivariant"),
-    (lambda: A.ks_approximator(product_target, 2, 3, 1, 0.01), "distinct cells"),
-    (lambda: A.ks_approximator(product_target, 200, 3, 1, 1e-4), "entries"),
-    (lambda: A.ks_approximator("f", 4, 3, 1, 0.01), "callable"),
-    (lambda: A.ks_approximator(lambda X: X[:, :, 0], 4, 3, 1, 0.01), r"\(batch, n, d_out\)"),
-    (lambda: A.ks_approximator(product_target, 4, 3, 1, 0.01, exact=False), "float64 cannot separate"),
-    (lambda: metrics.lp_error(product_target, product_target, 0.5, metrics.uniform_sampler(3, 1), 10), "p"),
-    (lambda: metrics.lp_error(product_target, product_target, 1, metrics.uniform_sampler(3, 1), 1), "n_samples"),
-    (lambda: A.duplicate_cell_measure(0, 3, 1), "m"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: A.quantizer(0, 1, 0.1), "m"),
+        (lambda: A.quantizer(4, 1, 0.3), "tau must be below"),
+        (lambda: A.quantizer(4, 1, 0.0), "tau"),
+        (lambda: A.quantizer(4, 1, 0.1, low=1.0, high=0.0), "high must exceed low"),
+        (
+            lambda: A.ks_approximator(lambda X: X * X[:, :1], 4, 3, 1, 0.01),
+            "not permutation equivariant",
+        ),
+        (lambda: A.ks_approximator(product_target, 2, 3, 1, 0.01), "distinct cells"),
+        (lambda: A.ks_approximator(product_target, 200, 3, 1, 1e-4), "entries"),
+        (lambda: A.ks_approximator("f", 4, 3, 1, 0.01), "callable"),
+        (lambda: A.ks_approximator(lambda X: X[:, :, 0], 4, 3, 1, 0.01), r"\(batch, n, d_out\)"),
+        (
+            lambda: A.ks_approximator(product_target, 4, 3, 1, 0.01, exact=False),
+            "float64 cannot separate",
+        ),
+        (
+            lambda: metrics.lp_error(
+                product_target, product_target, 0.5, metrics.uniform_sampler(3, 1), 10
+            ),
+            "p",
+        ),
+        (
+            lambda: metrics.lp_error(
+                product_target, product_target, 1, metrics.uniform_sampler(3, 1), 1
+            ),
+            "n_samples",
+        ),
+        (lambda: A.duplicate_cell_measure(0, 3, 1), "m"),
+    ],
+)
 def test_value_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -175,7 +200,7 @@ def test_value_errors(call, match):
 def test_l1_error_on_a_fixed_sample_equals_an_independent_computation():
     g = A.ks_approximator(product_target, 4, 3, 1, tau=0.01, gamma=0.5)
     X = np.array([[[0.05], [0.30], [0.80]], [[0.70], [0.10], [0.45]], [[0.99], [0.51], [0.26]]])
-    fixed = lambda rng, k: X[:k]                     # noqa: E731
+    fixed = lambda rng, k: X[:k]  # noqa: E731
     reps = (np.floor(X * 4) + 0.5) / 4
     expected = np.abs(product_target(X) - product_target(reps)).sum(axis=(1, 2)).mean()
     assert metrics.lp_error(product_target, g, 1, fixed, 3)[0] == pytest.approx(expected, rel=1e-9)
@@ -183,10 +208,14 @@ def test_l1_error_on_a_fixed_sample_equals_an_independent_computation():
 
 def test_bad_sets_hand_computed():
     # m = 4, tau = 0.05: ramps (0.2, 0.25), (0.45, 0.5), (0.7, 0.75)
-    X = np.array([[[0.1], [0.3], [0.6]],     # clean
-                  [[0.1], [0.22], [0.6]],    # a ramp (0.22 also shares cell 0 with 0.1)
-                  [[0.1], [0.15], [0.6]],    # two tokens in cell 0
-                  [[0.0], [0.25], [1.0]]])   # grid points and ends are not on ramps
+    X = np.array(
+        [
+            [[0.1], [0.3], [0.6]],  # clean
+            [[0.1], [0.22], [0.6]],  # a ramp (0.22 also shares cell 0 with 0.1)
+            [[0.1], [0.15], [0.6]],  # two tokens in cell 0
+            [[0.0], [0.25], [1.0]],
+        ]
+    )  # grid points and ends are not on ramps
     ramp, dup = A.bad_sets(X, 4, 0.05)
     assert ramp.tolist() == [False, True, False, False]
     assert dup.tolist() == [False, True, True, False]
@@ -207,14 +236,16 @@ def test_cell_representatives_decide_zero_without_rounding_artefacts():
     # a box whose centres are all far from 0 (exact rationals: min |centre| >= h/2 - ulps) is not shifted
     for low, high, m in ((0.0, 1.0, 4), (-0.3, 0.7, 2), (0.1, 0.9, 5), (-1.0, 2.0, 2)):
         hh = (high - low) / m
-        np.testing.assert_array_equal(A.cell_representatives(m, low, high), low + (np.arange(m) + 0.5) * hh)
+        np.testing.assert_array_equal(
+            A.cell_representatives(m, low, high), low + (np.arange(m) + 0.5) * hh
+        )
 
 
 def test_approximator_on_a_symmetric_box_needs_no_extra_precision():
     g = A.ks_approximator(lambda X: X, 3, 2, 1, 0.001, low=-0.21, high=0.21)
     reps = A.cell_representatives(3, -0.21, 0.21)
-    assert min(abs(reps)) == pytest.approx(0.035)                  # r_min = h/4, not 2.8e-17
-    X = np.array([[[-0.2], [0.0]], [[0.2], [-0.15]]])                # off the ramps, distinct cells
+    assert min(abs(reps)) == pytest.approx(0.035)  # r_min = h/4, not 2.8e-17
+    X = np.array([[[-0.2], [0.0]], [[0.2], [-0.15]]])  # off the ramps, distinct cells
     np.testing.assert_allclose(g(X), reps[[[0, 1], [2, 0]]][..., None], atol=1e-12)
 
 
@@ -232,44 +263,52 @@ def exact_ids(seqs, W, v, dps):
                 a = [(q * t) * (k * x) for x in xs]
                 top = max(a)
                 p = [mpmath.exp(s - top) for s in a]
-                out.append(mpmath.mpf(float(v)) * (t + o * mpmath.fsum(val * x * w for x, w in zip(xs, p)) / mpmath.fsum(p)))
+                out.append(
+                    mpmath.mpf(float(v))
+                    * (t + o * mpmath.fsum(val * x * w for x, w in zip(xs, p)) / mpmath.fsum(p))
+                )
         return sorted(out)
 
 
 def test_working_precision_follows_gamma_and_r_max():
     g = A.ks_approximator(lambda X: X, 4, 2, 1, 0.001, gamma=800.0)
-    assert g.exact and g.dps >= 560          # 2 gamma r_max^2 / ln 10 = 532 digits, plus the prefactor and 30
+    assert (
+        g.exact and g.dps >= 560
+    )  # 2 gamma r_max^2 / ln 10 = 532 digits, plus the prefactor and 30
     reps = A.cell_representatives(4)
     seqs = np.array([[[reps[i]], [reps[j]]] for i in range(4) for j in range(i + 1, 4)])
     ids = exact_ids(seqs, g.attention.weights(), g.v[0], 1200)
     with mpmath.workdps(1200):
         gap = min(b - a for a, b in zip(ids, ids[1:]))
-        assert mpmath.log10(gap) < -150                              # the exact smallest gap is about 1e-153
+        assert mpmath.log10(gap) < -150  # the exact smallest gap is about 1e-153
         assert abs(g.min_gap - gap) < gap * mpmath.mpf(10) ** -30
     X = seqs.copy()
-    np.testing.assert_allclose(g(X), X, atol=1e-12)                 # f = identity is exact at the centres
+    np.testing.assert_allclose(g(X), X, atol=1e-12)  # f = identity is exact at the centres
 
 
 def test_lookup_output_stays_within_the_table_range_in_floating_point():
     g = A.ks_approximator(product_target, 6, 3, 1, tau=0.1 / 36, gamma=1.0)
     X = metrics.uniform_sampler(3, 1)(np.random.default_rng(3), 2000)
-    raw = g.raw(X)          # the raw ReLU sum overshoots the table's maximum by rounding on some inputs
+    raw = g.raw(X)  # the raw ReLU sum overshoots the table's maximum by rounding on some inputs
     assert raw.max() > g.values.max()
     out = g(X).reshape(-1, 1)
     assert out.min() >= g.values.min() and out.max() <= g.values.max()
     inside = (raw >= g.values.min()) & (raw <= g.values.max())
-    np.testing.assert_array_equal(out[inside], raw[inside])         # untouched where within the range
+    np.testing.assert_array_equal(out[inside], raw[inside])  # untouched where within the range
 
 
-@pytest.mark.parametrize("tau, match", [
-    (0.25, "tau must be below the cell width h = 0.25, got 0.25"),
-    (0.3, "tau must be below the cell width"),
-    (float("nan"), "tau must be finite, got nan"),
-    (-0.01, "tau must be > 0.0, got -0.01"),
-    (0.01j, "tau must be a real number, got 0.01j"),
-    (True, "tau must be a real number, got True"),
-    (None, "tau must be a real number, got None"),
-])
+@pytest.mark.parametrize(
+    "tau, match",
+    [
+        (0.25, "tau must be below the cell width h = 0.25, got 0.25"),
+        (0.3, "tau must be below the cell width"),
+        (float("nan"), "tau must be finite, got nan"),
+        (-0.01, "tau must be > 0.0, got -0.01"),
+        (0.01j, "tau must be a real number, got 0.01j"),
+        (True, "tau must be a real number, got True"),
+        (None, "tau must be a real number, got None"),
+    ],
+)
 def test_bad_sets_validates_tau_like_the_quantizer(tau, match):
     X = np.zeros((1, 2, 1))
     with pytest.raises(ValueError, match=re.escape(match)):
@@ -289,10 +328,18 @@ def test_bad_sets_use_the_quantizers_own_grid_lines():
     for m in (3, 6, 7, 10):
         tau = 0.1 / m**2
         q = A.quantizer(m, 1, tau)
-        b1 = q.weights()["b1"].numpy()[: 2 * (m - 1)]             # the ramp units (then the 2 cancelling ones)
+        b1 = q.weights()["b1"].numpy()[: 2 * (m - 1)]  # the ramp units (then the 2 cancelling ones)
         starts, lines = -b1[0::2], -b1[1::2]
-        pts = np.concatenate([lines, np.nextafter(lines, 0), np.nextafter(lines, 1), starts, np.nextafter(starts, 1),
-                              rng.uniform(size=50)])
+        pts = np.concatenate(
+            [
+                lines,
+                np.nextafter(lines, 0),
+                np.nextafter(lines, 1),
+                starts,
+                np.nextafter(starts, 1),
+                rng.uniform(size=50),
+            ]
+        )
         X = np.stack([pts, np.full_like(pts, 0.999)], axis=1)[:, :, None]
         ramp, dup = A.bad_sets(X, m, tau)
         cells = (pts[:, None] >= lines[None]).sum(1)
@@ -304,27 +351,51 @@ def test_bad_sets_use_the_quantizers_own_grid_lines():
 def test_sizes_are_checked_before_anything_is_built(monkeypatch):
     with pytest.raises(ValueError, match=r"would be 3,169,925,001,442,312,192.*MAX_MEASURE_BITS"):
         A.duplicate_cell_measure(3, 2, 10**18)
-    assert A.duplicate_cell_measure(3, 10**30, 2) == 1.0              # more tokens than cells: no loop
-    assert A.duplicate_cell_measure(2, 2, 60) == pytest.approx(2.0**-60, rel=1e-15)   # 1 - (1 - 1/N), N = 2^60
+    assert A.duplicate_cell_measure(3, 10**30, 2) == 1.0  # more tokens than cells: no loop
+    assert A.duplicate_cell_measure(2, 2, 60) == pytest.approx(
+        2.0**-60, rel=1e-15
+    )  # 1 - (1 - 1/N), N = 2^60
     with pytest.raises(ValueError, match=r"MAX_TABLE_ENTRIES"):
         A.ks_approximator(product_target, 10**6, 3, 4, 1e-9)
     with pytest.raises(ValueError, match=r"MAX_PARAMETERS"):
         A.quantizer(10**9, 1, 1e-12)
     with pytest.raises(ValueError, match=r"MAX_SAMPLE_ENTRIES"):
         metrics.uniform_sampler(3, 2)(np.random.default_rng(0), 10**9)
-    monkeypatch.setattr(A, "MAX_TABLE_ENTRIES", math.comb(4, 3) * 3)   # exactly the table of m = 4, n = 3
+    monkeypatch.setattr(
+        A, "MAX_TABLE_ENTRIES", math.comb(4, 3) * 3
+    )  # exactly the table of m = 4, n = 3
     A.ks_approximator(product_target, 4, 3, 1, 0.01, gamma=0.5)
     with pytest.raises(ValueError, match="MAX_TABLE_ENTRIES = 12"):
         A.ks_approximator(product_target, 5, 3, 1, 0.01, gamma=0.5)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: A.ks_approximator(product_target, 4, 3, 1, 0.01, exact="yes"), "exact must be True, False or None"),
-    (lambda: A.ks_approximator(lambda X: X.astype(complex), 4, 3, 1, 0.01), r"f\(X\) must be a real array, not complex"),
-    (lambda: A.ks_approximator(lambda X: X > 0.5, 4, 3, 1, 0.01), r"f\(X\) must be a real array, not bool"),
-    (lambda: A.bad_sets(np.ones((1, 2, 1), dtype=bool), 4, 0.01), "X must be a real array, not bool"),
-    (lambda: metrics.lp_error(product_target, lambda X: X * 1j, 1, metrics.uniform_sampler(3, 1), 10), r"g\(X\) must be a real array, not complex"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (
+            lambda: A.ks_approximator(product_target, 4, 3, 1, 0.01, exact="yes"),
+            "exact must be True, False or None",
+        ),
+        (
+            lambda: A.ks_approximator(lambda X: X.astype(complex), 4, 3, 1, 0.01),
+            r"f\(X\) must be a real array, not complex",
+        ),
+        (
+            lambda: A.ks_approximator(lambda X: X > 0.5, 4, 3, 1, 0.01),
+            r"f\(X\) must be a real array, not bool",
+        ),
+        (
+            lambda: A.bad_sets(np.ones((1, 2, 1), dtype=bool), 4, 0.01),
+            "X must be a real array, not bool",
+        ),
+        (
+            lambda: metrics.lp_error(
+                product_target, lambda X: X * 1j, 1, metrics.uniform_sampler(3, 1), 10
+            ),
+            r"g\(X\) must be a real array, not complex",
+        ),
+    ],
+)
 def test_complex_and_bool_values_are_refused(call, match):
     with pytest.raises(ValueError, match=match):
         call()

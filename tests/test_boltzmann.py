@@ -147,7 +147,8 @@ def test_lemma1_constants():
     assert boltzmann.lemma1_gap(2) == pytest.approx(2 * math.log(2) + 3)
     assert boltzmann.lemma1_bound(3, 1.5) == pytest.approx(math.log(3) ** 2 * math.exp(-3.0))
     assert boltzmann.lemma1_bound(3, 1000.0, log10=True) == pytest.approx(
-        (2 * math.log(math.log(3)) - 2000.0) / math.log(10))
+        (2 * math.log(math.log(3)) - 2000.0) / math.log(10)
+    )
     for bad in (1, 0, 2.0, True):
         with pytest.raises(ValueError, match="n must"):
             boltzmann.lemma1_gap(bad)
@@ -213,7 +214,9 @@ def test_one_winner_deficit_closed_form():
     xs = np.linspace(1e-6, 40, 400_001)
     for n in (2, 3, 7, 50):
         grid = np.stack([np.zeros_like(xs)] + [-xs] * (n - 1), axis=-1)
-        assert boltzmann.one_winner_deficit(n) == pytest.approx(-boltzmann.boltz(grid).min(), rel=1e-8)
+        assert boltzmann.one_winner_deficit(n) == pytest.approx(
+            -boltzmann.boltz(grid).min(), rel=1e-8
+        )
     assert boltzmann.one_winner_deficit(2) == pytest.approx(float(mpmath.lambertw(1 / mpmath.e)))
     assert boltzmann.one_winner_deficit(10**6) < math.log(10**6)
 
@@ -223,7 +226,9 @@ def test_soft_maxima_relations():
     a = rng.normal(0, 2, size=(200, 5))
     lse = boltzmann.soft_max_lse(a, beta=2.0)
     np.testing.assert_allclose(lse, np.log(np.exp(2 * a).sum(1)) / 2, rtol=1e-13)
-    np.testing.assert_allclose(boltzmann.mellowmax(a, omega=2.0), lse - math.log(5) / 2, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        boltzmann.mellowmax(a, omega=2.0), lse - math.log(5) / 2, rtol=1e-12, atol=1e-12
+    )
     assert np.all(boltzmann.mellowmax(a) <= a.max(1) + 1e-12)
     assert np.all(boltzmann.mellowmax(a) >= a.mean(1) - 1e-12)
     with pytest.raises(ValueError, match="beta must be > 0"):
@@ -239,7 +244,9 @@ def test_linf_lipschitz():
     p = torch.sigmoid(x)
     b = x * p
     closed = ((1 - p) * (1 + 0 - b)).abs() + (p * (1 + x - b)).abs()
-    assert boltzmann.linf_lipschitz(boltzmann.boltz, pairs) == pytest.approx(closed.max().item(), rel=1e-12)
+    assert boltzmann.linf_lipschitz(boltzmann.boltz, pairs) == pytest.approx(
+        closed.max().item(), rel=1e-12
+    )
     assert boltzmann.linf_lipschitz(boltzmann.mellowmax, pairs) == pytest.approx(1.0, abs=1e-12)
     with pytest.raises(ValueError, match="2-D floating"):
         boltzmann.linf_lipschitz(boltzmann.boltz, np.zeros((2, 2)))
@@ -259,7 +266,9 @@ def test_lemma1_check_below_float64_range():
 def test_mellowmax_small_omega_tends_to_mean():
     for omega in (1e-6, 1e-12, 1e-15, 1e-17):
         assert boltzmann.mellowmax([0.0, 1.0], omega=omega) == pytest.approx(0.5, abs=1e-6)
-    assert boltzmann.mellowmax(torch.tensor([0.0, 1.0]), omega=1e-6).item() == pytest.approx(0.5, abs=1e-4)
+    assert boltzmann.mellowmax(torch.tensor([0.0, 1.0]), omega=1e-6).item() == pytest.approx(
+        0.5, abs=1e-4
+    )
     with pytest.raises(ValueError, match="too small"):
         boltzmann.mellowmax([0.0, 1.0], omega=1e-320)  # omega * (0 - 1) is subnormal
     with pytest.raises(ValueError, match="too small"):
@@ -278,8 +287,14 @@ def test_mellowmax_small_omega_tends_to_mean():
         (lambda: boltzmann.lemma1_digits(1e308), "MAX_DPS"),
         (lambda: boltzmann.linf_lipschitz(None, torch.zeros(2, 2)), "op must be callable"),
         (lambda: boltzmann.linf_lipschitz(boltzmann.boltz, torch.zeros(0, 3)), "must not be empty"),
-        (lambda: boltzmann.linf_lipschitz(lambda x: torch.zeros(x.shape[0]), torch.zeros(2, 2)), "differentiabl"),
-        (lambda: boltzmann.linf_lipschitz(lambda x: x.sqrt().sum(-1), -torch.ones(2, 2)), "not finite"),
+        (
+            lambda: boltzmann.linf_lipschitz(lambda x: torch.zeros(x.shape[0]), torch.zeros(2, 2)),
+            "differentiabl",
+        ),
+        (
+            lambda: boltzmann.linf_lipschitz(lambda x: x.sqrt().sum(-1), -torch.ones(2, 2)),
+            "not finite",
+        ),
     ],
 )
 def test_overflow_and_degenerate_input_raise(call, match):
@@ -310,7 +325,7 @@ def test_bounds_hold_exactly_on_tied_inputs(v):
         assert boltzmann.mellowmax(a, 0.7) == v
         lse = boltzmann.soft_max_lse(a)
         assert v <= lse <= v + math.log(n)
-    assert boltzmann.boltz(np.full(5, 0.1)) == 0.1                 # summed naively: 0.10000000000000002
+    assert boltzmann.boltz(np.full(5, 0.1)) == 0.1  # summed naively: 0.10000000000000002
     t = torch.full((4, 6), 0.1, dtype=torch.float32)
     assert torch.equal(boltzmann.boltz(t), torch.full((4,), 0.1, dtype=torch.float32))
 
@@ -319,7 +334,7 @@ def test_bounds_hold_in_floating_point_on_random_and_tied_rows():
     rng = np.random.default_rng(11)
     for trial in range(40):
         n = int(rng.integers(1, 9))
-        a = rng.choice(rng.normal(0, 10 ** rng.uniform(-3, 3), size=3), size=(200, n))   # many ties
+        a = rng.choice(rng.normal(0, 10 ** rng.uniform(-3, 3), size=3), size=(200, n))  # many ties
         for beta in (1.0, float(rng.uniform(0.01, 50)), -float(rng.uniform(0.01, 50))):
             b = boltzmann.boltz(a, beta=beta)
             assert np.all(a.min(1) <= b) and np.all(b <= a.max(1))
@@ -348,14 +363,16 @@ def test_clamping_keeps_values_inside_the_bounds_and_the_gradient():
     # at a tie the gradient is the formula's, p_i (1 + beta (a_i - boltz)) = 1/n, not amax's
     x = torch.full((3, 5), 0.1, dtype=torch.float64, requires_grad=True)
     boltzmann.boltz(x).sum().backward()
-    torch.testing.assert_close(x.grad, torch.full((3, 5), 0.2, dtype=torch.float64), rtol=1e-15, atol=0)
+    torch.testing.assert_close(
+        x.grad, torch.full((3, 5), 0.2, dtype=torch.float64), rtol=1e-15, atol=0
+    )
 
 
 def test_boltz_mp_respects_the_bounds_at_its_precision():
     for v in ("0.1", "0.3", "-0.7", 0.1):
         with mpmath.workdps(20):
             assert exact.boltz_mp([v] * 7, dps=20) == mpmath.mpf(v)
-    with mpmath.workdps(30):   # mpmath reference: the bounds hold on random tied rows as well
+    with mpmath.workdps(30):  # mpmath reference: the bounds hold on random tied rows as well
         rng = np.random.default_rng(13)
         for _ in range(50):
             a = list(rng.choice([0.1, 0.7, -1.3], size=int(rng.integers(2, 7))))
@@ -364,35 +381,46 @@ def test_boltz_mp_respects_the_bounds_at_its_precision():
 
 
 def test_lattice_size_is_checked_before_building(monkeypatch):
-    with pytest.raises(ValueError, match=r"binom\(2000, 6\) would be 88,224,108,612,633,000.*MAX_LATTICE_ROWS"):
+    with pytest.raises(
+        ValueError, match=r"binom\(2000, 6\) would be 88,224,108,612,633,000.*MAX_LATTICE_ROWS"
+    ):
         boltzmann.lattice_vectors(6, 2000, 1.0)
     with pytest.raises(ValueError, match="astronomically large.*MAX_LATTICE_ROWS"):
         boltzmann.lattice_vectors(10**6, 10**18, 1.0)
     monkeypatch.setattr(boltzmann, "MAX_LATTICE_ROWS", 10)
-    assert boltzmann.lattice_vectors(2, 5, 1.0).shape == (math.comb(5, 2), 2)     # exactly at the limit
+    assert boltzmann.lattice_vectors(2, 5, 1.0).shape == (
+        math.comb(5, 2),
+        2,
+    )  # exactly at the limit
     with pytest.raises(ValueError, match="MAX_LATTICE_ROWS = 10"):
         boltzmann.lattice_vectors(2, 6, 1.0)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: boltzmann.boltz(np.array([True, False])),
-    lambda: boltzmann.boltz(torch.tensor([True, False])),
-    lambda: boltzmann.boltz(np.array([1.0, 2.0j])),
-    lambda: boltzmann.boltz_bounds(torch.tensor([1.0, 2.0j])),
-    lambda: boltzmann.mellowmax([True, True]),
-    lambda: boltzmann.lemma1_check(np.ones((2, 2), dtype=bool)),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: boltzmann.boltz(np.array([True, False])),
+        lambda: boltzmann.boltz(torch.tensor([True, False])),
+        lambda: boltzmann.boltz(np.array([1.0, 2.0j])),
+        lambda: boltzmann.boltz_bounds(torch.tensor([1.0, 2.0j])),
+        lambda: boltzmann.mellowmax([True, True]),
+        lambda: boltzmann.lemma1_check(np.ones((2, 2), dtype=bool)),
+    ],
+)
 def test_bool_and_complex_arrays_are_refused(call):
     with pytest.raises(ValueError, match=r"a must be|vectors must be"):
         call()
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: boltzmann.boltz([0.0, 1.0], beta=True), "beta must be a real number, got True"),
-    (lambda: boltzmann.boltz([0.0, 1.0], beta=None), "beta must be a real number, got None"),
-    (lambda: boltzmann.boltz([0.0, 1.0], beta=1j), "beta must be a real number, got 1j"),
-    (lambda: boltzmann.lemma1_bound(np.True_, 1.0), "n must be an integer, got np.True_"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: boltzmann.boltz([0.0, 1.0], beta=True), "beta must be a real number, got True"),
+        (lambda: boltzmann.boltz([0.0, 1.0], beta=None), "beta must be a real number, got None"),
+        (lambda: boltzmann.boltz([0.0, 1.0], beta=1j), "beta must be a real number, got 1j"),
+        (lambda: boltzmann.lemma1_bound(np.True_, 1.0), "n must be an integer, got np.True_"),
+    ],
+)
 def test_scalars_follow_one_rule(call, match):
     with pytest.raises(ValueError, match=re.escape(match)):
         call()
@@ -408,14 +436,19 @@ def test_expansion_ratio_against_closed_forms():
     # shifting every entry by h moves log-sum-exp by exactly h: ratio 1, the non-expansion limit
     rng = np.random.default_rng(3)
     A = torch.as_tensor(rng.normal(0, 3, size=(500, 4)))
-    assert boltzmann.expansion_ratio(boltzmann.soft_max_lse, A, A + 0.3) == pytest.approx(1.0, abs=1e-12)
+    assert boltzmann.expansion_ratio(boltzmann.soft_max_lse, A, A + 0.3) == pytest.approx(
+        1.0, abs=1e-12
+    )
     S = A + torch.as_tensor(rng.choice([-0.2, 0.2], size=(500, 4)))
     assert boltzmann.expansion_ratio(boltzmann.soft_max_lse, A, S) <= 1 + 1e-12
     assert boltzmann.expansion_ratio(boltzmann.mellowmax, A, S) <= 1 + 1e-12
     # the largest row is reported: a second, worse row wins
     two = torch.cat([a, torch.tensor([[0.0, -1.5]], dtype=torch.float64)])
     moved = torch.cat([b, torch.tensor([[0.0, -1.3]], dtype=torch.float64)])
-    rows = [boltzmann.expansion_ratio(boltzmann.boltz, two[i:i + 1], moved[i:i + 1]) for i in range(2)]
+    rows = [
+        boltzmann.expansion_ratio(boltzmann.boltz, two[i : i + 1], moved[i : i + 1])
+        for i in range(2)
+    ]
     assert boltzmann.expansion_ratio(boltzmann.boltz, two, moved) == pytest.approx(max(rows))
 
 

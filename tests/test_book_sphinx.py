@@ -8,6 +8,7 @@ from __future__ import annotations
 import signal
 
 import pytest
+
 from book_sphinx import execution, guard
 
 
@@ -24,7 +25,9 @@ def test_inputs_hash_follows_lib_pins_config_and_needs_a_folder(tmp_path):
     assert h3 not in (h1, h2)
     (tmp_path / "chapters").mkdir()
     (tmp_path / "chapters" / "c.md").write_text("# A chapter\n")
-    assert guard.inputs_hash(tmp_path) == h3  # chapters are jupyter-cache's business, not this hash's
+    assert (
+        guard.inputs_hash(tmp_path) == h3
+    )  # chapters are jupyter-cache's business, not this hash's
     for bad in (None, 123, "", tmp_path / "missing"):
         with pytest.raises(ValueError, match="root must be an existing folder"):
             guard.inputs_hash(bad)
@@ -76,16 +79,34 @@ class Config:
     book_full_timeout_factor, book_full_timeout_floor = 20, 1800
 
 
-@pytest.mark.parametrize("budget, mode, explicit, expected", [
-    (60, "fast", None, 300), (120, "fast", None, 480), (90, "full", None, 1800), (120, "full", None, 2400),
-    (60, "fast", 2, 2), (60, "full", 5000, 5000), (None, "fast", None, None), (None, "fast", 7, 7)])
+@pytest.mark.parametrize(
+    "budget, mode, explicit, expected",
+    [
+        (60, "fast", None, 300),
+        (120, "fast", None, 480),
+        (90, "full", None, 1800),
+        (120, "full", None, 2400),
+        (60, "fast", 2, 2),
+        (60, "full", 5000, 5000),
+        (None, "fast", None, None),
+        (None, "fast", 7, 7),
+    ],
+)
 def test_cell_timeout_is_a_safety_net(budget, mode, explicit, expected):
     assert execution.cell_timeout(Config, budget, mode, explicit) == expected
 
 
-@pytest.mark.parametrize("code, words", [
-    (-signal.SIGKILL, "out-of-memory"), (-signal.SIGABRT, "SIGABRT"), (-signal.SIGSEGV, "SIGSEGV"),
-    (-signal.SIGUSR1, "SIGUSR1"), (3, "exited with status 3"), (None, "unknown")])
+@pytest.mark.parametrize(
+    "code, words",
+    [
+        (-signal.SIGKILL, "out-of-memory"),
+        (-signal.SIGABRT, "SIGABRT"),
+        (-signal.SIGSEGV, "SIGSEGV"),
+        (-signal.SIGUSR1, "SIGUSR1"),
+        (3, "exited with status 3"),
+        (None, "unknown"),
+    ],
+)
 def test_dead_kernel_cause_names_the_signal(code, words):
     from nbclient.exceptions import DeadKernelError
 
@@ -99,4 +120,7 @@ def test_failure_lines_for_a_cell_error_and_a_timeout():
 
     err = CellExecutionError("traceback text", "ZeroDivisionError", "division by zero\nmore")
     assert execution.describe_failure(err, 300) == "ZeroDivisionError: division by zero"
-    assert execution.describe_failure(CellTimeoutError("slow"), 480) == "the cell ran past its timeout of 480 s"
+    assert (
+        execution.describe_failure(CellTimeoutError("slow"), 480)
+        == "the cell ran past its timeout of 480 s"
+    )

@@ -8,22 +8,30 @@ import shutil
 import time
 
 import pytest
+from test_site import toc_pages
 
 from conftest import ROOT
-from test_site import toc_pages
 
 pytestmark = [pytest.mark.build, pytest.mark.browser]
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+CHROMIUM = (
+    shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+)
 DRIVER = shutil.which("chromedriver")
 
 
 @pytest.fixture(scope="module")
 def browser(site):
     if not (CHROMIUM and DRIVER):
-        missing = " and ".join(name for name, found in (("chromium", CHROMIUM), ("chromium-driver", DRIVER)) if not found)
-        message = (f"the browser check needs the Debian packages chromium and chromium-driver ({missing} "
-                   f"missing: apt-get install chromium chromium-driver)")
+        missing = " and ".join(
+            name
+            for name, found in (("chromium", CHROMIUM), ("chromium-driver", DRIVER))
+            if not found
+        )
+        message = (
+            f"the browser check needs the Debian packages chromium and chromium-driver ({missing} "
+            f"missing: apt-get install chromium chromium-driver)"
+        )
         if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
             pytest.fail(message + "; CI=true makes it required")
         pytest.skip(message)
@@ -32,8 +40,15 @@ def browser(site):
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--no-first-run", "--disable-background-networking", "--window-size=1280,1600"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--window-size=1280,1600",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
@@ -71,24 +86,34 @@ return copy.textContent;
 @pytest.mark.parametrize("page", toc_pages())
 def test_page_renders(browser, site, page):
     browser.get((site / f"{page}.html").as_uri())
-    loads_mathjax = browser.execute_script("return !!document.querySelector('script[src*=mathjax]')")
+    loads_mathjax = browser.execute_script(
+        "return !!document.querySelector('script[src*=mathjax]')"
+    )
     assert loads_mathjax or not page_has_math(page), "a page with math does not load MathJax"
     if loads_mathjax:
         assert browser.execute_async_script(WAIT_FOR_MATHJAX) is True, "MathJax did not start"
         assert "cdn." not in browser.execute_script(
-            "return document.querySelector('script[src*=mathjax]').src"), "MathJax from a CDN"
+            "return document.querySelector('script[src*=mathjax]').src"
+        ), "MathJax from a CDN"
     if page_has_math(page):
-        assert browser.execute_script("return document.querySelectorAll('mjx-container').length") > 0
+        assert (
+            browser.execute_script("return document.querySelectorAll('mjx-container').length") > 0
+        )
     prose = browser.execute_script(VISIBLE_PROSE)
-    assert "$$" not in prose and "\\(" not in prose and "\\[" not in prose, "raw TeX left on the page"
+    assert "$$" not in prose and "\\(" not in prose and "\\[" not in prose, (
+        "raw TeX left on the page"
+    )
     deadline = time.time() + 20
     while time.time() < deadline:  # images load lazily: give them time
         broken = browser.execute_script(
             "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))"
-            ".map(i => i.src)")
+            ".map(i => i.src)"
+        )
         if not broken:
             break
-        browser.execute_script("document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading='eager')")
+        browser.execute_script(
+            "document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading='eager')"
+        )
         time.sleep(0.2)
     assert not broken, f"images not loaded: {broken}"
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]

@@ -21,14 +21,18 @@ def cell(source: str, tags: str = "") -> str:
 
 def test_clean_chapter_builds_with_figure_under_agg_and_no_progress_output(temp_book):
     """Control: a well-behaved chapter builds, even with MPLBACKEND=Agg and a progress bar."""
-    temp_book.write_chapter([
-        cell("from lib import config, plotting\nfrom lib.claims import glue\nplotting.use_style()"),
-        cell("total = sum(config.progress(range(50), desc='loop'))\nglue('total', total)"),
-        "The total is {glue:text}`total`.\n",
-        "```{code-cell} ipython3\n---\nmystnb:\n  figure:\n    caption: A line.\n    name: fig-probe-line\n"
-        "  image:\n    alt: A straight line.\n---\nfig, ax = plotting.figure('half')\nax.plot([0, 1], [0, 1])\nfig\n```\n",
-        cell("raise ValueError('intended')", tags="raises-exception"),
-    ])
+    temp_book.write_chapter(
+        [
+            cell(
+                "from lib import config, plotting\nfrom lib.claims import glue\nplotting.use_style()"
+            ),
+            cell("total = sum(config.progress(range(50), desc='loop'))\nglue('total', total)"),
+            "The total is {glue:text}`total`.\n",
+            "```{code-cell} ipython3\n---\nmystnb:\n  figure:\n    caption: A line.\n    name: fig-probe-line\n"
+            "  image:\n    alt: A straight line.\n---\nfig, ax = plotting.figure('half')\nax.plot([0, 1], [0, 1])\nfig\n```\n",
+            cell("raise ValueError('intended')", tags="raises-exception"),
+        ]
+    )
     result = temp_book.build(MPLBACKEND="Agg")
     assert result.returncode == 0, result.stdout[-4000:]
     html = temp_book.html()
@@ -46,7 +50,9 @@ def test_failing_cell_fails_build(temp_book):
 
 
 def test_cell_past_timeout_fails_build(temp_book):
-    temp_book.write_chapter([cell("import time\ntime.sleep(8)")], front="mystnb:\n  execution_timeout: 2\n")
+    temp_book.write_chapter(
+        [cell("import time\ntime.sleep(8)")], front="mystnb:\n  execution_timeout: 2\n"
+    )
     result = temp_book.build()
     assert result.returncode != 0
     assert re.search(r"timed out|CellTimeoutError", result.stdout)
@@ -60,8 +66,12 @@ def test_stderr_output_fails_build(temp_book):
 
 
 def test_warning_fails_build(temp_book):
-    temp_book.write_chapter([cell("from lib.claims import glue\nglue('present', 1.0)"),
-                             "Missing key: {glue:text}`absent`.\n"])
+    temp_book.write_chapter(
+        [
+            cell("from lib.claims import glue\nglue('present', 1.0)"),
+            "Missing key: {glue:text}`absent`.\n",
+        ]
+    )
     result = temp_book.build()
     assert result.returncode != 0
     assert "'absent'" in result.stdout
@@ -75,14 +85,20 @@ def test_unresolved_reference_fails_build(temp_book):
 
 
 def test_editing_lib_reexecutes_chapter(temp_book):
-    temp_book.write_chapter([
-        cell("import uuid\nimport probe\nfrom lib.claims import glue\n"
-             "glue('value', probe.VALUE)\nglue('run', uuid.uuid4().hex)"),
-        "Value {glue:text}`value`, run {glue:text}`run`.\n",
-    ])
+    temp_book.write_chapter(
+        [
+            cell(
+                "import uuid\nimport probe\nfrom lib.claims import glue\n"
+                "glue('value', probe.VALUE)\nglue('run', uuid.uuid4().hex)"
+            ),
+            "Value {glue:text}`value`, run {glue:text}`run`.\n",
+        ]
+    )
 
     def shown():
-        m = re.search(r"Value <span[^>]*>(\d+)</span>, run <span[^>]*>([0-9a-f]{32})</span>", temp_book.html())
+        m = re.search(
+            r"Value <span[^>]*>(\d+)</span>, run <span[^>]*>([0-9a-f]{32})</span>", temp_book.html()
+        )
         assert m, temp_book.html()[-2000:]
         return m.groups()
 
@@ -99,29 +115,46 @@ def test_editing_lib_reexecutes_chapter(temp_book):
 
 def test_stderr_in_a_removed_cell_fails_build_naming_chapter_and_cell(temp_book):
     """myst-nb checks only rendered outputs; the extension checks every cell of the executed notebook."""
-    temp_book.write_chapter([cell("x = 1"),
-                             cell("import sys  # quiet set-up\nsys.stderr.write('hidden-stderr-line\\n')",
-                                  tags="remove-cell")])
+    temp_book.write_chapter(
+        [
+            cell("x = 1"),
+            cell(
+                "import sys  # quiet set-up\nsys.stderr.write('hidden-stderr-line\\n')",
+                tags="remove-cell",
+            ),
+        ]
+    )
     result = temp_book.build()
     assert result.returncode != 0
     line = next(ln for ln in result.stdout.splitlines() if "wrote to stderr" in ln)
-    assert "chapters/probe" in line and "code cell 2" in line and "import sys  # quiet set-up" in line
+    assert (
+        "chapters/probe" in line and "code cell 2" in line and "import sys  # quiet set-up" in line
+    )
     assert "hidden-stderr-line" in line
 
 
 def test_failing_cell_is_named_in_one_line_without_a_build_traceback(temp_book):
-    temp_book.write_chapter([cell("x = 1"), cell("y = 2  # the culprit\nraise KeyError('missing-key')")])
+    temp_book.write_chapter(
+        [cell("x = 1"), cell("y = 2  # the culprit\nraise KeyError('missing-key')")]
+    )
     result = temp_book.build()
     assert result.returncode != 0
     line = next(ln for ln in result.stdout.splitlines() if "failed at" in ln)
     assert "chapters/probe" in line and "code cell 2" in line and "y = 2  # the culprit" in line
     assert "KeyError" in line and "missing-key" in line
-    assert "There was an error in building your book" not in result.stdout  # no crash of the build itself
+    assert (
+        "There was an error in building your book" not in result.stdout
+    )  # no crash of the build itself
     assert not (temp_book.root / "_build" / "html" / "chapters" / "probe.html").exists()
 
 
-@pytest.mark.parametrize("code, cause", [("import os\nos.abort()", "SIGABRT"),
-                                         ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "out-of-memory")])
+@pytest.mark.parametrize(
+    "code, cause",
+    [
+        ("import os\nos.abort()", "SIGABRT"),
+        ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "out-of-memory"),
+    ],
+)
 def test_dead_kernel_is_named_and_its_stale_page_removed(temp_book, code, cause):
     temp_book.write_chapter([cell("x = 1"), cell("print('fine')")])
     assert temp_book.build().returncode == 0
@@ -131,7 +164,12 @@ def test_dead_kernel_is_named_and_its_stale_page_removed(temp_book, code, cause)
     result = temp_book.build()
     assert result.returncode != 0
     line = next(ln for ln in result.stdout.splitlines() if "failed at" in ln)
-    assert "chapters/probe" in line and "code cell 2" in line and "# about to die" in line and cause in line
+    assert (
+        "chapters/probe" in line
+        and "code cell 2" in line
+        and "# about to die" in line
+        and cause in line
+    )
     assert "Traceback" not in result.stdout
     assert not page.exists(), "the previous build's page of the failed chapter is still served"
 
@@ -158,13 +196,18 @@ def test_renamed_chapter_rebuilds_like_a_clean_build(temp_book, tmp_path_factory
     assert "rebuilding the HTML from clean" in result.stdout
 
     clean = tmp_path_factory.mktemp("clean")
-    shutil.copytree(temp_book.root, clean, dirs_exist_ok=True, ignore=shutil.ignore_patterns("_build"))
+    shutil.copytree(
+        temp_book.root, clean, dirs_exist_ok=True, ignore=shutil.ignore_patterns("_build")
+    )
     assert run_build(clean, env={"PYTHONPATH": str(clean / "lib")}).returncode == 0
 
     def pages(root):
         html = root / "_build" / "html"
-        return {p.relative_to(html).as_posix(): re.findall(r'href="([^"#]+\.html)[^"]*"', p.read_text())
-                for p in html.rglob("*.html") if "_sources" not in p.parts}
+        return {
+            p.relative_to(html).as_posix(): re.findall(r'href="([^"#]+\.html)[^"]*"', p.read_text())
+            for p in html.rglob("*.html")
+            if "_sources" not in p.parts
+        }
 
     incremental, fresh = pages(temp_book.root), pages(clean)
     assert set(incremental) == set(fresh) and "chapters/beta.html" not in incremental
@@ -173,7 +216,9 @@ def test_renamed_chapter_rebuilds_like_a_clean_build(temp_book, tmp_path_factory
 
 
 def test_fuzzy_links_are_not_made(temp_book):
-    temp_book.write_chapter([cell("x = 1"), "Our notes (notes.md §2.4), the file setup.py and https://example.org.\n"])
+    temp_book.write_chapter(
+        [cell("x = 1"), "Our notes (notes.md §2.4), the file setup.py and https://example.org.\n"]
+    )
     assert temp_book.build().returncode == 0
     hrefs = re.findall(r'href="([^"]+)"', temp_book.html())
     assert "https://example.org" in hrefs
@@ -183,30 +228,42 @@ def test_fuzzy_links_are_not_made(temp_book):
 def test_aggregate_pages_ignore_what_the_book_did_not_record(temp_book):
     """A chapter that glues a figure and numpy scalars with plain myst_nb.glue does not break the claims
     and budget tables; a figure pasted into another page shows."""
-    temp_book.write_chapter([
-        cell("import numpy as np\nfrom myst_nb import glue as nb_glue\nfrom lib import plotting\n"
-             "from lib.claims import glue, record\nplotting.use_style()\nglue('seed', 3)\n"
-             "fig, ax = plotting.figure('half')\nax.plot([0, 1], [1, 0])\n"
-             "nb_glue('probe_fig', fig, display=False)\nnb_glue('np_value', np.float64(2.5), display=False)\n"
-             "record('P1', 'one equals one', 1.0, 1.0, True, source='arithmetic', scale='exact', basis='definition')"),
-    ], front="budget_seconds: 30\n")
+    temp_book.write_chapter(
+        [
+            cell(
+                "import numpy as np\nfrom myst_nb import glue as nb_glue\nfrom lib import plotting\n"
+                "from lib.claims import glue, record\nplotting.use_style()\nglue('seed', 3)\n"
+                "fig, ax = plotting.figure('half')\nax.plot([0, 1], [1, 0])\n"
+                "nb_glue('probe_fig', fig, display=False)\nnb_glue('np_value', np.float64(2.5), display=False)\n"
+                "record('P1', 'one equals one', 1.0, 1.0, True, source='arithmetic', scale='exact', basis='definition')"
+            ),
+        ],
+        front="budget_seconds: 30\n",
+    )
     (temp_book.root / "chapters" / "claims.md").write_text(
         "# Claims\n\n```{claims-table}\n```\n\n```{budget-table}\n```\n\n"
-        "Pasted from the probe page:\n\n```{glue:any} probe_fig\n:doc: probe.md\n```\n")
+        "Pasted from the probe page:\n\n```{glue:any} probe_fig\n:doc: probe.md\n```\n"
+    )
     temp_book.write_toc("probe", "claims")
     result = temp_book.build()
     assert result.returncode == 0, result.stdout[-4000:]
     html = temp_book.html("claims")
     assert ">P1<" in html and "within budget" in html
     srcs = re.findall(r'<img[^>]+src="([^"]+)"', html)
-    assert srcs and all((temp_book.root / "_build" / "html" / "chapters" / s).resolve().is_file() for s in srcs)
+    assert srcs and all(
+        (temp_book.root / "_build" / "html" / "chapters" / s).resolve().is_file() for s in srcs
+    )
 
 
 def test_a_malformed_record_is_named(temp_book):
-    temp_book.write_chapter([cell("from myst_nb import glue\nglue('claim-X1', {'not': 'json text'}, display=False)")])
+    temp_book.write_chapter(
+        [cell("from myst_nb import glue\nglue('claim-X1', {'not': 'json text'}, display=False)")]
+    )
     (temp_book.root / "chapters" / "claims.md").write_text("# Claims\n\n```{claims-table}\n```\n")
     temp_book.write_toc("probe", "claims")
     result = temp_book.build()
     assert result.returncode != 0
-    assert re.search(r"chapters/probe: glued value 'claim-X1' is not a record written by lib\.claims\.record",
-                     result.stdout), result.stdout[-3000:]
+    assert re.search(
+        r"chapters/probe: glued value 'claim-X1' is not a record written by lib\.claims\.record",
+        result.stdout,
+    ), result.stdout[-3000:]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-import subprocess
 import statistics
+import subprocess
 
 import jupytext
 import pytest
@@ -33,7 +33,9 @@ def test_budget_declared_and_timeout_left_to_the_safety_net(path):
     meta = jupytext.read(path).metadata
     budget = meta.get("budget_seconds")
     limit = MAX_BUDGET.get(path.stem, 90)
-    assert isinstance(budget, int) and 0 < budget <= limit, f"{path.stem}: budget must be <= {limit} s"
+    assert isinstance(budget, int) and 0 < budget <= limit, (
+        f"{path.stem}: budget must be <= {limit} s"
+    )
     assert "execution_timeout" not in (meta.get("mystnb") or {})
     config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]
 
@@ -58,7 +60,9 @@ def test_figures_have_caption_name_and_alt(path):
         if fig is None:
             continue
         figures += 1
-        assert fig.get("caption", "").strip() and re.fullmatch(r"fig-[a-z0-9]+-[a-z0-9-]+", fig.get("name", ""))
+        assert fig.get("caption", "").strip() and re.fullmatch(
+            r"fig-[a-z0-9]+-[a-z0-9-]+", fig.get("name", "")
+        )
         assert c.metadata["mystnb"].get("image", {}).get("alt", "").strip(), fig["name"]
         assert "set_title" not in c.source, "the caption is the title"
     assert figures >= 3
@@ -67,7 +71,10 @@ def test_figures_have_caption_name_and_alt(path):
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_cells_short_and_no_path_hacks(path):
     cells = code_cells(path)
-    assert statistics.median(len(c.source.splitlines()) for c in cells) <= 8
+    shown = [c for c in cells if "remove-cell" not in c.metadata.get("tags", [])]
+    assert statistics.median(len(c.source.splitlines()) for c in shown) <= 8, (
+        "visible cells stay short"
+    )
     first = cells[0]
     assert "remove-cell" in first.metadata.get("tags", [])
     assert "use_style()" in first.source and "seed_everything(" in first.source
@@ -76,6 +83,96 @@ def test_cells_short_and_no_path_hacks(path):
         assert "sys.path" not in c.source
         assert not re.search(r"\bopen\(|read_(csv|json|text)\(|np\.load\(", c.source), c.source[:80]
         assert "plt.show" not in c.source and "import matplotlib.pyplot" not in c.source
+
+
+#: What a removed cell may call: the glue and record functions, with arguments that only format.
+GLUE_CALLS = {"glue", "glue_many", "record", "not_run"}
+FORMATTING = {
+    "fmt",
+    "float",
+    "int",
+    "str",
+    "bool",
+    "len",
+    "round",
+    "tenpow",
+    "versus",
+    "joined",
+    "repr",
+    "dict",
+    "list",
+    "tuple",
+    "sorted",
+    "zip",
+    "enumerate",
+    "range",
+    "abs",
+    "min",
+    "max",
+    "sum",
+    "any",
+    "all",
+    "map",
+    "set",
+}
+STRING_METHODS = {
+    "join",
+    "format",
+    "replace",
+    "items",
+    "values",
+    "keys",
+    "get",
+    "upper",
+    "lower",
+    "capitalize",
+    "strip",
+    "removeprefix",
+    "removesuffix",
+    "title",
+}
+
+
+def computing_statements(source: str) -> list[str]:
+    """Statements of a cell other than glue/record calls whose arguments only format values."""
+    import ast
+
+    found = []
+    for statement in ast.parse(source).body:
+        call = (
+            statement.value
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+            else None
+        )
+        name = getattr(call.func, "id", getattr(call.func, "attr", None)) if call else None
+        if name not in GLUE_CALLS:
+            found.append(ast.unparse(statement).splitlines()[0][:90])
+            continue
+        for node in ast.walk(call):
+            if isinstance(node, ast.Call) and node is not call:
+                inner = node.func
+                if not (
+                    getattr(inner, "id", None) in FORMATTING
+                    or getattr(inner, "attr", None) in STRING_METHODS
+                ):
+                    found.append(f"{ast.unparse(inner)}(...) inside {name}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "path", [*CHAPTERS, ROOT / "chapters" / "epilogue.md"], ids=lambda p: p.stem
+)
+def test_chapters_show_their_work(path):
+    """A cell that computes a check or a number the prose relies on is visible or folded
+    (hide-input), never removed: remove-cell is for the set-up cell and for cells that only glue or
+    record (their arguments may format values, not compute them)."""
+    hidden = {}
+    for i, c in enumerate(code_cells(path)[1:], start=2):
+        if "remove-cell" in c.metadata.get("tags", []):
+            found = computing_statements(c.source)
+            if found:
+                hidden[f"code cell {i}"] = found[:3]
+    assert not hidden, hidden
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
@@ -88,8 +185,14 @@ def test_prose_numbers_are_glued(path):
 
 
 def _text_files():
-    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    return [ROOT / f for f in tracked if f.endswith((".md", ".py", ".yml", ".toml", ".txt", ".bib")) or f.endswith("run")]
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    return [
+        ROOT / f
+        for f in tracked
+        if f.endswith((".md", ".py", ".yml", ".toml", ".txt", ".bib")) or f.endswith("run")
+    ]
 
 
 def test_no_reference_to_the_teams_private_notes():
@@ -97,19 +200,28 @@ def test_no_reference_to_the_teams_private_notes():
     never cite them; the Sources and certainty page says what a reader needs."""
     notes = ["PAPERS", "DESIGN", "DATASETS", "TOOLCHAIN"]
     pattern = re.compile(r"\b(" + "|".join(notes) + r")\.md\b|\.\./shared/")
-    hits = [f"{p.relative_to(ROOT)}:{i}" for p in _text_files() for i, line in enumerate(p.read_text().splitlines(), 1)
-            if pattern.search(line)]
+    hits = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in _text_files()
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
     assert not hits, hits
 
 
 def test_gamma_and_beta_are_inverse_temperatures():
     """One term, used consistently: every "temperature" in the book and lib is an inverse temperature,
     except where a sentence explains the word itself (a cold, sharp softmax)."""
-    files = [*CHAPTERS, ROOT / "chapters" / "epilogue.md", ROOT / "intro.md", *sorted((ROOT / "lib").rglob("*.py"))]
+    files = [
+        *CHAPTERS,
+        ROOT / "chapters" / "epilogue.md",
+        ROOT / "intro.md",
+        *sorted((ROOT / "lib").rglob("*.py")),
+    ]
     bad = []
     for path in files:
         text = re.sub(r"\s+", " ", path.read_text())
         for m in re.finditer(r"(\w+)\s+(temperatures?)\b", text, flags=re.I):
-            if m.group(1).lower() != "inverse" and "cold" not in text[m.end():m.end() + 40]:
-                bad.append(f"{path.name}: ...{text[max(0, m.start() - 40):m.end() + 20]}...")
+            if m.group(1).lower() != "inverse" and "cold" not in text[m.end() : m.end() + 40]:
+                bad.append(f"{path.name}: ...{text[max(0, m.start() - 40) : m.end() + 20]}...")
     assert not bad, bad

@@ -16,7 +16,9 @@ def glued(monkeypatch):
     store = {}
     import myst_nb
 
-    monkeypatch.setattr(myst_nb, "glue", lambda key, value, display=True: store.__setitem__(key, (value, display)))
+    monkeypatch.setattr(
+        myst_nb, "glue", lambda key, value, display=True: store.__setitem__(key, (value, display))
+    )
     claims._RECORDED.clear()
     yield store
     claims._RECORDED.clear()
@@ -68,14 +70,34 @@ def test_fmt():
 
 
 def test_record_glues_json_and_table(glued):
-    entry = claims.record("C9", "a claim", 0.5, "<= 1", np.bool_(True), source="K&S Thm 2", scale="sampled",
-                          basis="paper")
+    entry = claims.record(
+        "C9",
+        "a claim",
+        0.5,
+        "<= 1",
+        np.bool_(True),
+        source="K&S Thm 2",
+        scale="sampled",
+        basis="paper",
+    )
     value, display = glued["claim-C9"]
     assert display is False and json.loads(value) == entry
-    assert entry == {"id": "C9", "source": "K&S Thm 2", "claim": "a claim", "measured": "0.5",
-                     "expected": "<= 1", "passed": True, "scale": "sampled", "basis": "paper"}
-    claims.record("B1.1", "other", "text", 2, False, source="book", scale="exact", basis="derivation")
-    claims.not_run("C19.x", "a third", "no data here", source="LHSL", scale="fast subset", basis="paper")
+    assert entry == {
+        "id": "C9",
+        "source": "K&S Thm 2",
+        "claim": "a claim",
+        "measured": "0.5",
+        "expected": "<= 1",
+        "passed": True,
+        "scale": "sampled",
+        "basis": "paper",
+    }
+    claims.record(
+        "B1.1", "other", "text", 2, False, source="book", scale="exact", basis="derivation"
+    )
+    claims.not_run(
+        "C19.x", "a third", "no data here", source="LHSL", scale="fast subset", basis="paper"
+    )
     table = claims.checks_table()
     assert list(table.data.index) == ["C9", "B1.1", "C19.x"]
     assert list(table.data.status) == ["pass", "FAIL", "not run"]
@@ -90,12 +112,32 @@ def test_record_follows_a_forced_failure(glued, monkeypatch):
     """BOOK_FORCE_FAIL lists checks whose record must say FAIL whatever was measured."""
     monkeypatch.setenv("BOOK_FORCE_FAIL", "C2, C7")
     say = ("holds", "does not hold")
-    assert claims.record("C7", "c", 1.0, 1.0, True, source="s", scale="exact", basis="paper", verdict=say)["passed"] is False
-    assert claims.record("C8", "c", 1.0, 1.0, True, source="s", scale="exact", basis="paper", verdict=say)["passed"] is True
+    assert (
+        claims.record(
+            "C7", "c", 1.0, 1.0, True, source="s", scale="exact", basis="paper", verdict=say
+        )["passed"]
+        is False
+    )
+    assert (
+        claims.record(
+            "C8", "c", 1.0, 1.0, True, source="s", scale="exact", basis="paper", verdict=say
+        )["passed"]
+        is True
+    )
     assert json.loads(glued["claim-C7"][0])["passed"] is False
     assert glued["verdict-C7"][0] == "does not hold" and glued["verdict-C8"][0] == "holds"
     with pytest.raises(ValueError, match="verdict must be a pair"):
-        claims.record("C9", "c", 1.0, 1.0, True, source="s", scale="exact", basis="paper", verdict=("only one",))
+        claims.record(
+            "C9",
+            "c",
+            1.0,
+            1.0,
+            True,
+            source="s",
+            scale="exact",
+            basis="paper",
+            verdict=("only one",),
+        )
 
 
 @pytest.mark.parametrize(
@@ -111,8 +153,16 @@ def test_record_follows_a_forced_failure(glued, monkeypatch):
     ],
 )
 def test_record_rejects(glued, kwargs, match):
-    args = {"check_id": "C1", "claim": "c", "measured": 1.0, "expected": 1.0, "passed": True, "source": "s",
-            "scale": "exact", "basis": "paper"}
+    args = {
+        "check_id": "C1",
+        "claim": "c",
+        "measured": 1.0,
+        "expected": 1.0,
+        "passed": True,
+        "source": "s",
+        "scale": "exact",
+        "basis": "paper",
+    }
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         claims.record(**args)

@@ -11,7 +11,10 @@ def explicit_network_mp(X, W, ffn, dps):
     """F_FF(F_SA(X)) for every token, written out from the displayed formulas in mpmath, independently of lib:
     F_SA(X)_l = x_l + W_O W_V X softmax((W_K X)^T W_Q x_l), F_FF(z) = z + W_2 relu(W_1 z + b_1) + b_2."""
     with mpmath.workdps(dps):
-        M = {k: mpmath.matrix([[mpmath.mpf(float(x)) for x in row] for row in W[k].tolist()]) for k in W}
+        M = {
+            k: mpmath.matrix([[mpmath.mpf(float(x)) for x in row] for row in W[k].tolist()])
+            for k in W
+        }
         W1, W2 = mpmath.matrix(ffn["W1"]), mpmath.matrix(ffn["W2"])
         b1, b2 = mpmath.matrix(ffn["b1"]), mpmath.matrix(ffn["b2"])
         outs = []
@@ -21,8 +24,10 @@ def explicit_network_mp(X, W, ffn, dps):
                 scores = [((M["W_K"] * x).T * (M["W_Q"] * t))[0] for x in cols]
                 top = max(scores)
                 p = [mpmath.exp(sc - top) for sc in scores]
-                mix = sum((M["W_V"] * x * (w / mpmath.fsum(p)) for x, w in zip(cols, p)),
-                          mpmath.zeros(W["W_V"].shape[0], 1))
+                mix = sum(
+                    (M["W_V"] * x * (w / mpmath.fsum(p)) for x, w in zip(cols, p)),
+                    mpmath.zeros(W["W_V"].shape[0], 1),
+                )
                 z = t + M["W_O"] * mix
                 h = W1 * z + b1
                 h = mpmath.matrix([max(x, 0) for x in h])
@@ -31,7 +36,11 @@ def explicit_network_mp(X, W, ffn, dps):
 
 
 def test_ceilings_hand_computed():
-    corpus = [(["a", "b", "a"], ["X", "Y", "Z"]), (["b", "a"], ["Y", "X"]), (["a", "b"], ["Z", "Y"])]
+    corpus = [
+        (["a", "b", "a"], ["X", "Y", "Z"]),
+        (["b", "a"], ["Y", "X"]),
+        (["a", "b"], ["Z", "Y"]),
+    ]
     # context-free: 'a' has X, Z, X, Z -> best 2 of 4; 'b' has Y, Y, Y -> 3 of 3: 5 / 7
     assert conll.context_free_ceiling(corpus) == pytest.approx(5 / 7)
     # permutation classes: {a,a,b}: a -> X, Z (1 of 2), b -> Y (1); {a,b}: a -> X, Z (1 of 2), b -> Y, Y (2)
@@ -56,8 +65,9 @@ def test_conll_subset_is_a_seeded_sample_in_corpus_order():
 
 def test_conll_experiment_memorizes_a_small_corpus():
     pairs = conll.conll_subset("train", 40, seed=1)
-    result = conll.conll_experiment(pairs, pairs[:5], n_layers=1, rank=1, d=16, batch_size=8,
-                                           lr=1e-2, epochs=25, eval_every=5)
+    result = conll.conll_experiment(
+        pairs, pairs[:5], n_layers=1, rank=1, d=16, batch_size=8, lr=1e-2, epochs=25, eval_every=5
+    )
     assert result.train_acc > conll.context_free_ceiling(pairs) - 0.02
     assert result.train_acc <= conll.permutation_ceiling(pairs) + 1e-12  # no model can beat it
     assert result.tokens == sum(len(t) for t, _ in pairs)
@@ -73,12 +83,18 @@ def test_conll_run_full_mode_in_a_build_needs_make_full(monkeypatch, tmp_path):
         conll.conll_run(1, 1, mode="full")
     with pytest.raises(ValueError, match="mode must be one of"):
         conll.conll_run(1, 1, mode="medium")
-    with pytest.raises(ValueError, match="n_layers"):  # checked before the (missing) result is looked up
+    with pytest.raises(
+        ValueError, match="n_layers"
+    ):  # checked before the (missing) result is looked up
         conll.conll_run(-5, 1, mode="full")
 
 
 def test_ceilings_by_counting_agree_with_the_ceilings():
-    corpus = [(["a", "b", "a"], ["X", "Y", "Z"]), (["b", "a"], ["Y", "X"]), (["a", "b"], ["Z", "Y"])]
+    corpus = [
+        (["a", "b", "a"], ["X", "Y", "Z"]),
+        (["b", "a"], ["Y", "X"]),
+        (["a", "b"], ["Z", "Y"]),
+    ]
     assert conll.ceilings_by_counting(corpus) == pytest.approx((5 / 7, 5 / 7))
     pairs = conll.conll_subset("validation", 200, seed=4)
     cf, perm = conll.ceilings_by_counting(pairs)

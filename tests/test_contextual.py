@@ -89,7 +89,10 @@ def test_hardmax_pair_collides_for_random_weights(head_dim):
     assert pair.shape == (2, 4, 4)
     layer = layers.SelfAttention(4, head_dim=head_dim, normalizer="hardmax")
     for k in range(200):
-        W = {n: rng.normal(size=(head_dim, 4)) * 10.0 ** rng.integers(-1, 2) for n in ("W_Q", "W_K", "W_V")}
+        W = {
+            n: rng.normal(size=(head_dim, 4)) * 10.0 ** rng.integers(-1, 2)
+            for n in ("W_Q", "W_K", "W_V")
+        }
         W["W_O"] = rng.normal(size=(4, head_dim))
         if k % 20 == 0:
             W["W_Q"] = np.zeros((head_dim, 4))
@@ -103,7 +106,9 @@ def test_attention_mp_matches_float64_and_validates():
     layer = layers.SelfAttention(3, head_dim=2, seed=5)
     X = np.random.default_rng(0).normal(size=(5, 3))
     exact_out = np.array([[float(c) for c in row] for row in exact.attention_mp(X, layer, 40)])
-    np.testing.assert_allclose(exact_out, layer(torch.as_tensor(X)).detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        exact_out, layer(torch.as_tensor(X)).detach().numpy(), rtol=1e-12, atol=1e-12
+    )
     with pytest.raises(ValueError, match="shape"):
         exact.attention_mp(np.zeros((5, 2)), layer, 40)
     with pytest.raises(ValueError, match="SelfAttention"):
@@ -118,7 +123,9 @@ def test_hardmax_trials_and_id_distance():
     trials = contextual.hardmax_trials(pair, draws=60, seed=1)
     assert len(trials) == 60 and trials.hardmax.max() < 1e-10
     uniform = trials[trials["w_q_zero"]]
-    assert len(uniform) == 6 and uniform.softmax.max() < 1e-12  # softmax is uniform: the means agree
+    assert (
+        len(uniform) == 6 and uniform.softmax.max() < 1e-12
+    )  # softmax is uniform: the means agree
     moderate = trials[~trials["w_q_zero"] & (trials.scale == 1.0)]
     assert (moderate.softmax > 1e-6).all()
     hard = layers.SelfAttention(3, head_dim=2, normalizer="hardmax", seed=4)
@@ -144,7 +151,9 @@ def test_extreme_scales_and_bad_inputs():
     base = contextual.projection_constant([1.0, 0.3], V)
     for scale in (1e-170, 1e160):
         assert contextual.projection_constant([1.0, 0.3], V * scale) == pytest.approx(base)
-    assert contextual.projection_constant([1e308, 1e308], V) == pytest.approx(contextual.projection_constant([1, 1], V))
+    assert contextual.projection_constant([1e308, 1e308], V) == pytest.approx(
+        contextual.projection_constant([1, 1], V)
+    )
     r_min, r_max, eps = contextual.tokenwise_separation(np.array([[[1e-170, 0.0], [0.0, 1e-170]]]))
     assert r_min == pytest.approx(1e-170) and eps == pytest.approx(math.sqrt(2) * 1e-170)
     with pytest.raises(ValueError, match="w must have shape"):
@@ -160,8 +169,12 @@ def test_extreme_scales_and_bad_inputs():
 
 
 def test_theorem2_delta_extremes_stay_in_log_space():
-    for args, kw in [((2, 1, 1, 1e-200, 1, 1e-200), {}), ((2, 1, 1, 1, 1, 1), {"c_w": 1e-200}),
-                     ((2, 10**10, 1, 1, 1, 1), {}), ((2, 1, 1, 1, 1e200, 1), {})]:
+    for args, kw in [
+        ((2, 1, 1, 1e-200, 1, 1e-200), {}),
+        ((2, 1, 1, 1, 1, 1), {"c_w": 1e-200}),
+        ((2, 10**10, 1, 1, 1, 1), {}),
+        ((2, 1, 1, 1, 1e200, 1), {}),
+    ]:
         out = contextual.theorem2_delta(*args, **kw)
         assert out.paper < 0 and out.construction < 0
 
@@ -180,7 +193,7 @@ def test_exact_input_validation():
 
 def test_theorem2_delta_refuses_impossible_constants():
     # two different tokens of norm <= r_max are at most 2 r_max apart: eps <= 2 r_max
-    d = contextual.theorem2_delta(3, 5, 1, 1.0, 2.0, 4.0)                 # eps = 2 r_max: tokens -2 and 2
+    d = contextual.theorem2_delta(3, 5, 1, 1.0, 2.0, 4.0)  # eps = 2 r_max: tokens -2 and 2
     assert d.r == 2.0 + 4.0 / 4
     with pytest.raises(ValueError, match=r"eps must be <= 4.0, got 4.5"):
         contextual.theorem2_delta(3, 5, 1, 1.0, 2.0, 4.5)
@@ -192,8 +205,11 @@ def test_theorem2_delta_refuses_impossible_constants():
 
 
 def test_enumerations_are_sized_before_they_start(monkeypatch):
-    vocab = np.arange(1.0, 41.0)[:, None]                         # 40 tokens
-    with pytest.raises(ValueError, match=r"binom\(40, 20\) \* 20 \* 1 would be 2,756,930,576,400.*MAX_SEQUENCE_ENTRIES"):
+    vocab = np.arange(1.0, 41.0)[:, None]  # 40 tokens
+    with pytest.raises(
+        ValueError,
+        match=r"binom\(40, 20\) \* 20 \* 1 would be 2,756,930,576,400.*MAX_SEQUENCE_ENTRIES",
+    ):
         contextual.subset_sequences(vocab, 20)
     with pytest.raises(ValueError, match=r"pairs of the binom\(40, 20\) \* 20 ids.*MAX_PAIRS"):
         contextual.context_ids(vocab, 20, w=[1.0])
@@ -206,7 +222,9 @@ def test_enumerations_are_sized_before_they_start(monkeypatch):
     assert contextual.subset_sequences(np.arange(1.0, 6.0)[:, None], 3).shape == (10, 3, 1)
     with pytest.raises(ValueError, match="MAX_SEQUENCE_ENTRIES = 30"):
         contextual.subset_sequences(np.arange(1.0, 7.0)[:, None], 3)
-    monkeypatch.setattr(contextual, "MAX_PAIR_ENTRIES", 15)               # 5 tokens and 0: binom(6, 2) = 15 pairs
+    monkeypatch.setattr(
+        contextual, "MAX_PAIR_ENTRIES", 15
+    )  # 5 tokens and 0: binom(6, 2) = 15 pairs
     assert contextual.projection_constant([1.0], np.arange(1.0, 6.0)[:, None]) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="MAX_PAIR_ENTRIES = 15"):
         contextual.projection_constant([1.0], np.arange(1.0, 7.0)[:, None])
@@ -230,7 +248,8 @@ def test_strict_constants_meet_definition_1_strictly():
     assert k["r_min"] < r_min and k["r_max"] > r_max and k["eps"] < eps
     V2 = np.array([[3.0, 4.0], [1.0, 0.0], [0.0, 2.0]])
     assert contextual.strict_constants(V2, slack=0.5) == pytest.approx(
-        {"r_min": 0.5, "r_max": 7.5, "eps": 0.5 * math.sqrt(5.0)})
+        {"r_min": 0.5, "r_max": 7.5, "eps": 0.5 * math.sqrt(5.0)}
+    )
     for bad in (0.0, 1.0, -0.1, float("nan")):
         with pytest.raises(ValueError, match="slack must be"):
             contextual.strict_constants(V, slack=bad)
@@ -241,15 +260,24 @@ def test_strict_constants_meet_definition_1_strictly():
 def test_score_separation_tight_versus_strict():
     V = np.arange(1.0, 6.0)[:, None]
     # tight constants, w = 1: the smallest score gap is gamma * 1 * (2 - 1) = 2 log 2 + 3 exactly
-    tight = contextual.score_separation(contextual.RankOneAttention(V, 2, w=[1.0], r_min=1.0, r_max=5.0, eps=1.0))
+    tight = contextual.score_separation(
+        contextual.RankOneAttention(V, 2, w=[1.0], r_min=1.0, r_max=5.0, eps=1.0)
+    )
     assert tight.margin == 0.0 and tight.gap == tight.threshold == 2 * math.log(2) + 3
-    assert tight.r == pytest.approx(tight.r_bound)                 # 25 gamma, attained by t = x = 5
-    strict = contextual.score_separation(contextual.RankOneAttention(V, 2, w=[1.0], **contextual.strict_constants(V)))
+    assert tight.r == pytest.approx(tight.r_bound)  # 25 gamma, attained by t = x = 5
+    strict = contextual.score_separation(
+        contextual.RankOneAttention(V, 2, w=[1.0], **contextual.strict_constants(V))
+    )
     assert strict.gap == pytest.approx((2 * math.log(2) + 3) / 0.99**2, rel=1e-14)
-    assert strict.margin == pytest.approx(strict.gap - strict.threshold, rel=1e-12) and strict.margin > 0
-    assert strict.r < strict.r_bound                                 # r_max was raised by 1%
-    default = contextual.RankOneAttention(V, 2, w=[1.0])                  # the defaults are the strict constants
-    assert (default.r_min, default.r_max, default.eps) == pytest.approx((0.99, 5.05, 0.99), rel=1e-15)
+    assert (
+        strict.margin == pytest.approx(strict.gap - strict.threshold, rel=1e-12)
+        and strict.margin > 0
+    )
+    assert strict.r < strict.r_bound  # r_max was raised by 1%
+    default = contextual.RankOneAttention(V, 2, w=[1.0])  # the defaults are the strict constants
+    assert (default.r_min, default.r_max, default.eps) == pytest.approx(
+        (0.99, 5.05, 0.99), rel=1e-15
+    )
     assert contextual.score_separation(default).margin > 0
     with pytest.raises(ValueError, match="RankOneAttention"):
         contextual.score_separation(layers.SelfAttention(2))
@@ -258,7 +286,7 @@ def test_score_separation_tight_versus_strict():
 def test_id_difference_matches_the_boltzmann_closed_form():
     """For query v the scores are c_k s, s = v^T W_K^T W_Q v, so the ids differ by
     W_O W_V v (boltz_s(c1) - boltz_s(c2)) with c1 = (1, 2, 3, 4), c2 = (1, 1.5, 3.5, 4)."""
-    v = np.array([0.5, -1.25, 0.75])                    # dyadic: every multiple exact in float64
+    v = np.array([0.5, -1.25, 0.75])  # dyadic: every multiple exact in float64
     pair = contextual.hardmax_counterexample(v)
     layer = layers.SelfAttention(3, head_dim=2, seed=11)
     W = {k: m.numpy() for k, m in layer.weights().items()}
@@ -266,11 +294,19 @@ def test_id_difference_matches_the_boltzmann_closed_form():
     dps = 60
     diff = contextual.id_difference(layer, pair, dps=dps)
     with mpmath.workdps(dps):
-        m = exact.boltz_mp([1, 2, 3, 4], beta=s, dps=dps) - exact.boltz_mp([1, "1.5", "3.5", 4], beta=s, dps=dps)
+        m = exact.boltz_mp([1, 2, 3, 4], beta=s, dps=dps) - exact.boltz_mp(
+            [1, "1.5", "3.5", 4], beta=s, dps=dps
+        )
         direction = W["W_O"] @ W["W_V"] @ v
         for got, c in zip(diff, direction):
             assert abs(got - mpmath.mpf(float(c)) * m) < mpmath.mpf("1e-14") * abs(m)
-        assert abs(contextual.id_distance(layer, pair, dps=dps) - mpmath.sqrt(mpmath.fsum(c**2 for c in diff))) == 0
+        assert (
+            abs(
+                contextual.id_distance(layer, pair, dps=dps)
+                - mpmath.sqrt(mpmath.fsum(c**2 for c in diff))
+            )
+            == 0
+        )
 
 
 def test_hardmax_trials_heads_and_exact_columns():
@@ -278,12 +314,12 @@ def test_hardmax_trials_heads_and_exact_columns():
     pair = contextual.hardmax_counterexample(v)
     one = contextual.hardmax_trials(pair, draws=30, seed=4)
     same = contextual.hardmax_trials(pair, draws=30, seed=4, max_heads=1, exact=True)
-    assert (one.softmax == same.softmax).all() and (one.heads == 1).all()   # exact adds columns only
+    assert (one.softmax == same.softmax).all() and (one.heads == 1).all()  # exact adds columns only
     many = contextual.hardmax_trials(pair, draws=60, seed=4, max_heads=3, exact=True)
     assert sorted(many.heads.unique()) == [1, 2, 3]
-    assert np.isneginf(many["log10_hardmax_exact"]).all()                 # hardmax: exactly equal ids
+    assert np.isneginf(many["log10_hardmax_exact"]).all()  # hardmax: exactly equal ids
     ties = many[many["w_q_zero"]]
-    assert np.isneginf(ties["log10_softmax_exact"]).all()                # uniform softmax: equal means
+    assert np.isneginf(ties["log10_softmax_exact"]).all()  # uniform softmax: equal means
     live = many[~many["w_q_zero"]]
     assert np.isfinite(live["log10_softmax_exact"]).all()
     # float64 agrees with the exact distance to rounding where the distance is large
@@ -304,7 +340,11 @@ def test_hardmax_trials_heads_and_exact_columns():
     assert h == 2
     out = X.clone()
     for W in heads:
-        q, k, val = X @ torch.as_tensor(W["W_Q"]).T, X @ torch.as_tensor(W["W_K"]).T, X @ torch.as_tensor(W["W_V"]).T
+        q, k, val = (
+            X @ torch.as_tensor(W["W_Q"]).T,
+            X @ torch.as_tensor(W["W_K"]).T,
+            X @ torch.as_tensor(W["W_V"]).T,
+        )
         out = out + torch.softmax(q @ k.transpose(-1, -2), -1) @ val @ torch.as_tensor(W["W_O"]).T
     assert many.softmax[9] == pytest.approx((out[0, 0] - out[1, 0]).norm().item(), rel=1e-10)
     with pytest.raises(ValueError, match="max_heads must be <= 8"):
@@ -326,8 +366,13 @@ def test_order_flips_counts_swaps_seen_in_float64():
 
     def signs(run):
         ids = run.layer(torch.as_tensor(X)).reshape(-1).numpy()
-        return {(i, j): np.sign(ids[i] - ids[j]) for t in np.unique(tokens)
-                for i in np.flatnonzero(tokens == t) for j in np.flatnonzero(tokens == t) if i < j}
+        return {
+            (i, j): np.sign(ids[i] - ids[j])
+            for t in np.unique(tokens)
+            for i in np.flatnonzero(tokens == t)
+            for j in np.flatnonzero(tokens == t)
+            if i < j
+        }
 
     want = []
     for a, b in zip(runs, runs[1:]):
@@ -360,13 +405,26 @@ def test_limit_reversals_by_hand_and_against_small_gamma():
     run = contextual.context_ids(V5, 3, w=[1.0], gamma=1.0)
     X = run.X
     tokens, sums = X.reshape(-1), np.repeat(X.sum(axis=(1, 2)), 3)
-    ids = {g: contextual.RankOneAttention(V5, 3, w=[1.0], gamma=g)(torch.as_tensor(X)).reshape(-1).numpy()
-           for g in (1e-3, 1.0)}
-    pairs = [(i, j) for t in np.unique(tokens) for i in np.flatnonzero(tokens == t)
-             for j in np.flatnonzero(tokens == t) if i < j]
+    ids = {
+        g: contextual.RankOneAttention(V5, 3, w=[1.0], gamma=g)(torch.as_tensor(X))
+        .reshape(-1)
+        .numpy()
+        for g in (1e-3, 1.0)
+    }
+    pairs = [
+        (i, j)
+        for t in np.unique(tokens)
+        for i in np.flatnonzero(tokens == t)
+        for j in np.flatnonzero(tokens == t)
+        if i < j
+    ]
     tied = sum(1 for i, j in pairs if sums[i] == sums[j])
-    reversed_ = sum(1 for i, j in pairs if sums[i] != sums[j]
-                    and np.sign(ids[1e-3][i] - ids[1e-3][j]) * np.sign(ids[1.0][i] - ids[1.0][j]) < 0)
+    reversed_ = sum(
+        1
+        for i, j in pairs
+        if sums[i] != sums[j]
+        and np.sign(ids[1e-3][i] - ids[1e-3][j]) * np.sign(ids[1.0][i] - ids[1.0][j]) < 0
+    )
     assert contextual.limit_reversals(run) == contextual.LimitReversals(reversed_, tied, len(pairs))
     # equal sums and a common token: {1,2,5}/{1,3,4}, {1,3,5}/{2,3,4}, {1,4,5}/{2,3,5}
     assert reversed_ > 0 and tied == 3
@@ -378,11 +436,17 @@ def test_projection_miss_expectation_closed_forms_and_sampling():
     """lambda = binom(K+1, 2) P(|t| < b), t one coordinate of a random unit vector of R^d:
     t = cos(uniform angle) for d = 2, t uniform on [-1, 1] for d = 3 (Archimedes)."""
     for K in (1, 5, 50):
-        pairs, b2, b3 = K * (K + 1) / 2, contextual.projection_bound(K, 2), contextual.projection_bound(K, 3)
-        assert contextual.projection_miss_expectation(K, 2) == pytest.approx(pairs * 2 / math.pi * math.asin(b2))
+        pairs, b2, b3 = (
+            K * (K + 1) / 2,
+            contextual.projection_bound(K, 2),
+            contextual.projection_bound(K, 3),
+        )
+        assert contextual.projection_miss_expectation(K, 2) == pytest.approx(
+            pairs * 2 / math.pi * math.asin(b2)
+        )
         assert contextual.projection_miss_expectation(K, 3) == pytest.approx(pairs * b3)
         assert contextual.projection_miss_expectation(K, 1) == 0.0
-        for d in (2, 3, 4, 8, 16, 100, 1000):   # the union bound keeps lambda below 2/pi
+        for d in (2, 3, 4, 8, 16, 100, 1000):  # the union bound keeps lambda below 2/pi
             assert contextual.projection_miss_expectation(K, d) < 2 / math.pi * K / (K + 1)
     # sampling: the mean number of pairs of a fixed vocabulary below b over random directions
     rng = np.random.default_rng(0)

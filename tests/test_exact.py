@@ -29,7 +29,9 @@ def test_boltz_mp_reads_decimal_strings_exactly():
 def test_boltz_mp_beta_and_inputs():
     a = np.array([-1.0, 0.5, 2.0])
     for beta in (0, "0.5", 3):
-        want = sum(x * math.exp(float(beta) * x) for x in a) / sum(math.exp(float(beta) * x) for x in a)
+        want = sum(x * math.exp(float(beta) * x) for x in a) / sum(
+            math.exp(float(beta) * x) for x in a
+        )
         assert float(exact.boltz_mp(a, beta=beta)) == pytest.approx(want, rel=1e-14)
     assert float(exact.boltz_mp(torch.tensor([0.0, 1.0]))) == pytest.approx(math.e / (1 + math.e))
     # huge beta * a: no overflow in mpmath
@@ -71,8 +73,10 @@ def test_min_gap_keeps_digits_below_float64():
         assert abs(gap - mpmath.mpf("1e-60")) < mpmath.mpf("1e-75")
 
 
-@pytest.mark.parametrize("values, match", [([1.0], "at least two"), ([1.0, float("inf")], "finite"),
-                                           ([1.0, None], "real number")])
+@pytest.mark.parametrize(
+    "values, match",
+    [([1.0], "at least two"), ([1.0, float("inf")], "finite"), ([1.0, None], "real number")],
+)
 def test_min_gap_bad_input(values, match):
     with pytest.raises(ValueError, match=match):
         exact.min_gap(values)
@@ -96,7 +100,9 @@ def test_container_and_precision_limits(call, match):
 def test_bfloat16_and_fractions():
     from fractions import Fraction
 
-    assert float(exact.boltz_mp(torch.tensor([0.0, 1.0], dtype=torch.bfloat16))) == pytest.approx(math.e / (1 + math.e))
+    assert float(exact.boltz_mp(torch.tensor([0.0, 1.0], dtype=torch.bfloat16))) == pytest.approx(
+        math.e / (1 + math.e)
+    )
     with mpmath.workdps(30):
         assert exact.to_mpf("x", Fraction(1, 3)) == mpmath.mpf(1) / 3
 
@@ -108,20 +114,23 @@ def test_project_mp_against_hand_computed_values():
         assert got[0] == 1 + mpmath.mpf(1) and got[1] == mpmath.mpf("1.625")
 
 
-@pytest.mark.parametrize("rows, v, match", [
-    ([[1.0, 2.0]], [1.0, float("nan")], "v must be finite"),
-    ([[1.0, 2.0]], None, "v must be a real array"),
-    ([[1.0, 2.0]], [1.0, 1j], "v must be a real array, not complex"),
-    ([[1.0, 2.0]], np.array([True, False]), "v must be a real array, not bool"),
-    ([[1.0, 2.0]], [[1.0, 2.0]], "v must be 1-D"),
-    ([[1.0, float("nan")]], [1.0, 1.0], r"rows\[0\]\[1\] must be finite"),
-    ([[1.0, None]], [1.0, 1.0], r"rows\[0\]\[1\] must be a real number"),
-    ([[1.0, 2j]], [1.0, 1.0], r"rows\[0\]\[1\] must be a real number"),
-    ([[1.0, True]], [1.0, 1.0], r"rows\[0\]\[1\] must be a real number"),
-    ([[1.0, mpmath.inf]], [1.0, 1.0], r"rows\[0\]\[1\] must be finite"),
-    ([[1.0]], [1.0, 1.0], "length 2"),
-    (None, [1.0], "rows must be a sequence"),
-])
+@pytest.mark.parametrize(
+    "rows, v, match",
+    [
+        ([[1.0, 2.0]], [1.0, float("nan")], "v must be finite"),
+        ([[1.0, 2.0]], None, "v must be a real array"),
+        ([[1.0, 2.0]], [1.0, 1j], "v must be a real array, not complex"),
+        ([[1.0, 2.0]], np.array([True, False]), "v must be a real array, not bool"),
+        ([[1.0, 2.0]], [[1.0, 2.0]], "v must be 1-D"),
+        ([[1.0, float("nan")]], [1.0, 1.0], r"rows\[0\]\[1\] must be finite"),
+        ([[1.0, None]], [1.0, 1.0], r"rows\[0\]\[1\] must be a real number"),
+        ([[1.0, 2j]], [1.0, 1.0], r"rows\[0\]\[1\] must be a real number"),
+        ([[1.0, True]], [1.0, 1.0], r"rows\[0\]\[1\] must be a real number"),
+        ([[1.0, mpmath.inf]], [1.0, 1.0], r"rows\[0\]\[1\] must be finite"),
+        ([[1.0]], [1.0, 1.0], "length 2"),
+        (None, [1.0], "rows must be a sequence"),
+    ],
+)
 def test_project_mp_refuses_what_is_not_a_finite_real(rows, v, match):
     with mpmath.workdps(30), pytest.raises(ValueError, match=match):
         exact.project_mp(rows, v)
@@ -131,7 +140,11 @@ def test_attention_mp_refuses_bool_and_complex_tokens():
     from lib.layers import SelfAttention
 
     layer = SelfAttention(2)
-    for X in (np.ones((3, 2), dtype=bool), np.ones((3, 2)) * 1j, torch.ones(3, 2, dtype=torch.bool)):
+    for X in (
+        np.ones((3, 2), dtype=bool),
+        np.ones((3, 2)) * 1j,
+        torch.ones(3, 2, dtype=torch.bool),
+    ):
         with pytest.raises(ValueError, match="X must be"):
             exact.attention_mp(X, layer, 20)
     with pytest.raises(ValueError, match="X must have at least 2"):
@@ -140,8 +153,8 @@ def test_attention_mp_refuses_bool_and_complex_tokens():
 
 def test_min_distance_checks_the_number_of_pairs(monkeypatch):
     pts = [[0.0], [3.0], [1.0], [7.5]]
-    assert exact.min_distance(pts, 20) == 1                     # hand computed
-    monkeypatch.setattr(exact, "MAX_PAIRS", 6)                  # 4 points: exactly 6 pairs
+    assert exact.min_distance(pts, 20) == 1  # hand computed
+    monkeypatch.setattr(exact, "MAX_PAIRS", 6)  # 4 points: exactly 6 pairs
     assert exact.min_distance(pts, 20) == 1
     with pytest.raises(ValueError, match="MAX_PAIRS = 6"):
         exact.min_distance(pts + [[9.0]], 20)
@@ -151,7 +164,9 @@ def test_lse_mp_closed_form_and_no_overflow():
     with mpmath.workdps(60):
         assert abs(exact.lse_mp([0, 1], dps=60) - mpmath.log(1 + mpmath.e)) < mpmath.mpf("1e-58")
         # log(e^1000 + e^1000) = 1000 + log 2, where float64 exp overflows
-        assert abs(exact.lse_mp([1000, 1000], dps=60) - (1000 + mpmath.log(2))) < mpmath.mpf("1e-55")
+        assert abs(exact.lse_mp([1000, 1000], dps=60) - (1000 + mpmath.log(2))) < mpmath.mpf(
+            "1e-55"
+        )
     a = np.array([-1.0, 0.5, 2.0])
     assert float(exact.lse_mp(a)) == pytest.approx(math.log(sum(math.exp(x) for x in a)), rel=1e-15)
     with pytest.raises(ValueError, match="at least one entry"):

@@ -22,7 +22,11 @@ CHAPTER = ROOT / "chapters" / "01_boltzmann.md"
 def records(glued: dict) -> dict:
     import ast
 
-    return {k[len("claim-"):]: json.loads(ast.literal_eval(v)) for k, v in glued.items() if k.startswith("claim-")}
+    return {
+        k[len("claim-") :]: json.loads(ast.literal_eval(v))
+        for k, v in glued.items()
+        if k.startswith("claim-")
+    }
 
 
 def test_forced_failure_flips_every_verdict_and_claims_row(monkeypatch):
@@ -30,8 +34,10 @@ def test_forced_failure_flips_every_verdict_and_claims_row(monkeypatch):
     normal = glued_values(CHAPTER)
     checks = records(normal)
     assert len(checks) >= 5 and all(r["passed"] for r in checks.values())
-    verdicts = {k[len("verdict-"):] for k in normal if k.startswith("verdict-")}
-    assert verdicts == set(checks), "every check of the chapter states its outcome through verdict-<id>"
+    verdicts = {k[len("verdict-") :] for k in normal if k.startswith("verdict-")}
+    assert verdicts == set(checks), (
+        "every check of the chapter states its outcome through verdict-<id>"
+    )
     text = CHAPTER.read_text()
     assert all(f"verdict-{check}" in text for check in checks), "every verdict is used in the prose"
 
@@ -40,8 +46,12 @@ def test_forced_failure_flips_every_verdict_and_claims_row(monkeypatch):
     assert all(r["passed"] is False for r in records(forced).values())
     for check in checks:
         assert forced[f"verdict-{check}"] != normal[f"verdict-{check}"], check
-    numbers = {k for k, v in normal.items() if not k.startswith(("claim-", "verdict-")) and _number(v)}
-    assert {k: forced[k] for k in numbers} == {k: normal[k] for k in numbers}, "forcing changes no measurement"
+    numbers = {
+        k for k, v in normal.items() if not k.startswith(("claim-", "verdict-")) and _number(v)
+    }
+    assert {k: forced[k] for k in numbers} == {k: normal[k] for k in numbers}, (
+        "forcing changes no measurement"
+    )
 
 
 def _number(text: str) -> bool:

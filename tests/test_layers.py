@@ -26,7 +26,9 @@ def direct(X, W, residual=True, hard=False):
 @pytest.mark.parametrize("head_dim, rank", [(1, None), (3, None), (3, 1), (4, 2)])
 def test_matches_direct_formula(dtype, tol, head_dim, rank):
     layer = SelfAttention(5, head_dim=head_dim, rank=rank, dtype=dtype, seed=3)
-    X = torch.randn(2, 6, 5, generator=torch.Generator().manual_seed(1), dtype=torch.float64).to(dtype)
+    X = torch.randn(2, 6, 5, generator=torch.Generator().manual_seed(1), dtype=torch.float64).to(
+        dtype
+    )
     W = {k: v.double().numpy() for k, v in layer.weights().items()}
     out = layer(X).detach().double().numpy()
     for b in range(2):
@@ -62,8 +64,12 @@ def test_rank_factorisation_and_set_weights():
 
 def test_hardmax_averages_ties_and_no_residual():
     layer = SelfAttention(2, head_dim=1, normalizer="hardmax", residual=False)
-    layer.set_weights(W_Q=torch.zeros(1, 2), W_K=torch.ones(1, 2), W_V=torch.tensor([[1.0, 0.0]]),
-                      W_O=torch.tensor([[1.0], [0.0]]))
+    layer.set_weights(
+        W_Q=torch.zeros(1, 2),
+        W_K=torch.ones(1, 2),
+        W_V=torch.tensor([[1.0, 0.0]]),
+        W_O=torch.tensor([[1.0], [0.0]]),
+    )
     X = torch.tensor([[1.0, 0.0], [2.0, 0.0], [6.0, 0.0]], dtype=torch.float64)
     out = layer(X)  # all scores 0: every query averages the values 1, 2, 6
     assert torch.allclose(out[:, 0], torch.full((3,), 3.0, dtype=torch.float64))
@@ -73,9 +79,13 @@ def test_hardmax_averages_ties_and_no_residual():
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [({"d": 0}, "d must be >= 1"), ({"d": 3, "rank": 2}, "rank must be <= 1"),
-     ({"d": 3, "normalizer": "sparsemax"}, "normalizer"), ({"d": 3, "dtype": torch.float16}, "dtype"),
-     ({"d": 3, "residual": 1}, "residual must be a bool")],
+    [
+        ({"d": 0}, "d must be >= 1"),
+        ({"d": 3, "rank": 2}, "rank must be <= 1"),
+        ({"d": 3, "normalizer": "sparsemax"}, "normalizer"),
+        ({"d": 3, "dtype": torch.float16}, "dtype"),
+        ({"d": 3, "residual": 1}, "residual must be a bool"),
+    ],
 )
 def test_constructor_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -125,8 +135,8 @@ def test_cross_attention_matches_the_column_formula():
     X, Y = rng.normal(size=(2, 6, 3)), rng.normal(size=(2, 4, 5))
     out = layer(torch.from_numpy(X), torch.from_numpy(Y)).detach().numpy()
     for b in range(2):
-        Xc, Yc = X[b].T, Y[b].T                                   # tokens as columns
-        S = (W["W_K"] @ Yc).T @ (W["W_Q"] @ Xc)                   # (m, n): key j, query l
+        Xc, Yc = X[b].T, Y[b].T  # tokens as columns
+        S = (W["W_K"] @ Yc).T @ (W["W_Q"] @ Xc)  # (m, n): key j, query l
         P = np.exp(S - S.max(axis=0)) / np.exp(S - S.max(axis=0)).sum(axis=0)
         np.testing.assert_allclose(out[b], (W["W_O"] @ W["W_V"] @ Yc @ P).T, atol=1e-12)
     # one shared context for a batch of queries
@@ -142,17 +152,36 @@ def test_cross_attention_matches_the_column_formula():
     torch.testing.assert_close(low(Xt, Yt), dense(Xt, Yt))
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda L: L(torch.zeros(1, 2, 3, dtype=torch.float64), torch.zeros(1, 4, 6, dtype=torch.float64)),
-     r"Y \(the context\) must have shape \(\.\.\., n, 5\)"),
-    (lambda L: L(torch.zeros(1, 2, 4, dtype=torch.float64), torch.zeros(1, 4, 5, dtype=torch.float64)),
-     r"X must have shape \(\.\.\., n, 3\)"),
-    (lambda L: L(torch.zeros(2, 2, 3, dtype=torch.float64), torch.zeros(3, 4, 5, dtype=torch.float64)),
-     "same batch shape"),
-    (lambda L: L(torch.zeros(1, 2, 3, dtype=torch.float64), torch.zeros(1, 4, 5, dtype=torch.float32)),
-     "layer's dtype"),
-    (lambda L: L.set_weights(W_K=np.zeros((1, 3))), r"W_K must have shape \(1, 5\)"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (
+            lambda L: L(
+                torch.zeros(1, 2, 3, dtype=torch.float64), torch.zeros(1, 4, 6, dtype=torch.float64)
+            ),
+            r"Y \(the context\) must have shape \(\.\.\., n, 5\)",
+        ),
+        (
+            lambda L: L(
+                torch.zeros(1, 2, 4, dtype=torch.float64), torch.zeros(1, 4, 5, dtype=torch.float64)
+            ),
+            r"X must have shape \(\.\.\., n, 3\)",
+        ),
+        (
+            lambda L: L(
+                torch.zeros(2, 2, 3, dtype=torch.float64), torch.zeros(3, 4, 5, dtype=torch.float64)
+            ),
+            "same batch shape",
+        ),
+        (
+            lambda L: L(
+                torch.zeros(1, 2, 3, dtype=torch.float64), torch.zeros(1, 4, 5, dtype=torch.float32)
+            ),
+            "layer's dtype",
+        ),
+        (lambda L: L.set_weights(W_K=np.zeros((1, 3))), r"W_K must have shape \(1, 5\)"),
+    ],
+)
 def test_cross_attention_bad_input(call, match):
     from lib.layers import CrossAttention
 
@@ -176,21 +205,29 @@ def test_set_weights_accepts_bfloat16_tensors():
     np.testing.assert_allclose(layer.weights()["W_Q"].numpy(), np.ones((2, 2)))
 
 
-@pytest.mark.parametrize("build, count", [
-    (lambda: SelfAttention(10**18), 4 * 10**18),
-    (lambda: SelfAttention(10**5, head_dim=10**4, rank=1), 4 * (10**5 + 10**4)),   # within: factors only
-    (lambda: CrossAttention(10**9, 3), 10**9 + 2 * 3 + 10**9),
-    (lambda: FeedForward(10**6, 10**6), 10**12 + 10**6 + 10**12 + 10**6),
-    (lambda: TokenTagger(10**9, 5, d=8), None),
-    (lambda: PatchAttentionClassifier(image_size=10**6, patch=1), None),
-])
+@pytest.mark.parametrize(
+    "build, count",
+    [
+        (lambda: SelfAttention(10**18), 4 * 10**18),
+        (
+            lambda: SelfAttention(10**5, head_dim=10**4, rank=1),
+            4 * (10**5 + 10**4),
+        ),  # within: factors only
+        (lambda: CrossAttention(10**9, 3), 10**9 + 2 * 3 + 10**9),
+        (lambda: FeedForward(10**6, 10**6), 10**12 + 10**6 + 10**12 + 10**6),
+        (lambda: TokenTagger(10**9, 5, d=8), None),
+        (lambda: PatchAttentionClassifier(image_size=10**6, patch=1), None),
+    ],
+)
 def test_layers_count_their_parameters_before_allocating(build, count):
     from lib import layers
 
     if count is not None and count <= layers.MAX_PARAMETERS:
         assert sum(p.numel() for p in build().parameters()) == count
         return
-    with pytest.raises(ValueError, match="number of parameters would be .*MAX_PARAMETERS = 134,217,728"):
+    with pytest.raises(
+        ValueError, match="number of parameters would be .*MAX_PARAMETERS = 134,217,728"
+    ):
         build()
 
 
@@ -200,7 +237,9 @@ def test_parameter_limit_is_inclusive(monkeypatch):
     n = FeedForward.parameter_count(3, 5, 2)
     assert n == sum(p.numel() for p in FeedForward(3, 5, 2).parameters()) == 5 * 3 + 5 + 2 * 5 + 2
     tagger = sum(p.numel() for p in TokenTagger(7, 3, d=4).parameters())
-    patch = sum(p.numel() for p in PatchAttentionClassifier(image_size=8, patch=4, d=4).parameters())
+    patch = sum(
+        p.numel() for p in PatchAttentionClassifier(image_size=8, patch=4, d=4).parameters()
+    )
     monkeypatch.setattr(layers, "MAX_PARAMETERS", n)
     FeedForward(3, 5, 2)
     with pytest.raises(ValueError, match=f"MAX_PARAMETERS = {n}"):
@@ -215,13 +254,16 @@ def test_parameter_limit_is_inclusive(monkeypatch):
         PatchAttentionClassifier(image_size=8, patch=4, d=4, n_classes=11)
 
 
-@pytest.mark.parametrize("value, match", [
-    (np.ones((1, 2), dtype=bool), "W_Q must be a real array, not bool"),
-    (torch.ones(1, 2, dtype=torch.bool), "W_Q must be a real array, not bool"),
-    (np.ones((1, 2)) * 1j, "W_Q must be a real array, not complex"),
-    (torch.ones(1, 2, dtype=torch.complex128), "W_Q must be a real array, not complex"),
-    ([["a", "b"]], "W_Q must be a real array"),
-])
+@pytest.mark.parametrize(
+    "value, match",
+    [
+        (np.ones((1, 2), dtype=bool), "W_Q must be a real array, not bool"),
+        (torch.ones(1, 2, dtype=torch.bool), "W_Q must be a real array, not bool"),
+        (np.ones((1, 2)) * 1j, "W_Q must be a real array, not complex"),
+        (torch.ones(1, 2, dtype=torch.complex128), "W_Q must be a real array, not complex"),
+        ([["a", "b"]], "W_Q must be a real array"),
+    ],
+)
 def test_set_weights_refuses_bool_and_complex(value, match):
     with pytest.raises(ValueError, match=match):
         SelfAttention(2).set_weights(W_Q=value)

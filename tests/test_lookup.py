@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from lib import lookup as L
-from lib.experiments import noise
 from lib import maxaffine as M
+from lib.experiments import noise
 from lib.layers import SelfAttention
 
 # Three lines in the plane: y1 = x1, y2 = x2, y3 = 0.5 (hand-computed points below).
@@ -24,12 +24,16 @@ def target(p):
 def test_sum_of_linear_matches_the_column_formula():
     rng = np.random.default_rng(3)
     K, d_out, d, n, n_out = 2, 4, 3, 5, 6
-    A, B, C = rng.normal(size=(K, d_out, d)), rng.normal(size=(K, n, n_out)), rng.normal(size=(d_out, n_out))
+    A, B, C = (
+        rng.normal(size=(K, d_out, d)),
+        rng.normal(size=(K, n, n_out)),
+        rng.normal(size=(d_out, n_out)),
+    )
     linear = L.SumOfLinear(A, B, C)
-    X = rng.normal(size=(7, n, d))                      # rows = tokens
+    X = rng.normal(size=(7, n, d))  # rows = tokens
     out = linear(torch.from_numpy(X)).detach().numpy()
     for i in range(7):
-        col = sum(A[k] @ X[i].T @ B[k] for k in range(K)) + C   # the papers' column convention
+        col = sum(A[k] @ X[i].T @ B[k] for k in range(K)) + C  # the papers' column convention
         np.testing.assert_allclose(out[i], col.T, atol=1e-12)
 
 
@@ -41,7 +45,7 @@ def test_attention_approximator_at_centres_within_the_bound():
     out = g(c).numpy()[:, 0]
     bound = M.indicator_bound(beta, M.margin(c, A, b), len(c)) * np.abs(target(c)).max()
     assert np.all(np.abs(out - target(c)) <= bound + 1e-12)
-    assert np.abs(out - target(c)).max() > 1e-6           # soft: not exact at this beta
+    assert np.abs(out - target(c)).max() > 1e-6  # soft: not exact at this beta
     # a larger beta sharpens it to round-off
     sharp = L.attention_approximator(target, c, 3000.0)(c).numpy()[:, 0]
     np.testing.assert_allclose(sharp, target(c), atol=1e-12)
@@ -56,7 +60,9 @@ def test_literal_layer_equals_closed_form_and_kernel_regression():
     layer = g(torch.from_numpy(x)).numpy()[:, 0]
     np.testing.assert_allclose(layer, L.soft_lookup(x, c, target(c), beta), atol=1e-13)
     # Gaussian-kernel Nadaraya-Watson with bandwidth h = 1/sqrt(2 beta), computed from distances
-    np.testing.assert_allclose(layer, L.nadaraya_watson(x, c, target(c), 1 / math.sqrt(2 * beta)), atol=1e-12)
+    np.testing.assert_allclose(
+        layer, L.nadaraya_watson(x, c, target(c), 1 / math.sqrt(2 * beta)), atol=1e-12
+    )
     # a two-token input sequence (token_dim 1) gives the same outputs through two copy terms
     g2 = L.attention_approximator(target, c, beta, token_dim=1)
     assert g2.linear.A.shape[0] == 2
@@ -85,17 +91,23 @@ def test_seq2seq_positions_and_the_bonus_zero_collapse():
     out = s(x).numpy()
     assert out.shape == (200, 2, 1)
     for j in range(2):
-        np.testing.assert_allclose(out[:, j, 0], L.soft_lookup(x, c, two(c)[:, j], 2000.0), atol=1e-12)
+        np.testing.assert_allclose(
+            out[:, j, 0], L.soft_lookup(x, c, two(c)[:, j], 2000.0), atol=1e-12
+        )
     flat = L.seq2seq_approximator(two, c, 2000.0, n_positions=2, bonus=0.0)(x).numpy()
-    np.testing.assert_allclose(flat[:, 0], flat[:, 1], atol=1e-14)            # every position the same
-    np.testing.assert_allclose(flat[:, 0, 0], out.mean(axis=1)[:, 0], atol=1e-12)  # ... the blocks' average
+    np.testing.assert_allclose(flat[:, 0], flat[:, 1], atol=1e-14)  # every position the same
+    np.testing.assert_allclose(
+        flat[:, 0, 0], out.mean(axis=1)[:, 0], atol=1e-12
+    )  # ... the blocks' average
 
 
 def test_error_row_reproduces_the_hard_partition_and_first_order_decay():
     x = np.random.default_rng(6).uniform(size=(4000, 2))
     rows = [L.lookup_error_row(target, m, 10.0, x) for m in (8, 16, 32)]
     sups = [r.sup_hard for r in rows]
-    assert sups[0] / sups[1] == pytest.approx(2, rel=0.15) and sups[1] / sups[2] == pytest.approx(2, rel=0.15)
+    assert sups[0] / sups[1] == pytest.approx(2, rel=0.15) and sups[1] / sups[2] == pytest.approx(
+        2, rel=0.15
+    )
     assert all(r.sup <= r.sup_hard + 1e-3 for r in rows)
     hard = L.lookup_error_row(target, 8, None, x)
     assert hard.sup == hard.sup_hard and math.isnan(hard.beta)
@@ -103,19 +115,22 @@ def test_error_row_reproduces_the_hard_partition_and_first_order_decay():
 
 def pd_rank(a):
     import pandas as pd
+
     return pd.Series(a).rank().to_numpy()
 
 
 def test_cross_attention_lookup_equals_the_self_attention_construction():
     rng = np.random.default_rng(8)
     c = M.grid_centres(6, 2)
-    x = rng.uniform(-0.2, 1.2, size=(400, 2))                 # also outside the grid's square
+    x = rng.uniform(-0.2, 1.2, size=(400, 2))  # also outside the grid's square
     for beta in (5.0, 360.0):
         cross = L.cross_attention_approximator(target, c, beta)
         selfa = L.attention_approximator(target, c, beta)
         np.testing.assert_allclose(cross(x).numpy(), selfa(x).numpy(), atol=1e-12)
-        np.testing.assert_allclose(cross(x).numpy()[:, 0], L.soft_lookup(x, c, target(c), beta), atol=1e-12)
-    linear, context, attention = cross                         # unpacks as (L, Y, CrossAttention)
+        np.testing.assert_allclose(
+            cross(x).numpy()[:, 0], L.soft_lookup(x, c, target(c), beta), atol=1e-12
+        )
+    linear, context, attention = cross  # unpacks as (L, Y, CrossAttention)
     np.testing.assert_allclose(context.numpy(), L.context_tokens(c, target(c)))
     assert context.shape == (36, 4) and attention.d_q == 3 and attention.d_kv == 4
     # two scalar tokens instead of one 2-D token: same outputs
@@ -143,7 +158,9 @@ def test_context_length_for_a_linear_target():
 
 
 def test_f_returning_a_bfloat16_tensor_is_accepted():
-    g = L.attention_approximator(lambda p: torch.tensor(target(p)).to(torch.bfloat16), M.grid_centres(3, 2), 50.0)
+    g = L.attention_approximator(
+        lambda p: torch.tensor(target(p)).to(torch.bfloat16), M.grid_centres(3, 2), 50.0
+    )
     assert g(M.grid_centres(3, 2)).shape == (9, 1)
 
 
@@ -157,8 +174,14 @@ def mp_scores(x, A, b, dps=80):
     import mpmath
 
     with mpmath.workdps(dps):
-        return [[mpmath.fsum(mpmath.mpf(float(a)) * mpmath.mpf(float(p)) for a, p in zip(row, pt)) + mpmath.mpf(float(bi))
-                 for row, bi in zip(A, b)] for pt in x]
+        return [
+            [
+                mpmath.fsum(mpmath.mpf(float(a)) * mpmath.mpf(float(p)) for a, p in zip(row, pt))
+                + mpmath.mpf(float(bi))
+                for row, bi in zip(A, b)
+            ]
+            for pt in x
+        ]
 
 
 def mp_soft(x, c, v, beta, dps=80):
@@ -168,7 +191,12 @@ def mp_soft(x, c, v, beta, dps=80):
     with mpmath.workdps(dps):
         out = []
         for pt in x:
-            d2 = [mpmath.fsum((mpmath.mpf(float(p)) - mpmath.mpf(float(q))) ** 2 for p, q in zip(pt, ci)) for ci in c]
+            d2 = [
+                mpmath.fsum(
+                    (mpmath.mpf(float(p)) - mpmath.mpf(float(q))) ** 2 for p, q in zip(pt, ci)
+                )
+                for ci in c
+            ]
             top = min(d2)
             w = [mpmath.exp(-beta * (d - top)) for d in d2]
             out.append(float(mpmath.fsum(wi * vi for wi, vi in zip(w, v)) / mpmath.fsum(w)))
@@ -180,14 +208,20 @@ def test_far_soft_lookup_and_kernel_regression_against_mpmath(o):
     c = np.array([[o + 0.1], [o + 0.2]])
     x = np.array([[o + 0.11], [o + 0.15], [o + 0.19], [o + 0.3]])
     want = mp_soft(x, c, [0.0, 1.0], 1e3)
-    assert want[0] == pytest.approx(1 / (1 + math.exp(1e3 * (0.09**2 - 0.01**2))), rel=1e-6)   # 3.4e-4
+    assert want[0] == pytest.approx(
+        1 / (1 + math.exp(1e3 * (0.09**2 - 0.01**2))), rel=1e-6
+    )  # 3.4e-4
     np.testing.assert_allclose(L.soft_lookup(x, c, [0.0, 1.0], 1e3), want, rtol=1e-7, atol=1e-12)
-    np.testing.assert_allclose(L.nadaraya_watson(x, c, [0.0, 1.0], 1 / math.sqrt(2e3)), want, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(
+        L.nadaraya_watson(x, c, [0.0, 1.0], 1 / math.sqrt(2e3)), want, rtol=1e-7, atol=1e-12
+    )
 
 
 def test_soft_lookup_of_a_point_between_two_far_centres():
     got = L.soft_lookup([[1e7 + 0.11]], [[1e7 + 0.1], [1e7 + 0.2]], [0, 1], 1e3)[0]
-    assert got == pytest.approx(mp_soft([[1e7 + 0.11]], [[1e7 + 0.1], [1e7 + 0.2]], [0, 1], 1e3)[0], rel=1e-7)
+    assert got == pytest.approx(
+        mp_soft([[1e7 + 0.11]], [[1e7 + 0.1], [1e7 + 0.2]], [0, 1], 1e3)[0], rel=1e-7
+    )
     assert got == pytest.approx(3.4e-4, rel=0.02)
 
 
@@ -203,17 +237,28 @@ def test_far_lookup_layers_equal_the_closed_form(o):
     np.testing.assert_allclose(L.soft_lookup(x[:20], c, f(c), 40.0), want, rtol=0, atol=1e-9)
     layer = L.attention_approximator(f, c, 40.0)
     assert layer.reference is not None
-    np.testing.assert_allclose(layer(x).numpy()[:, 0], L.soft_lookup(x, c, f(c), 40.0), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        layer(x).numpy()[:, 0], L.soft_lookup(x, c, f(c), 40.0), rtol=0, atol=1e-9
+    )
     cross = L.cross_attention_approximator(f, c, 40.0)
-    np.testing.assert_allclose(cross(x).numpy()[:, 0], L.soft_lookup(x, c, f(c), 40.0), rtol=0, atol=1e-9)
-    seq = L.seq2seq_approximator(lambda p: np.stack([f(p), p[:, 0] - o], 1), c, 40.0, 2, 50.0)(x).numpy()
-    np.testing.assert_allclose(seq[:, 1, 0], L.soft_lookup(x, c, c[:, 0] - o, 40.0), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        cross(x).numpy()[:, 0], L.soft_lookup(x, c, f(c), 40.0), rtol=0, atol=1e-9
+    )
+    seq = L.seq2seq_approximator(lambda p: np.stack([f(p), p[:, 0] - o], 1), c, 40.0, 2, 50.0)(
+        x
+    ).numpy()
+    np.testing.assert_allclose(
+        seq[:, 1, 0], L.soft_lookup(x, c, c[:, 0] - o, 40.0), rtol=0, atol=1e-9
+    )
     # the same construction near the origin gives the same numbers
     near = L.attention_approximator(target, c - o, 40.0)
     assert near.reference is None
     np.testing.assert_allclose(layer(x).numpy(), near(x - o).numpy(), rtol=0, atol=1e-9)
     # Chapter 5's error row on a far grid equals the one near the origin
-    far_row, near_row = L.lookup_error_row(f, 8, 10.0, x, low=o, high=o + 1.0), L.lookup_error_row(target, 8, 10.0, x - o)
+    far_row, near_row = (
+        L.lookup_error_row(f, 8, 10.0, x, low=o, high=o + 1.0),
+        L.lookup_error_row(target, 8, 10.0, x - o),
+    )
     for key in ("sup_hard", "sup", "l2", "indicator_error"):
         assert getattr(far_row, key) == pytest.approx(getattr(near_row, key), rel=1e-6, abs=1e-9)
 
@@ -232,12 +277,16 @@ def test_context_tokens_with_a_reference():
 def test_builders_count_before_allocating(monkeypatch):
     from lib import layers
 
-    huge = np.broadcast_to(np.zeros(1), (10**6, 10**4, 10))     # a view: nothing allocated yet
+    huge = np.broadcast_to(np.zeros(1), (10**6, 10**4, 10))  # a view: nothing allocated yet
     with pytest.raises(ValueError, match="SumOfLinear: the number of parameters .*MAX_PARAMETERS"):
         L.SumOfLinear(huge, np.ones((10**6, 1, 1)), np.zeros((10**4, 1)))
-    with pytest.raises(ValueError, match="the lookup layer: the number of parameters .*MAX_PARAMETERS"):
+    with pytest.raises(
+        ValueError, match="the lookup layer: the number of parameters .*MAX_PARAMETERS"
+    ):
         L.seq2seq_approximator(lambda p: np.zeros((len(p), 4096)), M.grid_centres(64, 2), 1.0, 4096)
-    with pytest.raises(ValueError, match="permuted ranks, 1,000,000 x 200 would be 200,000,000.*MAX_MATRIX_ENTRIES"):
+    with pytest.raises(
+        ValueError, match="permuted ranks, 1,000,000 x 200 would be 200,000,000.*MAX_MATRIX_ENTRIES"
+    ):
         noise.trend_test(np.arange(200.0), -np.arange(200.0), permutations=1_000_000)
     # a chunk's score matrix stays within MAX_MATRIX_ENTRIES: fewer points per chunk, same numbers
     x = np.random.default_rng(11).uniform(size=(50, 2))
@@ -253,23 +302,42 @@ def test_builders_count_before_allocating(monkeypatch):
 def test_cross_lookup_checks_its_parts():
     c = M.grid_centres(3, 2)
     linear, context, attention = L.cross_attention_approximator(target, c, 30.0)
-    rebuilt = L.CrossLookup(linear, context, attention, token_dim=2, beta=30.0, centres=c, values=target(c)[:, None])
+    rebuilt = L.CrossLookup(
+        linear, context, attention, token_dim=2, beta=30.0, centres=c, values=target(c)[:, None]
+    )
     x = np.random.default_rng(12).uniform(size=(20, 2))
-    np.testing.assert_allclose(rebuilt(x).numpy()[:, 0], L.soft_lookup(x, c, target(c), 30.0), rtol=0, atol=1e-12)
-    for kwargs, match in [({"beta": True}, "beta must be a real number"), ({"token_dim": 0}, "token_dim must be >= 1"),
-                          ({"values": np.ones((9, 1)) * 1j}, "values must be a real array, not complex"),
-                          ({"context": context.numpy()}, "context must be a 2-D"), ({"linear": None}, "linear and attention")]:
-        args = {"linear": linear, "context": context, "attention": attention, "token_dim": 2, "beta": 30.0,
-                "centres": c, "values": target(c)[:, None]} | kwargs
+    np.testing.assert_allclose(
+        rebuilt(x).numpy()[:, 0], L.soft_lookup(x, c, target(c), 30.0), rtol=0, atol=1e-12
+    )
+    for kwargs, match in [
+        ({"beta": True}, "beta must be a real number"),
+        ({"token_dim": 0}, "token_dim must be >= 1"),
+        ({"values": np.ones((9, 1)) * 1j}, "values must be a real array, not complex"),
+        ({"context": context.numpy()}, "context must be a 2-D"),
+        ({"linear": None}, "linear and attention"),
+    ]:
+        args = {
+            "linear": linear,
+            "context": context,
+            "attention": attention,
+            "token_dim": 2,
+            "beta": 30.0,
+            "centres": c,
+            "values": target(c)[:, None],
+        } | kwargs
         with pytest.raises(ValueError, match=match):
             L.CrossLookup(args.pop("linear"), args.pop("context"), args.pop("attention"), **args)
 
 
 def test_context_length_checks_its_largest_grid_first():
     x = np.linspace(0, 1, 11)[:, None]
-    with pytest.raises(ValueError, match=r"largest grid, 1000000000000000000\*\*1 cells .*MAX_CELLS"):
+    with pytest.raises(
+        ValueError, match=r"largest grid, 1000000000000000000\*\*1 cells .*MAX_CELLS"
+    ):
         L.context_length(lambda p: p[:, 0], 1, [0.1], 10.0, x, m_max=10**18)
-    with pytest.raises(ValueError, match=r"1025\*\*2 cells would be 1,050,625.*MAX_CELLS = 1,048,576"):
+    with pytest.raises(
+        ValueError, match=r"1025\*\*2 cells would be 1,050,625.*MAX_CELLS = 1,048,576"
+    ):
         L.context_length(lambda p: p[:, 0] * p[:, 1], 2, [0.1], 10.0, np.zeros((3, 2)), m_max=1025)
 
 
@@ -283,8 +351,12 @@ def test_product_lookup_equals_the_full_grid_lookup(dim, m):
     x = np.random.default_rng(dim).uniform(size=(300, dim))
     c = M.grid_centres(m, dim)
     for kappa in (0.5, 10.0):
-        np.testing.assert_allclose(L.product_lookup(sine, x, m, kappa), L.soft_lookup(x, c, sine(c), kappa * m * m),
-                                   rtol=0, atol=1e-13)
+        np.testing.assert_allclose(
+            L.product_lookup(sine, x, m, kappa),
+            L.soft_lookup(x, c, sine(c), kappa * m * m),
+            rtol=0,
+            atol=1e-13,
+        )
 
 
 def test_product_context_length_is_context_length_on_the_lattice():
@@ -296,7 +368,12 @@ def test_product_context_length_is_context_length_on_the_lattice():
     brute = L.context_length(sine, 2, errors, 10.0, lattice, m_max=8)
     pd.testing.assert_frame_equal(fast.drop(columns="sup"), brute.drop(columns="sup"))
     np.testing.assert_allclose(fast.sup, brute.sup, rtol=1e-12, atol=1e-15)
-    assert fast.m.iloc[0] == 3 and fast.m.iloc[1] == 6 and np.isnan(fast.m.iloc[-1]) and (fast.dim == 2).all()
+    assert (
+        fast.m.iloc[0] == 3
+        and fast.m.iloc[1] == 6
+        and np.isnan(fast.m.iloc[-1])
+        and (fast.dim == 2).all()
+    )
     assert fast.sup.iloc[0] <= 0.5 and np.isnan(fast.sup.iloc[-1])
     # in 1-D at the lattice point x = 0: sin(0) = 0 against the lookup, which on one cell is sin(pi/2) = 1
     one = L.product_context_length(sine, 1, [0.99, 1.0], 10.0, m_max=1, resolution=3)
@@ -323,8 +400,12 @@ def test_product_context_length_validates():
 def test_rate_points_are_one_fixed_sample_per_mode():
     for mode, count in L.RATE_POINTS.items():
         pts = L.rate_points(mode)
-        assert pts.shape == (count, 2) and pts.dtype == np.float64 and ((pts >= 0) & (pts < 1)).all()
-        np.testing.assert_array_equal(pts, np.random.default_rng(L.RATE_SEED).uniform(size=(count, 2)))
+        assert (
+            pts.shape == (count, 2) and pts.dtype == np.float64 and ((pts >= 0) & (pts < 1)).all()
+        )
+        np.testing.assert_array_equal(
+            pts, np.random.default_rng(L.RATE_SEED).uniform(size=(count, 2))
+        )
         np.testing.assert_array_equal(pts, L.rate_points(mode))
     with pytest.raises(ValueError, match="mode must be one of"):
         L.rate_points("paper")

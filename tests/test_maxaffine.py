@@ -69,14 +69,16 @@ def test_voronoi_is_max_affine():
     c = rng.uniform(size=(50, 3))
     A, b = M.voronoi_affine(c)
     np.testing.assert_allclose(A, 2 * c)
-    np.testing.assert_allclose(b, -(c ** 2).sum(1))
+    np.testing.assert_allclose(b, -(c**2).sum(1))
     x = rng.uniform(size=(5000, 3))
     nearest = ((x[:, None, :] - c[None]) ** 2).sum(-1).argmin(1)
     np.testing.assert_array_equal(M.cell_index(x, A, b), nearest)
 
 
 def test_grid_centres():
-    np.testing.assert_allclose(M.grid_centres(2, 2), [[0.25, 0.25], [0.25, 0.75], [0.75, 0.25], [0.75, 0.75]])
+    np.testing.assert_allclose(
+        M.grid_centres(2, 2), [[0.25, 0.25], [0.25, 0.75], [0.75, 0.25], [0.75, 0.75]]
+    )
     c = M.grid_centres(3, 1, low=-1.5, high=1.5)
     np.testing.assert_allclose(c[:, 0], [-1.0, 0.0, 1.0])
     assert M.grid_centres(5, 3).shape == (125, 3)
@@ -88,7 +90,9 @@ def test_grid_margin_closed_form_equals_the_score_margin(m, dim):
     """The closed form of the book's Proposition on grid margins against margin() from the scores."""
     rng = np.random.default_rng(10 * m + dim)
     x = rng.uniform(size=(4000, dim))
-    x[:2 ** dim] = np.array(np.meshgrid(*[[0.0, 1.0]] * dim, indexing="ij")).reshape(dim, -1).T  # domain corners
+    x[: 2**dim] = (
+        np.array(np.meshgrid(*[[0.0, 1.0]] * dim, indexing="ij")).reshape(dim, -1).T
+    )  # domain corners
     scored = M.margin(x, *M.voronoi_affine(M.grid_centres(m, dim)))
     closed = M.grid_margin(x, m)
     if m == 1:
@@ -98,7 +102,9 @@ def test_grid_margin_closed_form_equals_the_score_margin(m, dim):
     h2 = (1.0 / m) ** 2
     corner_cell = ((x < 1.0 / m) | (x > 1.0 - 1.0 / m)).all(axis=1)
     assert scored.max() <= 2 * h2 * (1 + 1e-12)
-    np.testing.assert_allclose(scored[:2 ** dim], 2 * h2, rtol=1e-12)  # the bound is attained at the corners
+    np.testing.assert_allclose(
+        scored[: 2**dim], 2 * h2, rtol=1e-12
+    )  # the bound is attained at the corners
     if m >= 3:
         assert scored[~corner_cell].max() <= h2 * (1 + 1e-12)
         assert scored[~corner_cell].max() > 0.8 * h2  # and h^2 is approached inside
@@ -107,7 +113,9 @@ def test_grid_margin_closed_form_equals_the_score_margin(m, dim):
 def test_grid_margin_bound_h2_and_2h2_by_hand():
     # m = 4 on [0, 1]^2: h = 1/4. Centre of an interior cell: margin h^2; corner (0, 0): 2h^2; a boundary: 0.
     A, b = M.voronoi_affine(M.grid_centres(4, 2))
-    pts = np.array([[0.375, 0.375], [0.0, 0.0], [1.0, 0.0], [0.25, 0.1], [0.125, 0.0], [0.0, 0.375]])
+    pts = np.array(
+        [[0.375, 0.375], [0.0, 0.0], [1.0, 0.0], [0.25, 0.1], [0.125, 0.0], [0.0, 0.375]]
+    )
     want = [1 / 16, 1 / 8, 1 / 8, 0.0, 1 / 16, 1 / 16]
     np.testing.assert_allclose(M.margin(pts, A, b), want, atol=1e-15)
     np.testing.assert_allclose(M.grid_margin(pts, 4), want, atol=1e-15)
@@ -117,7 +125,9 @@ def test_grid_margin_bound_h2_and_2h2_by_hand():
     lattice = np.stack(np.meshgrid(side, side), axis=-1).reshape(-1, 2)
     assert (M.margin(lattice, A, b) > 1 / 16 * (1 + 1e-12)).mean() == 1 / 16
     # other boxes scale with h
-    np.testing.assert_allclose(M.grid_margin([[-1.0, -1.0], [0.0, 0.0]], 2, low=-1.0, high=1.0), [2.0, 0.0])
+    np.testing.assert_allclose(
+        M.grid_margin([[-1.0, -1.0], [0.0, 0.0]], 2, low=-1.0, high=1.0), [2.0, 0.0]
+    )
     with pytest.raises(ValueError, match=r"x must lie in \[low, high\]"):
         M.grid_margin([[1.2, 0.5]], 4)
     with pytest.raises(ValueError, match="high must exceed low"):
@@ -126,27 +136,55 @@ def test_grid_margin_bound_h2_and_2h2_by_hand():
         M.grid_margin([[0.5, 0.5]], 0)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: M.max_affine([[0.1, 0.2]], A3, B3[:2]), "b must have shape"),
-    (lambda: M.max_affine([[0.1, 0.2, 0.3]], A3, B3), r"x must have shape \(\.\.\., 2\)"),
-    (lambda: M.soft_indicator([[0.1, 0.2]], A3, B3, math.inf), "beta must be finite"),
-    (lambda: M.soft_indicator([[0.1, 0.2]], A3, B3, 0.0), "beta must be > 0"),
-    (lambda: M.voronoi_affine(np.zeros((0, 2))), "centres must not be empty"),
-    (lambda: M.indicator_bound(1.0, -0.1, 3), "margin must be >= 0"),
-    (lambda: M.indicator_bound(1.0, 0.1, 0), "n_cells must be >= 1"),
-    (lambda: M.grid_centres(2000, 2), "exceeds"),
-    (lambda: M.grid_centres(4, 2, low=1.0, high=0.0), "high must exceed low"),
-    (lambda: L.attention_approximator(target, np.zeros((0, 2)), 1.0), "centres must not be empty"),
-    (lambda: L.attention_approximator(target, M.grid_centres(2, 2), float("nan")), "beta must be finite"),
-    (lambda: L.attention_approximator(lambda p: p[:, :1].T, M.grid_centres(2, 2), 1.0), "f must map"),
-    (lambda: L.attention_approximator(target, M.grid_centres(2, 2), 1.0, token_dim=3), "token_dim must divide"),
-    (lambda: L.attention_approximator(target, M.grid_centres(2, 2), 1.0)(np.zeros((3, 3))), r"x must be points"),
-    (lambda: L.seq2seq_approximator(target, M.grid_centres(2, 2), 1.0, 2), "f must map"),
-    (lambda: L.seq2seq_approximator(lambda p: np.stack([target(p)] * 2, 1), M.grid_centres(2, 2), 1.0, 2, -1.0),
-     "bonus must be >= 0"),
-    (lambda: L.SumOfLinear(np.zeros((2, 3, 4)), np.zeros((1, 5, 6)), np.zeros((3, 6))), "must be"),
-    (lambda: L.nadaraya_watson([[0.1, 0.2]], M.grid_centres(2, 2), np.ones(3), 0.1), "values must have one row"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: M.max_affine([[0.1, 0.2]], A3, B3[:2]), "b must have shape"),
+        (lambda: M.max_affine([[0.1, 0.2, 0.3]], A3, B3), r"x must have shape \(\.\.\., 2\)"),
+        (lambda: M.soft_indicator([[0.1, 0.2]], A3, B3, math.inf), "beta must be finite"),
+        (lambda: M.soft_indicator([[0.1, 0.2]], A3, B3, 0.0), "beta must be > 0"),
+        (lambda: M.voronoi_affine(np.zeros((0, 2))), "centres must not be empty"),
+        (lambda: M.indicator_bound(1.0, -0.1, 3), "margin must be >= 0"),
+        (lambda: M.indicator_bound(1.0, 0.1, 0), "n_cells must be >= 1"),
+        (lambda: M.grid_centres(2000, 2), "exceeds"),
+        (lambda: M.grid_centres(4, 2, low=1.0, high=0.0), "high must exceed low"),
+        (
+            lambda: L.attention_approximator(target, np.zeros((0, 2)), 1.0),
+            "centres must not be empty",
+        ),
+        (
+            lambda: L.attention_approximator(target, M.grid_centres(2, 2), float("nan")),
+            "beta must be finite",
+        ),
+        (
+            lambda: L.attention_approximator(lambda p: p[:, :1].T, M.grid_centres(2, 2), 1.0),
+            "f must map",
+        ),
+        (
+            lambda: L.attention_approximator(target, M.grid_centres(2, 2), 1.0, token_dim=3),
+            "token_dim must divide",
+        ),
+        (
+            lambda: L.attention_approximator(target, M.grid_centres(2, 2), 1.0)(np.zeros((3, 3))),
+            r"x must be points",
+        ),
+        (lambda: L.seq2seq_approximator(target, M.grid_centres(2, 2), 1.0, 2), "f must map"),
+        (
+            lambda: L.seq2seq_approximator(
+                lambda p: np.stack([target(p)] * 2, 1), M.grid_centres(2, 2), 1.0, 2, -1.0
+            ),
+            "bonus must be >= 0",
+        ),
+        (
+            lambda: L.SumOfLinear(np.zeros((2, 3, 4)), np.zeros((1, 5, 6)), np.zeros((3, 6))),
+            "must be",
+        ),
+        (
+            lambda: L.nadaraya_watson([[0.1, 0.2]], M.grid_centres(2, 2), np.ones(3), 0.1),
+            "values must have one row",
+        ),
+    ],
+)
 def test_bad_input_raises_value_error(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -156,23 +194,51 @@ def pd_rank(a):
     return pd.Series(a).rank().to_numpy()
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: M.soft_indicator([[3.0, 9.0]], np.eye(2), [0.0, 0.0], 1e308), "overflow"),
-    (lambda: M.cell_index([[1e300]], [[1e300], [1.0]], [0.0, 0.0]), "overflow"),
-    (lambda: L.nadaraya_watson([[0.5, 0.5]], M.grid_centres(2, 2), np.ones(4), 1e-200), "overflow"),
-    (lambda: M.voronoi_affine([[1e200, 0.0]]), "centres are too large"),
-    (lambda: M.grid_centres(2, 1, -1e308, 1e308), "finite amount"),
-    (lambda: L.attention_approximator(target, [[0.0, 0.0], [1.0, 1.0]], 2.0)(np.array([[50.0, 50.0]])),
-     "too far from the centres"),
-    (lambda: L.seq2seq_approximator(lambda p: np.stack([target(p)] * 2, 1), M.grid_centres(2, 2), 2.0, 2, 1e17),
-     "bonus must be <="),
-    (lambda: L.seq2seq_approximator(target, M.grid_centres(2, 2), 2.0, None), "n_positions must be an integer"),
-    (lambda: L.context_length(lambda p: p[:, 0], 1, [np.nan], 10.0, np.zeros((3, 1)), m_max=2), "errors must be finite"),
-    (lambda: L.context_length(lambda p: p[:, 0], 1, [0.1], None, np.zeros((3, 1)), m_max=2), "kappa must be a real"),
-    (lambda: M.indicator_bound(1.0, "1.5", 3), "margin must be a real array"),
-    (lambda: noise.trend_test(np.arange(4.0), np.arange(4.0), permutations=10**18), "permutations must be <="),
-    (lambda: noise.noise_runs(["mnist"], "fast"), "dataset must be one of"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: M.soft_indicator([[3.0, 9.0]], np.eye(2), [0.0, 0.0], 1e308), "overflow"),
+        (lambda: M.cell_index([[1e300]], [[1e300], [1.0]], [0.0, 0.0]), "overflow"),
+        (
+            lambda: L.nadaraya_watson([[0.5, 0.5]], M.grid_centres(2, 2), np.ones(4), 1e-200),
+            "overflow",
+        ),
+        (lambda: M.voronoi_affine([[1e200, 0.0]]), "centres are too large"),
+        (lambda: M.grid_centres(2, 1, -1e308, 1e308), "finite amount"),
+        (
+            lambda: L.attention_approximator(target, [[0.0, 0.0], [1.0, 1.0]], 2.0)(
+                np.array([[50.0, 50.0]])
+            ),
+            "too far from the centres",
+        ),
+        (
+            lambda: L.seq2seq_approximator(
+                lambda p: np.stack([target(p)] * 2, 1), M.grid_centres(2, 2), 2.0, 2, 1e17
+            ),
+            "bonus must be <=",
+        ),
+        (
+            lambda: L.seq2seq_approximator(target, M.grid_centres(2, 2), 2.0, None),
+            "n_positions must be an integer",
+        ),
+        (
+            lambda: L.context_length(
+                lambda p: p[:, 0], 1, [np.nan], 10.0, np.zeros((3, 1)), m_max=2
+            ),
+            "errors must be finite",
+        ),
+        (
+            lambda: L.context_length(lambda p: p[:, 0], 1, [0.1], None, np.zeros((3, 1)), m_max=2),
+            "kappa must be a real",
+        ),
+        (lambda: M.indicator_bound(1.0, "1.5", 3), "margin must be a real array"),
+        (
+            lambda: noise.trend_test(np.arange(4.0), np.arange(4.0), permutations=10**18),
+            "permutations must be <=",
+        ),
+        (lambda: noise.noise_runs(["mnist"], "fast"), "dataset must be one of"),
+    ],
+)
 def test_robustness_to_extreme_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -180,7 +246,9 @@ def test_robustness_to_extreme_input(call, match):
 
 def test_more_extreme_input():
     with pytest.raises(ValueError, match="does not fit in torch.float32"):
-        L.SumOfLinear(np.full((1, 2, 2), 1e300), np.ones((1, 1, 1)), np.zeros((2, 1)), dtype=torch.float32)
+        L.SumOfLinear(
+            np.full((1, 2, 2), 1e300), np.ones((1, 1, 1)), np.zeros((2, 1)), dtype=torch.float32
+        )
     linear = L.SumOfLinear(np.ones((1, 2, 2)), np.ones((1, 1, 1)), np.zeros((2, 1)))
     with pytest.raises(ValueError, match="overflows"):
         linear(torch.full((1, 1, 2), 1e308, dtype=torch.float64))
@@ -196,8 +264,14 @@ def mp_scores(x, A, b, dps=80):
     import mpmath
 
     with mpmath.workdps(dps):
-        return [[mpmath.fsum(mpmath.mpf(float(a)) * mpmath.mpf(float(p)) for a, p in zip(row, pt)) + mpmath.mpf(float(bi))
-                 for row, bi in zip(A, b)] for pt in x]
+        return [
+            [
+                mpmath.fsum(mpmath.mpf(float(a)) * mpmath.mpf(float(p)) for a, p in zip(row, pt))
+                + mpmath.mpf(float(bi))
+                for row, bi in zip(A, b)
+            ]
+            for pt in x
+        ]
 
 
 def mp_soft(x, c, v, beta, dps=80):
@@ -207,7 +281,12 @@ def mp_soft(x, c, v, beta, dps=80):
     with mpmath.workdps(dps):
         out = []
         for pt in x:
-            d2 = [mpmath.fsum((mpmath.mpf(float(p)) - mpmath.mpf(float(q))) ** 2 for p, q in zip(pt, ci)) for ci in c]
+            d2 = [
+                mpmath.fsum(
+                    (mpmath.mpf(float(p)) - mpmath.mpf(float(q))) ** 2 for p, q in zip(pt, ci)
+                )
+                for ci in c
+            ]
             top = min(d2)
             w = [mpmath.exp(-beta * (d - top)) for d in d2]
             out.append(float(mpmath.fsum(wi * vi for wi, vi in zip(w, v)) / mpmath.fsum(w)))
@@ -218,12 +297,16 @@ def mp_soft(x, c, v, beta, dps=80):
 def test_far_centres_pick_the_nearest_cell(o):
     c = np.array([[o + 0.025], [o + 0.075]])
     x = np.array([[o + 0.035], [o + 0.06], [o + 0.0499], [o - 3.0], [o + 7.0]])
-    nearest = [int(np.argmin([abs(float(p[0]) - float(ci[0])) for ci in c])) for p in x]  # exact for these floats
+    nearest = [
+        int(np.argmin([abs(float(p[0]) - float(ci[0])) for ci in c])) for p in x
+    ]  # exact for these floats
     assert nearest == [0, 1, 0, 0, 1]
     np.testing.assert_array_equal(L.hard_lookup(x, c, [0.0, 1.0]), nearest)
     # cell_index of the given (rounded) pieces: the exact arg-max of their scores
     A, b = M.voronoi_affine(c)
-    exact = [max(range(len(row)), key=row.__getitem__) for row in mp_scores(x, A, b)]   # arg-max in mpmath
+    exact = [
+        max(range(len(row)), key=row.__getitem__) for row in mp_scores(x, A, b)
+    ]  # arg-max in mpmath
     np.testing.assert_array_equal(M.cell_index(x, A, b), exact)
     # the translated pieces are exact, and then cell_index is the nearest centre
     np.testing.assert_array_equal(M.cell_index(x - o, *M.voronoi_affine(c - o)), nearest)
@@ -242,11 +325,23 @@ def test_far_pieces_margin_and_indicator_against_mpmath(o):
         top2 = [sorted(row)[-2:] for row in exact]
         margin = np.array([float(t[1] - t[0]) for t in top2])
         beta = 50.0
-        s = [mpmath.fsum(mpmath.exp(beta * (v - t[1])) for v in row) - 1 for row, t in zip(exact, top2)]
+        s = [
+            mpmath.fsum(mpmath.exp(beta * (v - t[1])) for v in row) - 1
+            for row, t in zip(exact, top2)
+        ]
         err = np.array([float(2 * si / (1 + si)) for si in s])
-        soft = np.array([[float(mpmath.exp(beta * (v - t[1])) / (1 + si)) for v in row] for row, t, si in zip(exact, top2, s)])
-    scale = 8 * np.finfo(float).eps * 2e6 * (o / 1e7)          # rounding of the translated scores (~|x||A - a_ref|)
-    np.testing.assert_array_equal(M.cell_index(x, A, b), [max(range(len(row)), key=row.__getitem__) for row in exact])
+        soft = np.array(
+            [
+                [float(mpmath.exp(beta * (v - t[1])) / (1 + si)) for v in row]
+                for row, t, si in zip(exact, top2, s)
+            ]
+        )
+    scale = (
+        8 * np.finfo(float).eps * 2e6 * (o / 1e7)
+    )  # rounding of the translated scores (~|x||A - a_ref|)
+    np.testing.assert_array_equal(
+        M.cell_index(x, A, b), [max(range(len(row)), key=row.__getitem__) for row in exact]
+    )
     np.testing.assert_allclose(M.margin(x, A, b), margin, rtol=0, atol=scale)
     np.testing.assert_allclose(M.indicator_error(x, A, b, beta), err, rtol=0, atol=beta * scale * 4)
     np.testing.assert_allclose(M.soft_indicator(x, A, b, beta), soft, rtol=0, atol=beta * scale * 4)
@@ -259,22 +354,43 @@ def test_scores_near_the_origin_are_computed_as_written():
         c = M.grid_centres(m, 2)
         A, b = M.voronoi_affine(c)
         x = rng.uniform(size=(300, 2))
-        np.testing.assert_array_equal(M.soft_indicator(x, A, b, 30.0),
-                                      torch.softmax(30.0 * torch.from_numpy(x @ A.T + b), dim=-1).numpy())
+        np.testing.assert_array_equal(
+            M.soft_indicator(x, A, b, 30.0),
+            torch.softmax(30.0 * torch.from_numpy(x @ A.T + b), dim=-1).numpy(),
+        )
         np.testing.assert_array_equal(M.cell_index(x, A, b), (x @ A.T + b).argmax(1))
 
 
 # --- validation and sizes -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: M.affine_scores([[1e300, 1e300]], [[1e300, 0.0]], [0.0]), "overflow"),
-    (lambda: M.indicator_bound(1.0, torch.tensor([0.5 + 1j]), 3), "margin must be a real array, not complex"),
-    (lambda: M.indicator_bound(1.0, np.array([True]), 3), "margin must be a real array, not bool"),
-    (lambda: M.indicator_bound(1.0, True, 3), "margin must be a real array, not bool"),
-    (lambda: M.cell_index(np.ones((2, 2), dtype=bool), A3, B3), "x must be a real array, not bool"),
-    (lambda: L.SumOfLinear(np.ones((1, 2, 2)) * 1j, np.ones((1, 1, 1)), np.zeros((2, 1))), "A must be a real array, not complex"),
-    (lambda: L.lookup_error_row(lambda p: p[:, 0] > 0.5, 4, 1.0, np.zeros((3, 2))), r"f\(points\) must be a real array, not bool"),
-])
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: M.affine_scores([[1e300, 1e300]], [[1e300, 0.0]], [0.0]), "overflow"),
+        (
+            lambda: M.indicator_bound(1.0, torch.tensor([0.5 + 1j]), 3),
+            "margin must be a real array, not complex",
+        ),
+        (
+            lambda: M.indicator_bound(1.0, np.array([True]), 3),
+            "margin must be a real array, not bool",
+        ),
+        (lambda: M.indicator_bound(1.0, True, 3), "margin must be a real array, not bool"),
+        (
+            lambda: M.cell_index(np.ones((2, 2), dtype=bool), A3, B3),
+            "x must be a real array, not bool",
+        ),
+        (
+            lambda: L.SumOfLinear(np.ones((1, 2, 2)) * 1j, np.ones((1, 1, 1)), np.zeros((2, 1))),
+            "A must be a real array, not complex",
+        ),
+        (
+            lambda: L.lookup_error_row(lambda p: p[:, 0] > 0.5, 4, 1.0, np.zeros((3, 2))),
+            r"f\(points\) must be a real array, not bool",
+        ),
+    ],
+)
 def test_one_validation_rule(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -286,5 +402,3 @@ def test_affine_scores_hand_computed():
 
 def sine(p):
     return np.prod(np.sin(np.pi * p), axis=1)
-
-

@@ -34,8 +34,11 @@ def test_knots_and_validation():
     order, b = memorization.interpolation_knots([3.0, 1.0, 2.0])
     assert list(order) == [1, 2, 0]
     np.testing.assert_allclose(b, [0.0, 1.5, 2.5])
-    for z, y, match in [([1.0, np.nan], [0, 1], "finite"), ([[1.0, 2.0]], [0, 1], "1-D"),
-                        ([1.0, 2.0], [0, 1, 2], "shape")]:
+    for z, y, match in [
+        ([1.0, np.nan], [0, 1], "finite"),
+        ([[1.0, 2.0]], [0, 1], "1-D"),
+        ([1.0, 2.0], [0, 1, 2], "shape"),
+    ]:
         with pytest.raises(ValueError, match=match):
             memorization.interpolating_ffn(z, y)
     with pytest.raises(ValueError, match="non-empty"):
@@ -85,7 +88,10 @@ def explicit_network_mp(X, W, ffn, dps):
     """F_FF(F_SA(X)) for every token, written out from the displayed formulas in mpmath, independently of lib:
     F_SA(X)_l = x_l + W_O W_V X softmax((W_K X)^T W_Q x_l), F_FF(z) = z + W_2 relu(W_1 z + b_1) + b_2."""
     with mpmath.workdps(dps):
-        M = {k: mpmath.matrix([[mpmath.mpf(float(x)) for x in row] for row in W[k].tolist()]) for k in W}
+        M = {
+            k: mpmath.matrix([[mpmath.mpf(float(x)) for x in row] for row in W[k].tolist()])
+            for k in W
+        }
         W1, W2 = mpmath.matrix(ffn["W1"]), mpmath.matrix(ffn["W2"])
         b1, b2 = mpmath.matrix(ffn["b1"]), mpmath.matrix(ffn["b2"])
         outs = []
@@ -95,8 +101,10 @@ def explicit_network_mp(X, W, ffn, dps):
                 scores = [((M["W_K"] * x).T * (M["W_Q"] * t))[0] for x in cols]
                 top = max(scores)
                 p = [mpmath.exp(sc - top) for sc in scores]
-                mix = sum((M["W_V"] * x * (w / mpmath.fsum(p)) for x, w in zip(cols, p)),
-                          mpmath.zeros(W["W_V"].shape[0], 1))
+                mix = sum(
+                    (M["W_V"] * x * (w / mpmath.fsum(p)) for x, w in zip(cols, p)),
+                    mpmath.zeros(W["W_V"].shape[0], 1),
+                )
                 z = t + M["W_O"] * mix
                 h = W1 * z + b1
                 h = mpmath.matrix([max(x, 0) for x in h])
@@ -108,25 +116,39 @@ def explicit_network_mp(X, W, ffn, dps):
 def test_memorizing_network_forward_pass_matches_the_displayed_formula(d):
     from lib import contextual
 
-    V = np.array([[0.5], [1.7], [-1.2], [3.0]]) if d == 1 else np.array([[1.0, 0.3], [0.2, 1.5], [-1.1, 0.7]])
+    V = (
+        np.array([[0.5], [1.7], [-1.2], [3.0]])
+        if d == 1
+        else np.array([[1.0, 0.3], [0.2, 1.5], [-1.1, 0.7]])
+    )
     X = contextual.subset_sequences(V, 2)
     Y = np.random.default_rng(3).integers(0, 3, size=X.shape).astype(float)
     res = memorization.memorizing_transformer(X, Y)
     outs = explicit_network_mp(X, res.attention.weights(), res.ffn, res.dps)
     with mpmath.workdps(res.dps):
-        err = max(abs(o[c] - mpmath.mpf(y)) for o, y in zip(outs, Y.reshape(-1, d)) for c, y in enumerate(y))
-        assert err < mpmath.mpf(10) ** (40 - res.dps)          # exact up to the working precision
+        err = max(
+            abs(o[c] - mpmath.mpf(y))
+            for o, y in zip(outs, Y.reshape(-1, d))
+            for c, y in enumerate(y)
+        )
+        assert err < mpmath.mpf(10) ** (40 - res.dps)  # exact up to the working precision
         diff = max(abs(o[c] - r[c]) for o, r in zip(outs, res.outputs) for c in range(d))
         assert diff < mpmath.mpf(10) ** (40 - res.dps)
     # residual: b2 = 0 and every hidden unit reads the one projection v
-    assert all(b == 0 for b in res.ffn["b2"]) and all(row == res.ffn["W1"][0] for row in res.ffn["W1"])
+    assert all(b == 0 for b in res.ffn["b2"]) and all(
+        row == res.ffn["W1"][0] for row in res.ffn["W1"]
+    )
     # the float64 layer computes the displayed formula (explicit numpy) on float64 inputs
     ffn64 = memorization.float64_network(res)
     W = {k: v.numpy() for k, v in ffn64.weights().items()}
     Z = np.random.default_rng(1).normal(size=(7, d))
     want = Z + np.maximum(Z @ W["W1"].T + W["b1"], 0) @ W["W2"].T + W["b2"]
-    np.testing.assert_allclose(ffn64(torch.as_tensor(Z)).detach().numpy(), want, rtol=1e-12,
-                               atol=1e-9 * np.abs(W["W2"]).max())
+    np.testing.assert_allclose(
+        ffn64(torch.as_tensor(Z)).detach().numpy(),
+        want,
+        rtol=1e-12,
+        atol=1e-9 * np.abs(W["W2"]).max(),
+    )
     # parameters read off the tensors: 4 (s + d), d for v, M biases, d M output weights; for d = 1 the corollary's count
     M = res.contexts
     assert memorization.parameter_count(res.attention, res.ffn) == 4 * (1 + d) + d + M + d * M
@@ -140,10 +162,16 @@ def test_parameter_count_reads_the_tensors():
     # rank-1 factors: every entry of A (s x 1) and B (1 x d), for each of W_Q, W_K, W_V, W_O
     assert memorization.parameter_count(SelfAttention(3, head_dim=2, rank=1)) == 4 * (2 + 3)
     dense = SelfAttention(2, head_dim=1).set_weights(W_Q=np.array([[1.0, 0.0]]))
-    assert memorization.parameter_count(dense) == 1 + 2 + 2 + 2         # a zero entry of W_Q is not counted
-    ffn = FeedForward(2, 3, residual=True).set_weights(W1=np.array([[1.0, 2.0]] * 3), b1=np.array([0.0, 1.0, 2.0]),
-                                                       W2=np.array([[1.0, 0.0, 3.0], [0.0, 0.0, 1.0]]), b2=np.zeros(2))
-    assert memorization.parameter_count(ffn) == 2 + 2 + 3 + 0               # W1's repeated row counted once
+    assert (
+        memorization.parameter_count(dense) == 1 + 2 + 2 + 2
+    )  # a zero entry of W_Q is not counted
+    ffn = FeedForward(2, 3, residual=True).set_weights(
+        W1=np.array([[1.0, 2.0]] * 3),
+        b1=np.array([0.0, 1.0, 2.0]),
+        W2=np.array([[1.0, 0.0, 3.0], [0.0, 0.0, 1.0]]),
+        b2=np.zeros(2),
+    )
+    assert memorization.parameter_count(ffn) == 2 + 2 + 3 + 0  # W1's repeated row counted once
     assert memorization.parameter_count(ffn, dense) == 7 + 7
     with pytest.raises(ValueError, match=r"layers\[0\] must be"):
         memorization.parameter_count("ffn")
@@ -152,17 +180,21 @@ def test_parameter_count_reads_the_tensors():
 def test_memorizing_transformer_head_size_enters_the_count():
     from lib import contextual
 
-    X = contextual.subset_sequences(np.arange(1.0, 5.0)[:, None], 3)             # N = 4, n = 3
+    X = contextual.subset_sequences(np.arange(1.0, 5.0)[:, None], 3)  # N = 4, n = 3
     Y = np.random.default_rng(2).integers(0, 3, size=X.shape[:2])
     for s in (1, 3):
         res = memorization.memorizing_transformer(X, Y, head_dim=s)
         assert res.max_error < mpmath.mpf(10) ** (20 - res.dps)
-        assert memorization.parameter_count(res.attention, res.ffn) == 4 * (s + 1) + 1 * (2 * 3 * 4 + 1)
+        assert memorization.parameter_count(res.attention, res.ffn) == 4 * (s + 1) + 1 * (
+            2 * 3 * 4 + 1
+        )
 
 
 def test_memorizing_transformer_consistency_and_permutations():
     X = np.array([[[1.0], [2.0]], [[2.0], [1.0]], [[1.0], [3.0]]])
-    Y = np.array([[0, 1], [1, 0], [5, 7]])  # sequence 1 is a permutation of 0 with consistent labels
+    Y = np.array(
+        [[0, 1], [1, 0], [5, 7]]
+    )  # sequence 1 is a permutation of 0 with consistent labels
     res = memorization.memorizing_transformer(X, Y)
     assert res.contexts == 4 and res.max_error < mpmath.mpf("1e-20")
     with pytest.raises(ValueError, match="inconsistent labels"):
@@ -174,8 +206,12 @@ def test_memorizing_transformer_consistency_and_permutations():
 
 
 def test_knot_layer_hand_computed():
-    layer = memorization.knot_layer([0.0, 1.0], [[1.0], [-1.0]], [0.5])   # 0.5 + relu(z) - relu(z - 1)
-    np.testing.assert_allclose(memorization.scalar_outputs(layer, [-1.0, 0.25, 3.0])[:, 0], [0.5, 0.75, 1.5])
+    layer = memorization.knot_layer(
+        [0.0, 1.0], [[1.0], [-1.0]], [0.5]
+    )  # 0.5 + relu(z) - relu(z - 1)
+    np.testing.assert_allclose(
+        memorization.scalar_outputs(layer, [-1.0, 0.25, 3.0])[:, 0], [0.5, 0.75, 1.5]
+    )
     with pytest.raises(ValueError, match="knots"):
         memorization.knot_layer([np.nan], [[1.0]], [0.0])
 
@@ -183,14 +219,17 @@ def test_knot_layer_hand_computed():
 def test_knot_layer_hand_computed_and_refuses_complex_and_bool():
     ffn = memorization.knot_layer([0.0, 1.0], [[1.0], [-2.0]], [0.5])
     z = np.array([-1.0, 0.25, 1.0, 3.0])
-    want = 0.5 + np.maximum(z, 0) - 2 * np.maximum(z - 1, 0)     # 0.5 + relu(z) - 2 relu(z - 1)
+    want = 0.5 + np.maximum(z, 0) - 2 * np.maximum(z - 1, 0)  # 0.5 + relu(z) - 2 relu(z - 1)
     np.testing.assert_allclose(memorization.scalar_outputs(ffn, z)[:, 0], want, rtol=0, atol=1e-15)
     for kwargs, match in [
         ({"coeffs": [[1.0], [-2.0 + 1j]]}, "coeffs must be a real array, not complex"),
         ({"coeffs": np.array([[True], [False]])}, "coeffs must be a real array, not bool"),
         ({"offset": [0.5j]}, "offset must be a real array, not complex"),
         ({"offset": np.array([True])}, "offset must be a real array, not bool"),
-        ({"knots": torch.tensor([0.0, 1.0], dtype=torch.complex64)}, "knots must be a real array, not complex"),
+        (
+            {"knots": torch.tensor([0.0, 1.0], dtype=torch.complex64)},
+            "knots must be a real array, not complex",
+        ),
         ({"coeffs": [[1.0, 2.0, 3.0]]}, r"coeffs must have shape \(2, k\)"),
         ({"offset": [0.5, 0.5]}, r"offset must have shape \(1,\)"),
     ]:
@@ -227,8 +266,10 @@ def test_float64_memorization_is_the_residual_networks_forward_pass():
     Y = np.random.default_rng(4).integers(0, 3, size=X.shape[:2]).astype(float)
     small = memorization.float64_memorization(X, Y, 0.3)
     assert small.max_error < 1e-9 and small.min_gap64 > 1e-4
-    theorem = memorization.float64_memorization(X, Y, contextual.lemma1_gap(3))   # c_w = r_min = eps = 1
-    assert theorem.min_gap64 == 0.0 and np.isnan(theorem.max_error)     # float64 ids collide
+    theorem = memorization.float64_memorization(
+        X, Y, contextual.lemma1_gap(3)
+    )  # c_w = r_min = eps = 1
+    assert theorem.min_gap64 == 0.0 and np.isnan(theorem.max_error)  # float64 ids collide
     # independently: the rank-1 layer at gamma (d = 1, w = 1) written out in numpy, then a residual
     # layer interpolating y - z built on its ids by solving the triangular system with numpy
     z = []
@@ -236,7 +277,9 @@ def test_float64_memorization_is_the_residual_networks_forward_pass():
         for t in seq:
             a = 0.3 * t * seq
             p = np.exp(a - a.max()) / np.exp(a - a.max()).sum()
-            z.append(t + (0.99 / (4 * 5.05)) * (p @ seq))   # W_O = eps / (4 r_max), the strict constants
+            z.append(
+                t + (0.99 / (4 * 5.05)) * (p @ seq)
+            )  # W_O = eps / (4 r_max), the strict constants
     z = np.array(z)
     order = np.argsort(z)
     s, tgt = z[order], (Y.reshape(-1) - z)[order]
@@ -248,7 +291,9 @@ def test_float64_memorization_is_the_residual_networks_forward_pass():
 
 
 def test_residual_ffn_checks_its_arguments():
-    ffn = memorization.residual_ffn([1.0, 0.0], [0.0, 1.0], [[1.0, 2.0], [3.0, 4.0]], offset=[0.5, 0.0])
+    ffn = memorization.residual_ffn(
+        [1.0, 0.0], [0.0, 1.0], [[1.0, 2.0], [3.0, 4.0]], offset=[0.5, 0.0]
+    )
     Z = np.array([[2.0, 5.0]])
     want = Z + np.array([[0.5, 0.0]]) + 2.0 * np.array([1.0, 2.0]) + 1.0 * np.array([3.0, 4.0])
     np.testing.assert_allclose(ffn(torch.as_tensor(Z)).detach().numpy(), want)
@@ -260,7 +305,9 @@ def test_residual_ffn_checks_its_arguments():
 
 def test_weight_lower_bound_hand_computed_and_met():
     # ids 0, 1, 1.5 with targets 0, 2, 2: slopes 2 and 0; M = 3 -> bound max(2/(3*1), 0) = 2/3
-    assert memorization.weight_lower_bound([0.0, 1.0, 1.5], [[0.0], [2.0], [2.0]]) == pytest.approx(2 / 3)
+    assert memorization.weight_lower_bound([0.0, 1.0, 1.5], [[0.0], [2.0], [2.0]]) == pytest.approx(
+        2 / 3
+    )
     rng = np.random.default_rng(9)
     z = np.sort(rng.uniform(0, 1, 12))
     y = rng.normal(size=12)
@@ -268,5 +315,3 @@ def test_weight_lower_bound_hand_computed_and_met():
     assert res.max_coeff >= memorization.weight_lower_bound(z, y[:, None])
     with pytest.raises(ValueError, match="strictly increasing"):
         memorization.weight_lower_bound([1.0, 0.0], [[0.0], [1.0]])
-
-

@@ -1,6 +1,5 @@
 """lib.experiments.noise: the noise experiment of LHSL Appendix B (settings, one run, the trend test)."""
 
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -25,7 +24,7 @@ def test_trend_test_on_known_orderings():
     assert rho == pytest.approx(np.corrcoef(rx, ry)[0, 1], abs=1e-12)
     assert p < 0.01
     rho_up, p_up = noise.trend_test(levels, levels)
-    assert rho_up == pytest.approx(1.0) and p_up > 0.99     # a rise is no evidence of a decline
+    assert rho_up == pytest.approx(1.0) and p_up > 0.99  # a rise is no evidence of a decline
     # a perfectly decreasing sequence of 5 distinct levels: p = P(rho_perm = -1) = 1/120 (+ resolution)
     rho5, p5 = noise.trend_test(np.arange(5.0), -np.arange(5.0), permutations=100_000)
     assert rho5 == pytest.approx(-1.0) and p5 == pytest.approx(1 / 120, rel=0.15)
@@ -42,7 +41,11 @@ def pd_rank(a):
 def test_noise_settings_and_bad_arguments():
     for mode in ("fast", "full"):
         s = noise.NOISE_SETTINGS[mode]
-        assert s["label_ratios"][0] == 0.0 and max(s["label_ratios"]) < 1 and s["input_sigmas"][0] == 0.0
+        assert (
+            s["label_ratios"][0] == 0.0
+            and max(s["label_ratios"]) < 1
+            and s["input_sigmas"][0] == 0.0
+        )
         assert len(s["seeds"]) >= 3
     with pytest.raises(ValueError, match="dataset must be one of"):
         noise.noise_runs("svhn", "fast")
@@ -53,19 +56,31 @@ def test_noise_settings_and_bad_arguments():
 
 
 def test_noise_experiment_runs_and_reports_norms():
-    settings = {**noise.NOISE_SETTINGS["fast"], "train_images": 256, "test_images": 200, "epochs": 1}
+    settings = {
+        **noise.NOISE_SETTINGS["fast"],
+        "train_images": 256,
+        "test_images": 200,
+        "epochs": 1,
+    }
     row = noise.noise_experiment("mnist", "label", 0.2, 0, **settings)
-    assert set(row) >= {"w_k_spectral", "w_k_frobenius", "w_q_spectral", "w_q_frobenius", "train_acc", "test_acc"}
+    assert set(row) >= {
+        "w_k_spectral",
+        "w_k_frobenius",
+        "w_q_spectral",
+        "w_q_frobenius",
+        "train_acc",
+        "test_acc",
+    }
     assert 0 < row["w_k_spectral"] <= row["w_k_frobenius"]
     assert 0.0 <= row["test_acc"] <= 1.0 and row["level"] == 0.2
     again = noise.noise_experiment("mnist", "label", 0.2, 0, **settings)
-    assert again["w_k_frobenius"] == row["w_k_frobenius"]     # deterministic for a seed
+    assert again["w_k_frobenius"] == row["w_k_frobenius"]  # deterministic for a seed
 
 
 def test_noise_datasets_follow_book_cifar10(monkeypatch, tmp_path):
     monkeypatch.delenv("BOOK_CIFAR10", raising=False)
     assert noise.noise_datasets() == ["mnist", "fashion-mnist"]
-    monkeypatch.setenv("BOOK_CIFAR10", str(tmp_path))          # set, but no batch files
+    monkeypatch.setenv("BOOK_CIFAR10", str(tmp_path))  # set, but no batch files
     with pytest.raises(ValueError, match="BOOK_CIFAR10"):
         noise.noise_datasets()
 
@@ -80,8 +95,14 @@ def mp_scores(x, A, b, dps=80):
     import mpmath
 
     with mpmath.workdps(dps):
-        return [[mpmath.fsum(mpmath.mpf(float(a)) * mpmath.mpf(float(p)) for a, p in zip(row, pt)) + mpmath.mpf(float(bi))
-                 for row, bi in zip(A, b)] for pt in x]
+        return [
+            [
+                mpmath.fsum(mpmath.mpf(float(a)) * mpmath.mpf(float(p)) for a, p in zip(row, pt))
+                + mpmath.mpf(float(bi))
+                for row, bi in zip(A, b)
+            ]
+            for pt in x
+        ]
 
 
 def mp_soft(x, c, v, beta, dps=80):
@@ -91,7 +112,12 @@ def mp_soft(x, c, v, beta, dps=80):
     with mpmath.workdps(dps):
         out = []
         for pt in x:
-            d2 = [mpmath.fsum((mpmath.mpf(float(p)) - mpmath.mpf(float(q))) ** 2 for p, q in zip(pt, ci)) for ci in c]
+            d2 = [
+                mpmath.fsum(
+                    (mpmath.mpf(float(p)) - mpmath.mpf(float(q))) ** 2 for p, q in zip(pt, ci)
+                )
+                for ci in c
+            ]
             top = min(d2)
             w = [mpmath.exp(-beta * (d - top)) for d in d2]
             out.append(float(mpmath.fsum(wi * vi for wi, vi in zip(w, v)) / mpmath.fsum(w)))
@@ -103,5 +129,3 @@ def mp_soft(x, c, v, beta, dps=80):
 
 def sine(p):
     return np.prod(np.sin(np.pi * p), axis=1)
-
-

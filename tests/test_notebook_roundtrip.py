@@ -15,8 +15,11 @@ import pytest
 
 from conftest import ROOT
 
-NOTEBOOKS = sorted(p for p in (ROOT / "chapters").glob("*.md") if p.read_text().startswith("---\n")
-                   and "jupytext:" in p.read_text().split("\n---\n", 1)[0])
+NOTEBOOKS = sorted(
+    p
+    for p in (ROOT / "chapters").glob("*.md")
+    if p.read_text().startswith("---\n") and "jupytext:" in p.read_text().split("\n---\n", 1)[0]
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +35,12 @@ def contents_manager(tmp_path_factory):
 
 
 def test_every_notebook_chapter_is_covered():
-    assert {p.stem for p in NOTEBOOKS} >= {"01_boltzmann", "05_max_affine_partition", "epilogue", "reproducibility"}
+    assert {p.stem for p in NOTEBOOKS} >= {
+        "01_boltzmann",
+        "05_max_affine_partition",
+        "epilogue",
+        "reproducibility",
+    }
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -20,7 +20,9 @@ def test_style_and_palette():
 def test_figure_sizes_and_errors():
     fig, ax = plotting.figure("half", 0.5)
     assert isinstance(fig, Figure)
-    assert tuple(fig.get_size_inches()) == pytest.approx((plotting.WIDTHS["half"], plotting.WIDTHS["half"] * 0.5))
+    assert tuple(fig.get_size_inches()) == pytest.approx(
+        (plotting.WIDTHS["half"], plotting.WIDTHS["half"] * 0.5)
+    )
     fig, axes = plotting.figure("full", ncols=2)
     assert len(axes) == 2
     with pytest.raises(ValueError, match="width must be one of"):
@@ -50,18 +52,25 @@ def test_rate_axes_log_scales_ticks_and_reference_slope():
     fig, ax = plotting.figure("half")
     plotting.rate_axes(ax, [4, 8, 16], xlabel="m", ylabel="error", slope=-1, through=(1, 2.0))
     assert ax.get_xscale() == ax.get_yscale() == "log"
-    assert list(ax.get_xticks()) == [4, 8, 16] and [t.get_text() for t in ax.get_xticklabels()] == ["4", "8", "16"]
+    assert list(ax.get_xticks()) == [4, 8, 16] and [t.get_text() for t in ax.get_xticklabels()] == [
+        "4",
+        "8",
+        "16",
+    ]
     (line,) = ax.get_lines()
     x, y = line.get_data()
     assert x[0] == 4 and x[-1] == 16
-    np.testing.assert_allclose(y, 2.0 / x)                                    # slope -1 through (1, 2)
+    np.testing.assert_allclose(y, 2.0 / x)  # slope -1 through (1, 2)
     assert line.get_label() == "slope $-1$" and line.get_zorder() == 0
     fig2, bx = plotting.figure("half")
     plotting.rate_axes(bx, [0.5, 0.1], xlabel="x", ylabel="y", tick_labels=["a", "b"])
     assert not bx.get_lines() and [t.get_text() for t in bx.get_xticklabels()] == ["a", "b"]
-    for kwargs, match in [({"ticks": [0, 1]}, "ticks must be positive"), ({"slope": -1}, "through"),
-                          ({"slope": -1, "through": (0, 1)}, "positive coordinates"),
-                          ({"tick_labels": ["x"]}, "one label per tick")]:
+    for kwargs, match in [
+        ({"ticks": [0, 1]}, "ticks must be positive"),
+        ({"slope": -1}, "through"),
+        ({"slope": -1, "through": (0, 1)}, "positive coordinates"),
+        ({"tick_labels": ["x"]}, "one label per tick"),
+    ]:
         args = {"ticks": [1, 2], "xlabel": "x", "ylabel": "y"} | kwargs
         with pytest.raises(ValueError, match=match):
             plotting.rate_axes(bx, args.pop("ticks"), **args)

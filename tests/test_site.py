@@ -25,8 +25,11 @@ def toc_pages() -> list[str]:
 
 
 def notebook_chapters() -> list[str]:
-    return [p for p in toc_pages() if (ROOT / f"{p}.md").read_text().count("{code-cell}")
-            and p.split("/")[-1][:2].isdigit()]
+    return [
+        p
+        for p in toc_pages()
+        if (ROOT / f"{p}.md").read_text().count("{code-cell}") and p.split("/")[-1][:2].isdigit()
+    ]
 
 
 def soup(site: Path, page: str) -> BeautifulSoup:
@@ -76,14 +79,26 @@ def test_glued_numbers_and_references_resolved(site, page):
     chapter = int(page.split("/")[-1][:2])
     figures = re.findall(r"Figure (\d+)\.(\d+)", text)
     assert figures and {int(c) for c, _ in figures} >= {chapter}
-    bare_figures = [m.group() for m in re.finditer(r"Figure \d+(?![.\d])", text)
-                    if not re.search(r"(LHSL|K&S)\S*( Appendix \w+,)?\s*$", text[max(0, m.start() - 25):m.start()])]
-    assert not bare_figures, "a figure of the book numbered without its chapter (the papers' own figures excepted)"
+    bare_figures = [
+        m.group()
+        for m in re.finditer(r"Figure \d+(?![.\d])", text)
+        if not re.search(
+            r"(LHSL|K&S)\S*( Appendix \w+,)?\s*$", text[max(0, m.start() - 25) : m.start()]
+        )
+    ]
+    assert not bare_figures, (
+        "a figure of the book numbered without its chapter (the papers' own figures excepted)"
+    )
     if "{eq}`" in (ROOT / f"{page}.md").read_text():
         assert re.search(rf"\({chapter}\.\d+\)", text)
     # links to the papers' statements print the paper's label, never a bare "Theorem"
-    bare = [a.get_text(" ", strip=True) for a in refs
-            if re.fullmatch(r"(Theorem|Lemma|Definition|Proposition|Corollary)", a.get_text(" ", strip=True))]
+    bare = [
+        a.get_text(" ", strip=True)
+        for a in refs
+        if re.fullmatch(
+            r"(Theorem|Lemma|Definition|Proposition|Corollary)", a.get_text(" ", strip=True)
+        )
+    ]
     assert not bare, bare
 
 
@@ -91,8 +106,10 @@ def claims_rows(site) -> list[dict]:
     """The claims table's rows as dicts keyed by its column headers."""
     table = soup(site, "chapters/claims").select_one("table.claims-table")
     headers = [th.get_text(" ", strip=True) for th in table.select("thead th")]
-    return [dict(zip(headers, (td.get_text(" ", strip=True) for td in r.find_all("td")), strict=True))
-            for r in table.select("tbody tr")]
+    return [
+        dict(zip(headers, (td.get_text(" ", strip=True) for td in r.find_all("td")), strict=True))
+        for r in table.select("tbody tr")
+    ]
 
 
 def test_claims_page_lists_chapter_checks_all_passing(site):
@@ -112,20 +129,37 @@ def test_claims_page_lists_chapter_checks_all_passing(site):
     assert not_run == {f"C19.{d}" for d in missing}, (not_run, missing)
     assert all(r["Measured"].startswith("not run:") for r in rows if r["Check"] in not_run)
     assert all(r["Scale"] in claims.SCALES for r in rows)
-    assert all(re.search(r"\((" + "|".join(claims.BASES) + r")\)$", r["Expected (what it is)"]) for r in rows)
+    assert all(
+        re.search(r"\((" + "|".join(claims.BASES) + r")\)$", r["Expected (what it is)"])
+        for r in rows
+    )
 
 
 def test_every_recorded_check_reaches_the_claims_page(site):
     glue_files = (ROOT / "_build" / "jupyter_execute").rglob("*.glue.json")
-    recorded = {k[len("claim-"):] for f in glue_files for k in json.loads(f.read_text()) if k.startswith("claim-")}
-    shown = {r.find("td").get_text(strip=True) for r in soup(site, "chapters/claims").select("table.claims-table tbody tr")}
+    recorded = {
+        k[len("claim-") :]
+        for f in glue_files
+        for k in json.loads(f.read_text())
+        if k.startswith("claim-")
+    }
+    shown = {
+        r.find("td").get_text(strip=True)
+        for r in soup(site, "chapters/claims").select("table.claims-table tbody tr")
+    }
     assert recorded and recorded == shown
 
 
 def test_chapters_within_budget_on_reproducibility_page(site):
     rows = soup(site, "chapters/reproducibility").select("table.budget-table tbody tr")
-    budgeted = [p for p in toc_pages() if re.search(r"^budget_seconds:", (ROOT / f"{p}.md").read_text(), re.M)]
-    assert len(rows) == len(budgeted) >= len(notebook_chapters()) + 1   # the chapters and the epilogue
+    budgeted = [
+        p
+        for p in toc_pages()
+        if re.search(r"^budget_seconds:", (ROOT / f"{p}.md").read_text(), re.M)
+    ]
+    assert (
+        len(rows) == len(budgeted) >= len(notebook_chapters()) + 1
+    )  # the chapters and the epilogue
     for row in rows:
         cells = [td.get_text(strip=True) for td in row.find_all("td")]
         assert cells[-1] == "within budget", cells
@@ -153,7 +187,9 @@ def test_math_is_served_offline(site):
 def test_no_stale_outputs_committed():
     import subprocess
 
-    files = subprocess.run(["git", "ls-files"], cwd=ROOT, text=True, capture_output=True).stdout.split()
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, text=True, capture_output=True
+    ).stdout.split()
     assert not [f for f in files if f.endswith(".ipynb") or f.startswith("_build/")]
 
 
@@ -162,7 +198,11 @@ def test_no_link_points_at_a_bare_file_name(site):
     bad = {}
     for page in toc_pages():
         hrefs = [a.get("href", "") for a in soup(site, page).select("a[href]")]
-        found = [h for h in hrefs if re.fullmatch(r"https?://[\w-]+\.(md|py|txt|yml|yaml|toml|json|ipynb)/?", h)]
+        found = [
+            h
+            for h in hrefs
+            if re.fullmatch(r"https?://[\w-]+\.(md|py|txt|yml|yaml|toml|json|ipynb)/?", h)
+        ]
         if found:
             bad[page] = found
     assert not bad, bad

@@ -13,15 +13,24 @@ from lib.experiments import store
 
 def test_key_follows_settings_and_version_only():
     key = store.result_key("conll", 1, {"epochs": 3, "layers": [1, 3]})
-    assert key == store.result_key("conll", 1, {"layers": [1, 3], "epochs": 3})  # order does not matter
+    assert key == store.result_key(
+        "conll", 1, {"layers": [1, 3], "epochs": 3}
+    )  # order does not matter
     assert key != store.result_key("conll", 2, {"epochs": 3, "layers": [1, 3]})
     assert key != store.result_key("conll", 1, {"epochs": 4, "layers": [1, 3]})
     assert key != store.result_key("noise", 1, {"epochs": 3, "layers": [1, 3]})
-    assert key == store.result_key("conll", 1, {"epochs": np.int64(3), "layers": (1, 3)})  # numpy, tuples as JSON
-    for bad, match in [(("Conll", 1, {}), "experiment must be"), (("conll", -1, {}), "version must be"),
-                       (("conll", True, {}), "version must be"), (("conll", 1, []), "settings must be a dict"),
-                       (("conll", 1, {"x": float("nan")}), "finite"), (("conll", 1, {"x": object()}), "JSON values"),
-                       (("conll", 1, {1: 2}), "keys must be strings")]:
+    assert key == store.result_key(
+        "conll", 1, {"epochs": np.int64(3), "layers": (1, 3)}
+    )  # numpy, tuples as JSON
+    for bad, match in [
+        (("Conll", 1, {}), "experiment must be"),
+        (("conll", -1, {}), "version must be"),
+        (("conll", True, {}), "version must be"),
+        (("conll", 1, []), "settings must be a dict"),
+        (("conll", 1, {"x": float("nan")}), "finite"),
+        (("conll", 1, {"x": object()}), "JSON values"),
+        (("conll", 1, {1: 2}), "keys must be strings"),
+    ]:
         with pytest.raises(ValueError, match=match):
             store.result_key(*bad)
 
@@ -31,29 +40,57 @@ def test_gate_computes_once_stores_json_and_reads_it_back(tmp_path):
 
     def compute():
         calls.append(1)
-        return {"history": [0.5, np.float64(0.75)], "final": torch.tensor(0.9), "epochs": np.int64(2)}
+        return {
+            "history": [0.5, np.float64(0.75)],
+            "final": torch.tensor(0.9),
+            "epochs": np.int64(2),
+        }
 
-    first = store.load_or_run("conll", "layers-1", 3, {"epochs": 2}, compute, allow_compute=True, root=tmp_path)
-    second = store.load_or_run("conll", "layers-1", 3, {"epochs": 2}, compute, allow_compute=False, root=tmp_path)
+    first = store.load_or_run(
+        "conll", "layers-1", 3, {"epochs": 2}, compute, allow_compute=True, root=tmp_path
+    )
+    second = store.load_or_run(
+        "conll", "layers-1", 3, {"epochs": 2}, compute, allow_compute=False, root=tmp_path
+    )
     assert len(calls) == 1 and first.result == second.result
     assert first.result == {"history": [0.5, 0.75], "final": pytest.approx(0.9), "epochs": 2}
     on_disk = json.loads((tmp_path / "conll" / "layers-1.json").read_text())
     assert on_disk["key"] == store.result_key("conll", 3, {"epochs": 2}) and on_disk["version"] == 3
     prov = on_disk["provenance"]
-    assert {"commit", "date", "machine", "python", "torch", "numpy", "threads", "wall_s"} <= set(prov)
+    assert {"commit", "date", "machine", "python", "torch", "numpy", "threads", "wall_s"} <= set(
+        prov
+    )
     assert prov["torch"] == torch.__version__ and prov["threads"] == torch.get_num_threads()
     assert prov["machine"]["cores"] >= 1 and prov["machine"]["device"] == "cpu"
 
 
 def test_gate_refuses_stale_or_missing_results_in_a_build(tmp_path):
-    store.load_or_run("noise", "mnist", 1, {"epochs": 1}, lambda: {"x": 1}, allow_compute=True, root=tmp_path)
+    store.load_or_run(
+        "noise", "mnist", 1, {"epochs": 1}, lambda: {"x": 1}, allow_compute=True, root=tmp_path
+    )
     with pytest.raises(store.StaleResultError, match=r"settings differ.*make full"):
-        store.load_or_run("noise", "mnist", 1, {"epochs": 2}, lambda: {"x": 2}, allow_compute=False, root=tmp_path)
-    with pytest.raises(store.StaleResultError, match=r"code version is 1, the code's is 2.*make full"):
-        store.load_or_run("noise", "mnist", 2, {"epochs": 1}, lambda: {"x": 2}, allow_compute=False, root=tmp_path)
+        store.load_or_run(
+            "noise", "mnist", 1, {"epochs": 2}, lambda: {"x": 2}, allow_compute=False, root=tmp_path
+        )
+    with pytest.raises(
+        store.StaleResultError, match=r"code version is 1, the code's is 2.*make full"
+    ):
+        store.load_or_run(
+            "noise", "mnist", 2, {"epochs": 1}, lambda: {"x": 2}, allow_compute=False, root=tmp_path
+        )
     with pytest.raises(store.StaleResultError, match="has not been computed"):
-        store.load_or_run("noise", "fashion", 1, {"epochs": 1}, lambda: {"x": 2}, allow_compute=False, root=tmp_path)
-    redone = store.load_or_run("noise", "mnist", 2, {"epochs": 1}, lambda: {"x": 2}, allow_compute=True, root=tmp_path)
+        store.load_or_run(
+            "noise",
+            "fashion",
+            1,
+            {"epochs": 1},
+            lambda: {"x": 2},
+            allow_compute=False,
+            root=tmp_path,
+        )
+    redone = store.load_or_run(
+        "noise", "mnist", 2, {"epochs": 1}, lambda: {"x": 2}, allow_compute=True, root=tmp_path
+    )
     assert redone.result == {"x": 2} and redone.version == 2
 
 
@@ -63,7 +100,9 @@ def test_gate_rejects_bad_results_and_files(tmp_path):
     with pytest.raises(ValueError, match="compute must return a dict"):
         store.load_or_run("conll", "a", 1, {}, lambda: [1], allow_compute=True, root=tmp_path)
     with pytest.raises(ValueError, match="finite"):
-        store.load_or_run("conll", "a", 1, {}, lambda: {"x": float("inf")}, allow_compute=True, root=tmp_path)
+        store.load_or_run(
+            "conll", "a", 1, {}, lambda: {"x": float("inf")}, allow_compute=True, root=tmp_path
+        )
     assert not (tmp_path / "conll" / "a.json").exists()  # nothing half-written
     (tmp_path / "conll").mkdir(exist_ok=True)
     (tmp_path / "conll" / "b.json").write_text("{not json")

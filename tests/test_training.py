@@ -9,8 +9,10 @@ from lib import config, data, training
 from lib.layers import SelfAttention
 from lib.models import TokenTagger
 
-TOY = [(["EU", "rejects", "German", "call"], ["B-ORG", "O", "B-MISC", "O"]),
-       (["Peter", "Blackburn"], ["B-PER", "I-PER"])]
+TOY = [
+    (["EU", "rejects", "German", "call"], ["B-ORG", "O", "B-MISC", "O"]),
+    (["Peter", "Blackburn"], ["B-PER", "I-PER"]),
+]
 
 
 def toy_batches(batch_size=2):
@@ -23,7 +25,9 @@ def test_toy_corpus_memorized():
     model = TokenTagger(len(vocab), len(data.CONLL_TAGS), d=16, n_layers=1, rank=1, seed=0)
     history = training.fit(model, batches, epochs=40, lr=1e-2)
     assert training.evaluate(model, batches) == 1.0
-    assert history["train_acc"].iloc[-1] == 1.0 and history["loss"].iloc[-1] < history["loss"].iloc[0]
+    assert (
+        history["train_acc"].iloc[-1] == 1.0 and history["loss"].iloc[-1] < history["loss"].iloc[0]
+    )
     assert list(history.columns) == ["epoch", "loss", "train_acc", "val_acc", "lr", "seconds"]
     assert (history["lr"] == 1e-2).all()
     assert history["epoch"].tolist() == list(range(1, 41)) and history["val_acc"].isna().all()
@@ -40,7 +44,9 @@ def test_padding_changes_nothing():
     torch.testing.assert_close(padded[1], model(long)[0], rtol=0, atol=1e-13)
     tags = torch.tensor([[1, 2, 0]])
     loss_alone, *_ = training._counts(alone, tags)
-    loss_padded, *_ = training._counts(padded[:1], torch.cat([tags, torch.full((1, 3), training.IGNORE)], 1))
+    loss_padded, *_ = training._counts(
+        padded[:1], torch.cat([tags, torch.full((1, 3), training.IGNORE)], 1)
+    )
     torch.testing.assert_close(loss_padded, loss_alone, rtol=0, atol=1e-12)
 
 
@@ -78,6 +84,7 @@ def test_evaluate_counts_only_real_positions():
     class Constant(torch.nn.Module):  # always predicts class 0
         def forward(self, ids):
             return torch.nn.functional.one_hot(torch.zeros_like(ids), 3).double()
+
     targets = torch.tensor([[0, 1, training.IGNORE], [0, 0, 2]])
     assert training.evaluate(Constant(), [(torch.zeros(2, 3, dtype=torch.int64), targets)]) == 3 / 5
 
@@ -87,7 +94,9 @@ def test_fit_is_deterministic():
     runs = []
     for _ in range(2):
         model = TokenTagger(len(vocab), 9, d=8, rank=1, seed=3)
-        runs.append(training.fit(model, batches, epochs=3, seed=7, validation=batches, eval_every=2))
+        runs.append(
+            training.fit(model, batches, epochs=3, seed=7, validation=batches, eval_every=2)
+        )
     pd.testing.assert_frame_equal(runs[0].drop(columns="seconds"), runs[1].drop(columns="seconds"))
     assert runs[0]["val_acc"].notna().tolist() == [False, True, True]
 
@@ -113,41 +122,89 @@ def _model():
     return TokenTagger(10, 3, d=4, seed=0)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: TokenTagger(1, 3), "vocab_size"),
-    (lambda: TokenTagger(10, 3, d=0), "d must be"),
-    (lambda: TokenTagger(10, 3, d=4, rank=5), "rank"),
-    (lambda: TokenTagger(10, 3, pad_id=10), "pad_id"),
-    (lambda: TokenTagger(10, 3, dtype=torch.int32), "dtype"),
-    (lambda: _model()(torch.tensor([[1.0, 2.0]])), "int64"),
-    (lambda: _model()(torch.tensor([1, 2])), r"shape \(batch, n\)"),
-    (lambda: _model()(torch.tensor([[1, 12]])), r"\[0, 10\)"),
-    (lambda: _model()(torch.tensor([[0, 0]])), "every token"),
-    (lambda: SelfAttention(3)(torch.ones(1, 2, 3, dtype=torch.float64), torch.ones(1, 2)), "bool"),
-    (lambda: SelfAttention(3)(torch.ones(1, 2, 3, dtype=torch.float64), torch.zeros(1, 3, dtype=torch.bool)), "shape"),
-    (lambda: training.bucket_batches([], 2), "non-empty"),
-    (lambda: training.bucket_batches([(np.ones(2, dtype=int), np.ones(3, dtype=int))], 2), "one length"),
-    (lambda: training.bucket_batches([(np.ones(2), np.ones(2))], 2), "integer ids"),
-    (lambda: training.bucket_batches([(np.ones(2, dtype=int), np.ones(2, dtype=int))], 0), "batch_size"),
-    (lambda: training.fit(_model(), toy_batches()[1], epochs=0), "epochs"),
-    (lambda: training.fit(_model(), toy_batches()[1], epochs=1, lr=float("nan")), "lr"),
-    (lambda: training.fit(_model(), toy_batches()[1], epochs=1, lr=0.0), "lr"),
-    (lambda: training.fit(_model(), toy_batches()[1], epochs=2, final_lr=-1.0), "final_lr"),
-    (lambda: training.fit(_model(), [], epochs=1), "batches must be"),
-    (lambda: training.fit(_model(), [(torch.ones(1, 2, dtype=torch.int64), torch.ones(1, 2))], epochs=1), "int64"),
-    (lambda: training.fit(_model(), [(torch.ones(1, 2, dtype=torch.int64),
-                                      torch.full((1, 2), training.IGNORE))], epochs=1), "not IGNORE"),
-    (lambda: training.evaluate(_model(), [(torch.ones(1, 2, dtype=torch.int64), torch.ones(1, 3, dtype=torch.int64))]),
-     "do not match"),
-    (lambda: training.evaluate(_model(), [(torch.ones(1, 2, dtype=torch.int64), torch.tensor([[0, 3]]))]),
-     r"targets must lie in \[0, 3\)"),
-    (lambda: training.fit(None, toy_batches()[1], epochs=1), "model must be"),
-    (lambda: training.fit(_model(), toy_batches()[1], epochs=2, lr=1e-3, final_lr=1e-2), "final_lr must not exceed"),
-    (lambda: training.bucket_batches([(np.ones(2, dtype=int), np.ones(2, dtype=int))], 2, device="gpu"), "device"),
-    (lambda: training.bucket_batches([(np.ones(2, dtype=int), -np.ones(2, dtype=int))], 2), r"ids in \[0"),
-    (lambda: config.read_device(["cpu"]), "mapping"),
-    (lambda: config.read_device({"BOOK_DEVICE": "mps"}), "BOOK_DEVICE"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: TokenTagger(1, 3), "vocab_size"),
+        (lambda: TokenTagger(10, 3, d=0), "d must be"),
+        (lambda: TokenTagger(10, 3, d=4, rank=5), "rank"),
+        (lambda: TokenTagger(10, 3, pad_id=10), "pad_id"),
+        (lambda: TokenTagger(10, 3, dtype=torch.int32), "dtype"),
+        (lambda: _model()(torch.tensor([[1.0, 2.0]])), "int64"),
+        (lambda: _model()(torch.tensor([1, 2])), r"shape \(batch, n\)"),
+        (lambda: _model()(torch.tensor([[1, 12]])), r"\[0, 10\)"),
+        (lambda: _model()(torch.tensor([[0, 0]])), "every token"),
+        (
+            lambda: SelfAttention(3)(torch.ones(1, 2, 3, dtype=torch.float64), torch.ones(1, 2)),
+            "bool",
+        ),
+        (
+            lambda: SelfAttention(3)(
+                torch.ones(1, 2, 3, dtype=torch.float64), torch.zeros(1, 3, dtype=torch.bool)
+            ),
+            "shape",
+        ),
+        (lambda: training.bucket_batches([], 2), "non-empty"),
+        (
+            lambda: training.bucket_batches([(np.ones(2, dtype=int), np.ones(3, dtype=int))], 2),
+            "one length",
+        ),
+        (lambda: training.bucket_batches([(np.ones(2), np.ones(2))], 2), "integer ids"),
+        (
+            lambda: training.bucket_batches([(np.ones(2, dtype=int), np.ones(2, dtype=int))], 0),
+            "batch_size",
+        ),
+        (lambda: training.fit(_model(), toy_batches()[1], epochs=0), "epochs"),
+        (lambda: training.fit(_model(), toy_batches()[1], epochs=1, lr=float("nan")), "lr"),
+        (lambda: training.fit(_model(), toy_batches()[1], epochs=1, lr=0.0), "lr"),
+        (lambda: training.fit(_model(), toy_batches()[1], epochs=2, final_lr=-1.0), "final_lr"),
+        (lambda: training.fit(_model(), [], epochs=1), "batches must be"),
+        (
+            lambda: training.fit(
+                _model(), [(torch.ones(1, 2, dtype=torch.int64), torch.ones(1, 2))], epochs=1
+            ),
+            "int64",
+        ),
+        (
+            lambda: training.fit(
+                _model(),
+                [(torch.ones(1, 2, dtype=torch.int64), torch.full((1, 2), training.IGNORE))],
+                epochs=1,
+            ),
+            "not IGNORE",
+        ),
+        (
+            lambda: training.evaluate(
+                _model(),
+                [(torch.ones(1, 2, dtype=torch.int64), torch.ones(1, 3, dtype=torch.int64))],
+            ),
+            "do not match",
+        ),
+        (
+            lambda: training.evaluate(
+                _model(), [(torch.ones(1, 2, dtype=torch.int64), torch.tensor([[0, 3]]))]
+            ),
+            r"targets must lie in \[0, 3\)",
+        ),
+        (lambda: training.fit(None, toy_batches()[1], epochs=1), "model must be"),
+        (
+            lambda: training.fit(_model(), toy_batches()[1], epochs=2, lr=1e-3, final_lr=1e-2),
+            "final_lr must not exceed",
+        ),
+        (
+            lambda: training.bucket_batches(
+                [(np.ones(2, dtype=int), np.ones(2, dtype=int))], 2, device="gpu"
+            ),
+            "device",
+        ),
+        (
+            lambda: training.bucket_batches([(np.ones(2, dtype=int), -np.ones(2, dtype=int))], 2),
+            r"ids in \[0",
+        ),
+        (lambda: config.read_device(["cpu"]), "mapping"),
+        (lambda: config.read_device({"BOOK_DEVICE": "mps"}), "BOOK_DEVICE"),
+    ],
+)
 def test_value_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -157,8 +214,12 @@ def test_nan_logits_are_not_scored():
     class NaNModel(torch.nn.Module):
         def forward(self, ids):
             return torch.full((*ids.shape, 3), float("nan"))
+
     with pytest.raises(ValueError, match="not finite"):
-        training.evaluate(NaNModel(), [(torch.ones(1, 2, dtype=torch.int64), torch.zeros(1, 2, dtype=torch.int64))])
+        training.evaluate(
+            NaNModel(),
+            [(torch.ones(1, 2, dtype=torch.int64), torch.zeros(1, 2, dtype=torch.int64))],
+        )
 
 
 def test_diverging_loss_is_reported():

@@ -15,43 +15,64 @@ def test_capped_comb_is_exact_where_it_matters():
     for n in range(0, 70):
         for k in range(0, n + 1):
             assert V.capped_comb(n, k, 10**6) == math.comb(n, k) or (
-                math.comb(n, k) > 10**6 and V.capped_comb(n, k, 10**6) in (math.comb(n, k), math.inf))
-    assert V.capped_comb(2000, 6, 10) == math.comb(2000, 6)          # small k: exact at any size
-    assert V.capped_comb(10**18, 10**9, 2**20) == math.inf           # instantly, without the huge number
-    assert V.capped_comb(300, 150, 10**100) == math.comb(300, 150) or V.capped_comb(300, 150, 10**100) == math.inf
+                math.comb(n, k) > 10**6
+                and V.capped_comb(n, k, 10**6) in (math.comb(n, k), math.inf)
+            )
+    assert V.capped_comb(2000, 6, 10) == math.comb(2000, 6)  # small k: exact at any size
+    assert V.capped_comb(10**18, 10**9, 2**20) == math.inf  # instantly, without the huge number
+    assert (
+        V.capped_comb(300, 150, 10**100) == math.comb(300, 150)
+        or V.capped_comb(300, 150, 10**100) == math.inf
+    )
     assert V.capped_comb(5, 7, 10) == 0
 
 
 def test_check_size_is_inclusive_and_names_the_limit():
     assert V.check_size("things", 10, 10, "lib.x.MAX") == 10
-    with pytest.raises(ValueError, match=re.escape("things would be 11, more than the limit lib.x.MAX = 10")):
+    with pytest.raises(
+        ValueError, match=re.escape("things would be 11, more than the limit lib.x.MAX = 10")
+    ):
         V.check_size("things", 11, 10, "lib.x.MAX")
     with pytest.raises(ValueError, match="astronomically large"):
         V.check_size("things", math.inf, 10, "lib.x.MAX")
 
 
-@pytest.mark.parametrize("value", [True, np.True_, None, 1j, "1.0", float("nan"), float("inf"), [1.0]])
+@pytest.mark.parametrize(
+    "value", [True, np.True_, None, 1j, "1.0", float("nan"), float("inf"), [1.0]]
+)
 def test_finite_real_refuses_what_is_not_a_finite_real(value):
     with pytest.raises(ValueError, match=r"^beta must be"):
         V.finite_real("beta", value)
 
 
-@pytest.mark.parametrize("value", [np.float32(0.5), np.int64(3), 2, np.array(1.5), torch.tensor(2.5)])
+@pytest.mark.parametrize(
+    "value", [np.float32(0.5), np.int64(3), 2, np.array(1.5), torch.tensor(2.5)]
+)
 def test_finite_real_accepts_real_scalars_exactly(value):
     assert V.finite_real("beta", value) == float(np.asarray(value))
 
 
-@pytest.mark.parametrize("value, match", [
-    (np.array([True]), "not bool"), (torch.tensor([False]), "not bool"), (np.array([1j]), "not complex"),
-    (torch.tensor([1j]), "not complex"), (["a"], "dtype <U1"), ([[1.0], [1.0, 2.0]], r"got \[\[1.0\], \[1.0, 2.0\]\]"), (None, "dtype object"),
-])
+@pytest.mark.parametrize(
+    "value, match",
+    [
+        (np.array([True]), "not bool"),
+        (torch.tensor([False]), "not bool"),
+        (np.array([1j]), "not complex"),
+        (torch.tensor([1j]), "not complex"),
+        (["a"], "dtype <U1"),
+        ([[1.0], [1.0, 2.0]], r"got \[\[1.0\], \[1.0, 2.0\]\]"),
+        (None, "dtype object"),
+    ],
+)
 def test_arrays_must_be_real(value, match):
     with pytest.raises(ValueError, match=r"^x must be a real array.*" + match):
         V.as_float_array("x", value)
 
 
 def test_flag():
-    assert V.flag("exact", np.bool_(True)) is True and V.flag("exact", None, allow_none=True) is None
+    assert (
+        V.flag("exact", np.bool_(True)) is True and V.flag("exact", None, allow_none=True) is None
+    )
     for bad in (1, "yes", None):
         with pytest.raises(ValueError, match="exact must be True or False"):
             V.flag("exact", bad)
@@ -61,21 +82,26 @@ BOOL = np.ones((2, 3, 1), dtype=bool)
 COMPLEX = np.ones((2, 3, 1)) * 1j
 
 
-@pytest.mark.parametrize("call", [
-    lambda x: boltzmann.boltz(x[:, :, 0]),
-    lambda x: boltzmann.soft_max_lse(x[:, :, 0]),
-    lambda x: contextual.tokenwise_separation(x),
-    lambda x: contextual.vocabulary(x),
-    lambda x: approximation.bad_sets(x, 4, 0.01),
-    lambda x: exact.attention_mp(x, contextual.RankOneAttention([[1.0], [2.0]], 2, w=[1.0]), 20),
-    lambda x: maxaffine.max_affine(x[0], [[1.0]], [0.0]),
-    lambda x: maxaffine.voronoi_affine(x[0]),
-    lambda x: maxaffine.indicator_bound(1.0, x[0, :, 0], 3),
-    lambda x: memorization.interpolating_ffn(x[0, :, 0], [0.0, 1.0, 2.0]),
-    lambda x: memorization.knot_layer([0.0, 1.0, 2.0], x[0, :, 0], [0.0]),
-    lambda x: data.add_input_noise(x, 0.1, 0),
-    lambda x: data.add_input_noise(torch.from_numpy(x), 0.1, 0),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: boltzmann.boltz(x[:, :, 0]),
+        lambda x: boltzmann.soft_max_lse(x[:, :, 0]),
+        lambda x: contextual.tokenwise_separation(x),
+        lambda x: contextual.vocabulary(x),
+        lambda x: approximation.bad_sets(x, 4, 0.01),
+        lambda x: exact.attention_mp(
+            x, contextual.RankOneAttention([[1.0], [2.0]], 2, w=[1.0]), 20
+        ),
+        lambda x: maxaffine.max_affine(x[0], [[1.0]], [0.0]),
+        lambda x: maxaffine.voronoi_affine(x[0]),
+        lambda x: maxaffine.indicator_bound(1.0, x[0, :, 0], 3),
+        lambda x: memorization.interpolating_ffn(x[0, :, 0], [0.0, 1.0, 2.0]),
+        lambda x: memorization.knot_layer([0.0, 1.0, 2.0], x[0, :, 0], [0.0]),
+        lambda x: data.add_input_noise(x, 0.1, 0),
+        lambda x: data.add_input_noise(torch.from_numpy(x), 0.1, 0),
+    ],
+)
 @pytest.mark.parametrize("bad", ["bool", "complex"])
 def test_bool_and_complex_arrays_are_refused_everywhere(call, bad):
     with pytest.raises(ValueError, match=f"not {bad}"):

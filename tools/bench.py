@@ -30,14 +30,23 @@ from jupyter_cache import get_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
-COMMAND = [str(Path(sys.executable).parent / "jupyter-book"), "build", ".", "-W", "-n", "--keep-going"]
+COMMAND = [
+    str(Path(sys.executable).parent / "jupyter-book"),
+    "build",
+    ".",
+    "-W",
+    "-n",
+    "--keep-going",
+]
 TARGETS = {"cold_s": 8 * 60, "rebuild_s": 15, "tokens_per_s_ratio": 1.5}
 FULL_EPOCHS = 800  # Chapter 3, full mode (K&S Section 5 as reported)
 
 
 def timed_build() -> float:
     start = time.perf_counter()
-    result = subprocess.run(COMMAND, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    result = subprocess.run(
+        COMMAND, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
         print(result.stdout[-5000:])
@@ -84,8 +93,9 @@ def training_throughput(rounds: int = 5) -> dict:
             return self.head(self.layer(self.embed(ids), src_key_padding_mask=ids == data.PAD))
 
     def tagger(layers):
-        return TokenTagger(len(vocab), len(data.CONLL_TAGS), d=128, n_layers=layers, rank=1,
-                                     ffn_width=512, seed=0)
+        return TokenTagger(
+            len(vocab), len(data.CONLL_TAGS), d=128, n_layers=layers, rank=1, ffn_width=512, seed=0
+        )
 
     models = {"rank1": tagger(1), "encoder_layer": EncoderLayerTagger()}
     seconds = {name: [] for name in models}
@@ -93,14 +103,20 @@ def training_throughput(rounds: int = 5) -> dict:
         for name, model in models.items():
             seconds[name].append(training.fit(model, batches, epochs=1)["seconds"].iloc[-1])
     epoch_s = {name: statistics.median(s[1:]) for name, s in seconds.items()}
-    deeper = {layers: training.fit(tagger(layers), batches, epochs=1)["seconds"].iloc[-1] for layers in (3, 6)}
+    deeper = {
+        layers: training.fit(tagger(layers), batches, epochs=1)["seconds"].iloc[-1]
+        for layers in (3, 6)
+    }
     per_layers = {1: epoch_s["rank1"], **deeper}
     return {
-        "tokens": tokens, "threads": torch.get_num_threads(),
+        "tokens": tokens,
+        "threads": torch.get_num_threads(),
         "epoch_s": epoch_s,
         "tokens_per_s": {name: tokens / s for name, s in epoch_s.items()},
         "ratio": epoch_s["encoder_layer"] / epoch_s["rank1"],
-        "full_mode_projected_min": {layers: FULL_EPOCHS * s / 60 for layers, s in per_layers.items()},
+        "full_mode_projected_min": {
+            layers: FULL_EPOCHS * s / 60 for layers, s in per_layers.items()
+        },
     }
 
 
@@ -111,28 +127,42 @@ def classifier_epochs(rounds: int = 3) -> dict:
     out = {}
     for mode in ("fast", "full"):
         settings = {**noise.NOISE_SETTINGS[mode], "epochs": 1, "test_images": 1000}
-        seconds = [noise.noise_experiment("mnist", "label", 0.0, 0, **settings)["seconds"] for _ in range(rounds)]
+        seconds = [
+            noise.noise_experiment("mnist", "label", 0.0, 0, **settings)["seconds"]
+            for _ in range(rounds)
+        ]
         full = noise.NOISE_SETTINGS[mode]
-        runs = len(full["seeds"]) * (len(full["label_ratios"]) + len([s for s in full["input_sigmas"] if s > 0]))
-        out[mode] = {"images": settings["train_images"] or 60_000, "epoch_s": min(seconds),
-                     "projected_s_per_dataset": min(seconds) * full["epochs"] * runs}
+        runs = len(full["seeds"]) * (
+            len(full["label_ratios"]) + len([s for s in full["input_sigmas"] if s > 0])
+        )
+        out[mode] = {
+            "images": settings["train_images"] or 60_000,
+            "epoch_s": min(seconds),
+            "projected_s_per_dataset": min(seconds) * full["epochs"] * runs,
+        }
     return out
 
 
 def print_classifier(c: dict) -> None:
     print("Chapter 5 classifier (PatchAttentionClassifier, MNIST):")
     for mode, r in c.items():
-        print(f"  {mode:<5} {r['images']:>6,} images: {r['epoch_s']:6.2f} s per epoch; noise experiment "
-              f"~{r['projected_s_per_dataset'] / 60:.1f} min per dataset")
+        print(
+            f"  {mode:<5} {r['images']:>6,} images: {r['epoch_s']:6.2f} s per epoch; noise experiment "
+            f"~{r['projected_s_per_dataset'] / 60:.1f} min per dataset"
+        )
 
 
 def print_throughput(t: dict) -> bool:
     ok = t["ratio"] >= TARGETS["tokens_per_s_ratio"]
-    print(f"training, full CoNLL-2003 train split ({t['tokens']:,} tokens, batch 128, d 128, FFN 512):")
+    print(
+        f"training, full CoNLL-2003 train split ({t['tokens']:,} tokens, batch 128, d 128, FFN 512):"
+    )
     for name, rate in t["tokens_per_s"].items():
         print(f"  {name:<14} {rate:9,.0f} tokens/s   ({t['epoch_s'][name]:.2f} s per epoch)")
-    print(f"  ratio rank1 / encoder_layer {t['ratio']:.2f}   (target >= {TARGETS['tokens_per_s_ratio']})   "
-          f"{'ok' if ok else 'MISSED'}")
+    print(
+        f"  ratio rank1 / encoder_layer {t['ratio']:.2f}   (target >= {TARGETS['tokens_per_s_ratio']})   "
+        f"{'ok' if ok else 'MISSED'}"
+    )
     for layers, minutes in t["full_mode_projected_min"].items():
         print(f"  full mode, {layers} layer(s), {FULL_EPOCHS} epochs: ~{minutes:.0f} min projected")
     return ok
@@ -143,7 +173,9 @@ def main() -> int:
         throughput = training_throughput()
         BUILD.mkdir(exist_ok=True)
         classifier = classifier_epochs()
-        (BUILD / "bench-training.json").write_text(json.dumps({**throughput, "classifier": classifier}, indent=2))
+        (BUILD / "bench-training.json").write_text(
+            json.dumps({**throughput, "classifier": classifier}, indent=2)
+        )
         print_classifier(classifier)
         return 0 if print_throughput(throughput) else 1
     shutil.rmtree(BUILD, ignore_errors=True)
@@ -158,11 +190,20 @@ def main() -> int:
         seconds = times.get(path.stem)
         within = budget is None or (seconds is not None and seconds <= budget)
         ok &= within
-        rows.append({"chapter": path.stem, "budget_s": budget, "execution_s": seconds, "within": within})
+        rows.append(
+            {"chapter": path.stem, "budget_s": budget, "execution_s": seconds, "within": within}
+        )
     throughput = training_throughput()
     classifier = classifier_epochs()
-    result = {"cold_s": cold, "rebuild_s": rebuild, "chapters": rows,
-              "targets": TARGETS, "threads": 2, "training": throughput, "classifier": classifier}
+    result = {
+        "cold_s": cold,
+        "rebuild_s": rebuild,
+        "chapters": rows,
+        "targets": TARGETS,
+        "threads": 2,
+        "training": throughput,
+        "classifier": classifier,
+    }
     ok &= cold <= TARGETS["cold_s"] and rebuild <= TARGETS["rebuild_s"]
     (BUILD / "bench.json").write_text(json.dumps(result, indent=2))
     print(f"cold build            {cold:7.1f} s   (target <= {TARGETS['cold_s']} s)")

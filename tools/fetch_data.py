@@ -33,10 +33,22 @@ PACKAGE = "dataset-fashion-mnist"
 #: header + labels) and the SHA-256 of the uncompressed content. The Debian package recompresses
 #: the .gz files, so their compressed bytes differ from upstream's; their content does not.
 FILES = {
-    "train-images-idx3-ubyte.gz": (47_040_016, "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888"),
-    "train-labels-idx1-ubyte.gz": (60_008, "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9"),
-    "t10k-images-idx3-ubyte.gz": (7_840_016, "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b"),
-    "t10k-labels-idx1-ubyte.gz": (10_008, "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34"),
+    "train-images-idx3-ubyte.gz": (
+        47_040_016,
+        "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+    ),
+    "train-labels-idx1-ubyte.gz": (
+        60_008,
+        "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+    ),
+    "t10k-images-idx3-ubyte.gz": (
+        7_840_016,
+        "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+    ),
+    "t10k-labels-idx1-ubyte.gz": (
+        10_008,
+        "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
+    ),
 }
 
 
@@ -63,8 +75,13 @@ def fetch() -> str:
     if not (shutil.which("apt-get") and shutil.which("dpkg-deb")):
         return "not a Debian-family machine (no apt-get/dpkg-deb)"
     with tempfile.TemporaryDirectory(dir=ROOT / "_data") as tmp:
-        download = subprocess.run(["apt-get", "download", "-q", PACKAGE], cwd=tmp, text=True,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        download = subprocess.run(
+            ["apt-get", "download", "-q", PACKAGE],
+            cwd=tmp,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         debs = sorted(Path(tmp).glob(f"{PACKAGE}_*.deb"))
         if download.returncode != 0 or not debs:
             last = (download.stdout.strip().splitlines() or ["no output"])[-1]
@@ -92,12 +109,17 @@ def main() -> int:
     except (OSError, subprocess.SubprocessError) as exc:
         why = f"{type(exc).__name__}: {exc}"
     if why:
-        print(f"Fashion-MNIST is not available ({why}): the book builds without it, and Chapter 5 says "
-              f"which dataset did not run. To add it: apt-get install {PACKAGE}, or make data after apt-get update.",
-              flush=True)
+        print(
+            f"Fashion-MNIST is not available ({why}): the book builds without it, and Chapter 5 says "
+            f"which dataset did not run. To add it: apt-get install {PACKAGE}, or make data after apt-get update.",
+            flush=True,
+        )
         return 0
-    print(f"Fashion-MNIST: unpacked the Debian package {PACKAGE} into {TARGET.relative_to(ROOT)} (official sizes "
-          "and content checked)", flush=True)
+    print(
+        f"Fashion-MNIST: unpacked the Debian package {PACKAGE} into {TARGET.relative_to(ROOT)} (official sizes "
+        "and content checked)",
+        flush=True,
+    )
     return 0
 
 

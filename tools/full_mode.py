@@ -19,8 +19,11 @@ def main() -> int:
     runs = [(layers, 1) for layers in settings["layers"]] + [(1, None)]
     for layers, rank in runs:
         result = conll.conll_run(layers, rank, mode="full")
-        print(f"CoNLL-2003, {layers} layer(s), rank {rank or 'full'}: train accuracy {result.train_acc:.4f}, "
-              f"validation {result.val_acc:.4f}", flush=True)
+        print(
+            f"CoNLL-2003, {layers} layer(s), rank {rank or 'full'}: train accuracy {result.train_acc:.4f}, "
+            f"validation {result.val_acc:.4f}",
+            flush=True,
+        )
     for dataset in noise.noise_datasets():
         runs = noise.noise_runs(dataset, mode="full")
         print(f"noise experiment, {dataset}: {len(runs)} runs stored", flush=True)

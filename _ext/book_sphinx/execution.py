@@ -36,9 +36,9 @@ __all__ = ["cell_timeout", "describe_failure", "setup"]
 
 _SIGNALS = {
     signal.SIGKILL: "was killed by SIGKILL, most often the system's out-of-memory killer: the chapter "
-                    "needed more memory than this machine had (see `dmesg`)",
+    "needed more memory than this machine had (see `dmesg`)",
     signal.SIGABRT: "was aborted by SIGABRT: os.abort(), a failed assertion in native code or an OpenMP "
-                    "runtime abort",
+    "runtime abort",
     signal.SIGSEGV: "crashed with SIGSEGV (a segmentation fault in native code)",
     signal.SIGBUS: "crashed with SIGBUS (a memory-mapped file or alignment fault in native code)",
     signal.SIGTERM: "was terminated by SIGTERM (stopped from outside)",
@@ -55,8 +55,9 @@ def cell_timeout(config, budget, mode: str, explicit: float | None = None) -> fl
         return explicit
     budget = float(budget)
     if mode == "full":
-        return max(config.book_full_timeout_factor * budget, config.book_full_timeout_floor,
-                   explicit or 0)
+        return max(
+            config.book_full_timeout_factor * budget, config.book_full_timeout_floor, explicit or 0
+        )
     if explicit is not None:
         return explicit
     return max(config.book_timeout_factor * budget, config.book_timeout_floor)
@@ -125,9 +126,15 @@ def _patched_run(original):
         def on_cell_execute(cell, cell_index, **_):
             current["index"] = cell_index
 
-        client = BookClient(nb, timeout=timeout, allow_errors=allow_errors, record_timing=record_timing,
-                            resources={"metadata": {"path": cwd}} if cwd else {},
-                            on_cell_execute=on_cell_execute, **kwargs)
+        client = BookClient(
+            nb,
+            timeout=timeout,
+            allow_errors=allow_errors,
+            record_timing=record_timing,
+            resources={"metadata": {"path": cwd}} if cwd else {},
+            on_cell_execute=on_cell_execute,
+            **kwargs,
+        )
         start, error, text = time.perf_counter(), None, None
         try:
             client.execute()
@@ -163,11 +170,21 @@ def _patched_start(original):
             err = exc.__cause__
             label, line = _cell_label(self.notebook, getattr(err, "book_cell", None))
             where = f"line {line}, " if line else ""
-            _fail(app, docname, f"chapter {docname} failed at {where}{label}: "
-                                f"{describe_failure(err, self.nb_config.execution_timeout)}", line)
-            self.exec_metadata = {"mtime": datetime.now().timestamp(), "runtime": None,
-                                  "method": self.nb_config.execution_mode, "succeeded": False,
-                                  "error": type(err).__name__, "traceback": None}
+            _fail(
+                app,
+                docname,
+                f"chapter {docname} failed at {where}{label}: "
+                f"{describe_failure(err, self.nb_config.execution_timeout)}",
+                line,
+            )
+            self.exec_metadata = {
+                "mtime": datetime.now().timestamp(),
+                "runtime": None,
+                "method": self.nb_config.execution_mode,
+                "succeeded": False,
+                "error": type(err).__name__,
+                "traceback": None,
+            }
             return
         _check_stderr(app, docname, self.notebook)
 
@@ -191,10 +208,17 @@ def _check_stderr(app: Sphinx, docname: str, nb) -> None:
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             if output.get("output_type") == "stream" and output.get("name") == "stderr":
                 label, line = _cell_label(nb, index)
-                first = next((t.strip() for t in output.get("text", "").splitlines() if t.strip()), "")
+                first = next(
+                    (t.strip() for t in output.get("text", "").splitlines() if t.strip()), ""
+                )
                 where = f"line {line}, " if line else ""
-                _fail(app, docname, f"chapter {docname}: {where}{label} wrote to stderr: {first[:120]!r} "
-                                    f"(every cell counts, removed and hidden ones too)", line)
+                _fail(
+                    app,
+                    docname,
+                    f"chapter {docname}: {where}{label} wrote to stderr: {first[:120]!r} "
+                    f"(every cell counts, removed and hidden ones too)",
+                    line,
+                )
 
 
 def _remove_failed_pages(app: Sphinx, exception) -> None:
@@ -206,11 +230,18 @@ def _remove_failed_pages(app: Sphinx, exception) -> None:
     folder = Path(app.env.mystnb_config.output_folder)
     for docname in failed:
         parts = docname.split("/")
-        for path in (outdir / Path(*parts).with_suffix(".html"), outdir / "_sources" / Path(*parts).with_suffix(".ipynb"),
-                     folder / Path(*parts).with_suffix(".ipynb"), folder / Path(*parts[:-1], parts[-1] + ".glue.json")):
+        for path in (
+            outdir / Path(*parts).with_suffix(".html"),
+            outdir / "_sources" / Path(*parts).with_suffix(".ipynb"),
+            folder / Path(*parts).with_suffix(".ipynb"),
+            folder / Path(*parts[:-1], parts[-1] + ".glue.json"),
+        ):
             path.unlink(missing_ok=True)
-    LOGGER.error("book_sphinx: %d chapter(s) failed and their pages were removed from the output: %s",
-                 len(failed), ", ".join(failed))
+    LOGGER.error(
+        "book_sphinx: %d chapter(s) failed and their pages were removed from the output: %s",
+        len(failed),
+        ", ".join(failed),
+    )
 
 
 _APP: Sphinx | None = None
@@ -229,5 +260,7 @@ def setup(app: Sphinx) -> None:
     if not hasattr(cache.single_nb_execution, "__wrapped__"):
         cache.single_nb_execution = _patched_run(cache.single_nb_execution)
     if not hasattr(cache.NotebookClientCache.start_client, "__wrapped__"):
-        cache.NotebookClientCache.start_client = _patched_start(cache.NotebookClientCache.start_client)
+        cache.NotebookClientCache.start_client = _patched_start(
+            cache.NotebookClientCache.start_client
+        )
     app.connect("build-finished", _remove_failed_pages, priority=100)

@@ -33,11 +33,20 @@ SITE_STAMP = ".site-sha256"
 _HERE = Path(__file__).resolve().parent
 _SOURCE_SUFFIXES = (".md", ".ipynb", ".rst")
 #: Environment variables that change what the chapters compute (lib.config, lib.data, lib.artifacts).
-ENV_INPUTS = ("BOOK_MODE", "BOOK_THREADS", "BOOK_DEVICE", "BOOK_FASHION_MNIST", "BOOK_CIFAR10", "BOOK_ARTIFACTS")
+ENV_INPUTS = (
+    "BOOK_MODE",
+    "BOOK_THREADS",
+    "BOOK_DEVICE",
+    "BOOK_FASHION_MNIST",
+    "BOOK_CIFAR10",
+    "BOOK_ARTIFACTS",
+)
 #: Marker files of the optional datasets: Chapter 5 runs on those present, so their arrival or
 #: departure must re-execute it.
-DATA_MARKERS = ("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz",
-                "_data/fashion-mnist/train-images-idx3-ubyte.gz")
+DATA_MARKERS = (
+    "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz",
+    "_data/fashion-mnist/train-images-idx3-ubyte.gz",
+)
 
 __all__ = ["inputs_hash", "site_hash", "setup"]
 
@@ -45,7 +54,9 @@ __all__ = ["inputs_hash", "site_hash", "setup"]
 def _digest(root: Path, files, extra: str = "") -> str:
     digest = hashlib.sha256()
     for path in sorted(set(files)):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(
+            path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0"
+        )
     digest.update(extra.encode())
     return digest.hexdigest()
 
@@ -80,7 +91,11 @@ def _source_pages(root: Path) -> list[str]:
     pages = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith((".", "_build")) and d != "node_modules"]
-        pages += [(Path(folder) / f).relative_to(root).as_posix() for f in files if f.endswith(_SOURCE_SUFFIXES)]
+        pages += [
+            (Path(folder) / f).relative_to(root).as_posix()
+            for f in files
+            if f.endswith(_SOURCE_SUFFIXES)
+        ]
     return sorted(pages)
 
 
@@ -111,19 +126,28 @@ def _empty(folder: Path) -> None:
 def _check(app: Sphinx, config) -> None:
     build = Path(app.outdir).parent
     cache = Path(app.srcdir, config.nb_execution_cache_path or build / ".jupyter_cache").resolve()
-    stamps = {"inputs": (cache.parent / INPUTS_STAMP, inputs_hash(app.srcdir)),
-              "site": (build / SITE_STAMP, site_hash(app.srcdir))}
+    stamps = {
+        "inputs": (cache.parent / INPUTS_STAMP, inputs_hash(app.srcdir)),
+        "site": (build / SITE_STAMP, site_hash(app.srcdir)),
+    }
     app._book_stamps = stamps
-    old = {name: path.read_text().strip() if path.is_file() else None for name, (path, _) in stamps.items()}
+    old = {
+        name: path.read_text().strip() if path.is_file() else None
+        for name, (path, _) in stamps.items()
+    }
     if old["inputs"] != stamps["inputs"][1]:
         if cache.exists():
-            LOGGER.info("book_sphinx: lib/, the pins, _config.yml or the mode changed: clearing %s", cache)
+            LOGGER.info(
+                "book_sphinx: lib/, the pins, _config.yml or the mode changed: clearing %s", cache
+            )
         shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(app.doctreedir, ignore_errors=True)
     if old["site"] != stamps["site"][1]:
         if old["site"] is not None:
-            LOGGER.info("book_sphinx: the table of contents, the pages or the extension changed: "
-                        "rebuilding the HTML from clean (the execution cache is kept)")
+            LOGGER.info(
+                "book_sphinx: the table of contents, the pages or the extension changed: "
+                "rebuilding the HTML from clean (the execution cache is kept)"
+            )
         _empty(Path(app.outdir))
         shutil.rmtree(app.doctreedir, ignore_errors=True)
     for path, _ in stamps.values():

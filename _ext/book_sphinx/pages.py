@@ -18,7 +18,9 @@ from docutils import nodes
 from sphinx.application import Sphinx
 
 
-def _notebook_download(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+def _notebook_download(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree
+) -> None:
     """Copy the executed notebook beside the page's sources and point the download button at it.
 
     sphinx-book-theme copies it only when a launch service (Binder, Colab, ...) is configured;
@@ -62,7 +64,14 @@ def _patch_pasted_images() -> None:
     def generate_any_nodes(node, output, priority_list, builder, env):
         made = original(node, output, priority_list, builder, env)
         for image in (n for n in made if isinstance(n, nodes.image)):
-            mime = next((m for m in priority_list if m in output["data"] and m.startswith(("image/", "application/pdf"))), None)
+            mime = next(
+                (
+                    m
+                    for m in priority_list
+                    if m in output["data"] and m.startswith(("image/", "application/pdf"))
+                ),
+                None,
+            )
             if mime is None:
                 continue
             path = (Path(builder.outdir) / env.docname).parent / image["uri"]

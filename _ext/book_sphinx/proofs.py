@@ -56,10 +56,14 @@ def _mark_paper_boxes(app: Sphinx, doctree) -> None:
         title = next(iter(box.findall(nodes.title)), None)
         if title is not None:
             _unwrap_title(title)
-            title["ids"] = []  # sphinx-proof repeats the box's id on its title: keep it on the box only
+            title[
+                "ids"
+            ] = []  # sphinx-proof repeats the box's id on its title: keep it on the box only
             text = title.astext()
             titles[box["label"]] = (env.docname, text.split(" (")[0].strip())
-    for box in doctree.findall(lambda n: isinstance(n, nodes.Element) and "proof-content" in n.get("ids", [])):
+    for box in doctree.findall(
+        lambda n: isinstance(n, nodes.Element) and "proof-content" in n.get("ids", [])
+    ):
         owner = box.parent.get("label") or box.parent.get("ids", ["box"])[0]
         box["ids"] = [f"{owner}-content" if i == "proof-content" else i for i in box["ids"]]
     for number, proof in enumerate(doctree.findall(proof_node), start=1):
@@ -100,11 +104,18 @@ def _patch_xref() -> None:
 
 
 def setup(app: Sphinx) -> None:
-    from sphinx_proof.nodes import depart_unenumerable_node, unenumerable_node, visit_unenumerable_node
+    from sphinx_proof.nodes import (
+        depart_unenumerable_node,
+        unenumerable_node,
+        visit_unenumerable_node,
+    )
 
     app.add_config_value("book_paper_labels", ["K&S ", "LHSL"], "env")
     app.connect("doctree-read", _mark_paper_boxes)
-    app.add_node(unenumerable_node, override=True,
-                 html=(visit_unenumerable_node, _depart_unenumerable(depart_unenumerable_node)),
-                 latex=(visit_unenumerable_node, depart_unenumerable_node))
+    app.add_node(
+        unenumerable_node,
+        override=True,
+        html=(visit_unenumerable_node, _depart_unenumerable(depart_unenumerable_node)),
+        latex=(visit_unenumerable_node, depart_unenumerable_node),
+    )
     _patch_xref()

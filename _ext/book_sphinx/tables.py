@@ -26,7 +26,11 @@ from sphinx.util import logging
 from lib._constants import CLAIM_PREFIX
 
 LOGGER = logging.getLogger(__name__)
-STATUS = {True: ("pass", "claim-pass"), False: ("FAIL", "claim-fail"), None: ("not run", "claim-notrun")}
+STATUS = {
+    True: ("pass", "claim-pass"),
+    False: ("FAIL", "claim-fail"),
+    None: ("not run", "claim-notrun"),
+}
 _RECORD_KEYS = {"id", "source", "claim", "measured", "expected", "passed", "scale", "basis"}
 
 __all__ = ["records", "setup"]
@@ -57,7 +61,9 @@ def _glue_file(app: Sphinx, docname: str) -> Path:
 
 
 def _bad(docname: str, key: str, why: str) -> None:
-    LOGGER.warning(f"{docname}: glued value {key!r} {why}", location=docname, type="book", subtype="glue")
+    LOGGER.warning(
+        f"{docname}: glued value {key!r} {why}", location=docname, type="book", subtype="glue"
+    )
 
 
 def _glued(app: Sphinx, docname: str) -> dict:
@@ -73,8 +79,12 @@ def _glued(app: Sphinx, docname: str) -> dict:
         try:
             parsed = ast.literal_eval(text)
         except (ValueError, SyntaxError, TypeError):
-            _bad(docname, key, f"is not a plain literal ({str(text)[:60]!r}); glue it with lib.claims.glue "
-                               "or lib.claims.record")
+            _bad(
+                docname,
+                key,
+                f"is not a plain literal ({str(text)[:60]!r}); glue it with lib.claims.glue "
+                "or lib.claims.record",
+            )
             continue
         if key == "seed":
             if isinstance(parsed, int) and not isinstance(parsed, bool):
@@ -122,12 +132,16 @@ def _column_class(header: str) -> str:
     return "col-" + "".join(c for c in header.split(" ")[0].lower() if c.isalnum())
 
 
-def _table(headers: list[str], widths: list[int], rows: list[list], classes: list[str]) -> nodes.table:
+def _table(
+    headers: list[str], widths: list[int], rows: list[list], classes: list[str]
+) -> nodes.table:
     """A docutils table; a cell is a string or a ready paragraph node; every cell has its column's class."""
 
     def cell(content, column: str = "") -> nodes.entry:
         entry = nodes.entry(classes=[column] if column else [])
-        entry += content if isinstance(content, nodes.paragraph) else nodes.paragraph(text=str(content))
+        entry += (
+            content if isinstance(content, nodes.paragraph) else nodes.paragraph(text=str(content))
+        )
         return entry
 
     table = nodes.table(classes=[*classes, "colwidths-given"])
@@ -166,7 +180,9 @@ class AggregateTablesTransform(SphinxPostTransform):
         title = self.env.titles[docname].astext() if docname in self.env.titles else docname
         number = self.env.toc_secnumbers.get(docname, {}).get("")
         if number:
-            title = ".".join(map(str, number)) + ("" if short else " " + title)  # "1" or "1 The Boltzmann operator"
+            title = ".".join(map(str, number)) + (
+                "" if short else " " + title
+            )  # "1" or "1 The Boltzmann operator"
         elif short:
             title = title.split(":")[0]
         uri = self.app.builder.get_relative_uri(self.env.docname, docname)
@@ -177,12 +193,39 @@ class AggregateTablesTransform(SphinxPostTransform):
         for placeholder in list(self.document.findall(claims_table_node)):
             found = records(self.app)
             if not found:
-                LOGGER.warning("claims-table: no check recorded in any chapter", location=placeholder)
-            rows = [[r["id"], _status(*STATUS[r["passed"]]), self._link(doc, short=True), r["claim"], r["scale"],
-                     r["measured"], f"{r['expected']} ({r['basis']})", r["source"]] for doc, r in found]
-            placeholder.replace_self(_table(
-                ["Check", "Status", "Ch.", "Claim", "Scale", "Measured", "Expected (what it is)", "Source"],
-                [6, 6, 3, 34, 8, 18, 14, 11], rows, ["claims-table"]))
+                LOGGER.warning(
+                    "claims-table: no check recorded in any chapter", location=placeholder
+                )
+            rows = [
+                [
+                    r["id"],
+                    _status(*STATUS[r["passed"]]),
+                    self._link(doc, short=True),
+                    r["claim"],
+                    r["scale"],
+                    r["measured"],
+                    f"{r['expected']} ({r['basis']})",
+                    r["source"],
+                ]
+                for doc, r in found
+            ]
+            placeholder.replace_self(
+                _table(
+                    [
+                        "Check",
+                        "Status",
+                        "Ch.",
+                        "Claim",
+                        "Scale",
+                        "Measured",
+                        "Expected (what it is)",
+                        "Source",
+                    ],
+                    [6, 6, 3, 34, 8, 18, 14, 11],
+                    rows,
+                    ["claims-table"],
+                )
+            )
         for placeholder in list(self.document.findall(budget_table_node)):
             from myst_nb.sphinx_ import NbMetadataCollector
 
@@ -193,17 +236,38 @@ class AggregateTablesTransform(SphinxPostTransform):
                 if budget is None or not data:
                     continue
                 runtime = data.get("runtime")
-                ok = bool(data.get("succeeded")) and runtime is not None and runtime <= float(budget)
+                ok = (
+                    bool(data.get("succeeded")) and runtime is not None and runtime <= float(budget)
+                )
                 seed = _glued(self.app, docname).get("seed", "-")
-                state = ("within budget", "claim-pass") if ok else \
-                    ("OVER BUDGET" if data.get("succeeded") else "FAILED", "claim-fail")
-                rows.append([self._link(docname), str(seed), f"{float(budget):.0f}",
-                             "-" if runtime is None else f"{runtime:.1f}", data.get("method", "-"), _status(*state)])
+                state = (
+                    ("within budget", "claim-pass")
+                    if ok
+                    else ("OVER BUDGET" if data.get("succeeded") else "FAILED", "claim-fail")
+                )
+                rows.append(
+                    [
+                        self._link(docname),
+                        str(seed),
+                        f"{float(budget):.0f}",
+                        "-" if runtime is None else f"{runtime:.1f}",
+                        data.get("method", "-"),
+                        _status(*state),
+                    ]
+                )
             if not rows:
-                LOGGER.warning("budget-table: no executed chapter declares budget_seconds", location=placeholder)
-            placeholder.replace_self(_table(
-                ["Chapter", "Seed", "Budget (s)", "Execution (s)", "Method", "Status"], [28, 8, 10, 12, 10, 14],
-                rows, ["budget-table"]))
+                LOGGER.warning(
+                    "budget-table: no executed chapter declares budget_seconds",
+                    location=placeholder,
+                )
+            placeholder.replace_self(
+                _table(
+                    ["Chapter", "Seed", "Budget (s)", "Execution (s)", "Method", "Status"],
+                    [28, 8, 10, 12, 10, 14],
+                    rows,
+                    ["budget-table"],
+                )
+            )
 
 
 def _report_not_run(app: Sphinx, exception) -> None:
@@ -212,8 +276,10 @@ def _report_not_run(app: Sphinx, exception) -> None:
         return
     for docname, record in records(app):
         if record["passed"] is None:
-            LOGGER.info(f"book_sphinx: check {record['id']} ({docname}) was not run: "
-                        f"{record['measured'].removeprefix('not run: ')}")
+            LOGGER.info(
+                f"book_sphinx: check {record['id']} ({docname}) was not run: "
+                f"{record['measured'].removeprefix('not run: ')}"
+            )
 
 
 def _reread_aggregates(app: Sphinx, env, added, changed, removed):
@@ -223,7 +289,9 @@ def _reread_aggregates(app: Sphinx, env, added, changed, removed):
 
 
 def setup(app: Sphinx) -> None:
-    app.add_config_value("book_aggregate_pages", ["chapters/claims", "chapters/reproducibility"], "env")
+    app.add_config_value(
+        "book_aggregate_pages", ["chapters/claims", "chapters/reproducibility"], "env"
+    )
     app.connect("env-get-outdated", _reread_aggregates)
     app.connect("build-finished", _report_not_run, priority=800)
     for name, node in (("claims-table", claims_table_node), ("budget-table", budget_table_node)):

@@ -25,12 +25,24 @@ from .._validate import one_of, positive_int
 from ..models import TokenTagger
 from . import store
 
-__all__ = ["CONLL_SETTINGS", "CONLL_VERSION", "CorpusSummary", "ConllRun", "context_free_ceiling", "permutation_ceiling", "ceilings_by_counting",
-           "corpus_summary", "conll_subset", "conll_experiment", "conll_run"]
+__all__ = [
+    "CONLL_SETTINGS",
+    "CONLL_VERSION",
+    "CorpusSummary",
+    "ConllRun",
+    "context_free_ceiling",
+    "permutation_ceiling",
+    "ceilings_by_counting",
+    "corpus_summary",
+    "conll_subset",
+    "conll_experiment",
+    "conll_run",
+]
 
 #: The version of this experiment's code; raise it when a change alters what :func:`conll_run`
 #: computes, so that stored full-scale results are recomputed (``make full``) rather than reused.
 CONLL_VERSION = 1
+
 
 @dataclass(frozen=True)
 class CorpusSummary:
@@ -56,8 +68,13 @@ def corpus_summary(pairs) -> CorpusSummary:
         ValueError: as :func:`context_free_ceiling`.
     """
     pairs = _pairs(pairs)
-    return CorpusSummary(len(pairs), sum(len(t) for t, _ in pairs), len({w for t, _ in pairs for w in t}),
-                         context_free_ceiling(pairs), permutation_ceiling(pairs))
+    return CorpusSummary(
+        len(pairs),
+        sum(len(t) for t, _ in pairs),
+        len({w for t, _ in pairs for w in t}),
+        context_free_ceiling(pairs),
+        permutation_ceiling(pairs),
+    )
 
 
 def _pairs(pairs) -> list:
@@ -118,14 +135,36 @@ def permutation_ceiling(pairs) -> float:
 #: settings except the 800 epochs and the depths 1, 3, 6, and those only in secondary summaries (see
 #: the Sources and certainty page): everything here is ours.
 CONLL_SETTINGS = {
-    "fast": {"sentences": 600, "validation_sentences": 500, "epochs": 30, "d": 64, "batch_size": 32,
-             "lr": 3e-3, "final_lr": 3e-4, "eval_every": 5, "layers": [1, 3, 6], "seed": 0},
-    "full": {"sentences": None, "validation_sentences": None, "epochs": 800, "d": 128, "batch_size": 128,
-             "lr": 1e-3, "final_lr": 1e-4, "eval_every": 20, "layers": [1, 3, 6], "seed": 0},
+    "fast": {
+        "sentences": 600,
+        "validation_sentences": 500,
+        "epochs": 30,
+        "d": 64,
+        "batch_size": 32,
+        "lr": 3e-3,
+        "final_lr": 3e-4,
+        "eval_every": 5,
+        "layers": [1, 3, 6],
+        "seed": 0,
+    },
+    "full": {
+        "sentences": None,
+        "validation_sentences": None,
+        "epochs": 800,
+        "d": 128,
+        "batch_size": 128,
+        "lr": 1e-3,
+        "final_lr": 1e-4,
+        "eval_every": 20,
+        "layers": [1, 3, 6],
+        "seed": 0,
+    },
 }
 
 
-def conll_subset(split: str, sentences: int | None, seed: int = 0) -> list[tuple[list[str], list[str]]]:
+def conll_subset(
+    split: str, sentences: int | None, seed: int = 0
+) -> list[tuple[list[str], list[str]]]:
     """``sentences`` CoNLL-2003 sentences of ``split`` drawn without replacement (all when ``None``).
 
     The draw is uniform (numpy ``default_rng(seed)``) and the sentences keep their corpus order.
@@ -137,8 +176,11 @@ def conll_subset(split: str, sentences: int | None, seed: int = 0) -> list[tuple
     if sentences is None:
         return pairs
     sentences = positive_int("sentences", sentences, maximum=len(pairs))
-    chosen = np.sort(np.random.default_rng(positive_int("seed", seed, minimum=0)).choice(len(pairs), sentences,
-                                                                                          replace=False))
+    chosen = np.sort(
+        np.random.default_rng(positive_int("seed", seed, minimum=0)).choice(
+            len(pairs), sentences, replace=False
+        )
+    )
     return [pairs[i] for i in chosen]
 
 
@@ -164,9 +206,20 @@ class ConllRun:
     settings: dict
 
 
-def conll_experiment(train_pairs, validation_pairs, *, n_layers: int, rank: int | None, d: int,
-                     batch_size: int, lr: float, epochs: int, eval_every: int, final_lr: float | None = None,
-                     seed: int = 0) -> ConllRun:
+def conll_experiment(
+    train_pairs,
+    validation_pairs,
+    *,
+    n_layers: int,
+    rank: int | None,
+    d: int,
+    batch_size: int,
+    lr: float,
+    epochs: int,
+    eval_every: int,
+    final_lr: float | None = None,
+    seed: int = 0,
+) -> ConllRun:
     """Train one :class:`~lib.models.TokenTagger` on CoNLL-2003 pairs: K&S Section 5, our settings.
 
     The vocabulary is built from ``train_pairs`` (validation words it lacks become ``<unk>``);
@@ -192,13 +245,30 @@ def conll_experiment(train_pairs, validation_pairs, *, n_layers: int, rank: int 
     valid = data.encode_pairs(validation_pairs, vocab)
     batches = training.bucket_batches(train, batch_size, seed=seed)
     val_batches = training.bucket_batches(valid, 256, seed=seed)
-    model = TokenTagger(len(vocab), len(data.CONLL_TAGS), d=d, n_layers=n_layers, rank=rank,
-                        seed=seed).to(config.DEVICE)
+    model = TokenTagger(
+        len(vocab), len(data.CONLL_TAGS), d=d, n_layers=n_layers, rank=rank, seed=seed
+    ).to(config.DEVICE)
     label = f"{n_layers} layer{'s' if n_layers > 1 else ''}, rank {rank or 'full'}"
-    history = training.fit(model, batches, epochs=epochs, lr=lr, final_lr=final_lr, seed=seed,
-                           validation=val_batches, eval_every=eval_every, desc=label)
-    return ConllRun(history, training.evaluate(model, batches), training.evaluate(model, val_batches),
-                    sum(p.numel() for p in model.parameters()), len(vocab), sum(len(ids) for ids, _ in train), {})
+    history = training.fit(
+        model,
+        batches,
+        epochs=epochs,
+        lr=lr,
+        final_lr=final_lr,
+        seed=seed,
+        validation=val_batches,
+        eval_every=eval_every,
+        desc=label,
+    )
+    return ConllRun(
+        history,
+        training.evaluate(model, batches),
+        training.evaluate(model, val_batches),
+        sum(p.numel() for p in model.parameters()),
+        len(vocab),
+        sum(len(ids) for ids, _ in train),
+        {},
+    )
 
 
 def conll_run(n_layers: int, rank: int | None, mode: str | None = None) -> ConllRun:
@@ -234,20 +304,50 @@ def conll_run(n_layers: int, rank: int | None, mode: str | None = None) -> Conll
     def compute() -> dict:
         train = conll_subset("train", settings["sentences"], settings["seed"])
         valid = conll_subset("validation", settings["validation_sentences"], settings["seed"])
-        out = conll_experiment(train, valid, n_layers=n_layers, rank=rank, d=settings["d"],
-                               batch_size=settings["batch_size"], lr=settings["lr"], epochs=settings["epochs"],
-                               eval_every=settings["eval_every"], final_lr=settings["final_lr"], seed=settings["seed"])
-        return {"history": out.history.to_dict(orient="list"), "train_acc": out.train_acc, "val_acc": out.val_acc,
-                "parameters": out.parameters, "vocab_size": out.vocab_size, "tokens": out.tokens}
+        out = conll_experiment(
+            train,
+            valid,
+            n_layers=n_layers,
+            rank=rank,
+            d=settings["d"],
+            batch_size=settings["batch_size"],
+            lr=settings["lr"],
+            epochs=settings["epochs"],
+            eval_every=settings["eval_every"],
+            final_lr=settings["final_lr"],
+            seed=settings["seed"],
+        )
+        return {
+            "history": out.history.to_dict(orient="list"),
+            "train_acc": out.train_acc,
+            "val_acc": out.val_acc,
+            "parameters": out.parameters,
+            "vocab_size": out.vocab_size,
+            "tokens": out.tokens,
+        }
 
     if mode == "fast":
         result = compute()
     else:
         run = f"layers-{n_layers}-rank-{rank or 'full'}"
-        result = store.load_or_run("conll", run, CONLL_VERSION, settings, compute, allow_compute=not config.IN_BUILD,
-                                   device=str(config.DEVICE)).result
-    return ConllRun(pd.DataFrame(result["history"]), result["train_acc"], result["val_acc"], result["parameters"],
-                    result["vocab_size"], result["tokens"], settings)
+        result = store.load_or_run(
+            "conll",
+            run,
+            CONLL_VERSION,
+            settings,
+            compute,
+            allow_compute=not config.IN_BUILD,
+            device=str(config.DEVICE),
+        ).result
+    return ConllRun(
+        pd.DataFrame(result["history"]),
+        result["train_acc"],
+        result["val_acc"],
+        result["parameters"],
+        result["vocab_size"],
+        result["tokens"],
+        settings,
+    )
 
 
 def ceilings_by_counting(pairs) -> tuple[float, float]:
@@ -267,10 +367,18 @@ def ceilings_by_counting(pairs) -> tuple[float, float]:
     Raises:
         ValueError: as :func:`context_free_ceiling`.
     """
-    tok = pd.DataFrame([(w, t, " ".join(sorted(ws))) for ws, ts in _pairs(pairs) for w, t in zip(ws, ts, strict=True)],
-                       columns=["word", "tag", "bag"])
+    tok = pd.DataFrame(
+        [
+            (w, t, " ".join(sorted(ws)))
+            for ws, ts in _pairs(pairs)
+            for w, t in zip(ws, ts, strict=True)
+        ],
+        columns=["word", "tag", "bag"],
+    )
 
     def best(keys: list[str]) -> int:
-        return int(tok.groupby(keys + ["tag"]).size().groupby(level=list(range(len(keys)))).max().sum())
+        return int(
+            tok.groupby(keys + ["tag"]).size().groupby(level=list(range(len(keys)))).max().sum()
+        )
 
     return best(["word"]) / len(tok), best(["bag", "word"]) / len(tok)

@@ -27,8 +27,15 @@ from .._validate import as_float_array, check_size, one_of, positive_int
 from ..models import PatchAttentionClassifier
 from . import store
 
-__all__ = ["NOISE_SETTINGS", "NOISE_DATASETS", "NOISE_VERSION", "noise_datasets", "noise_experiment", "noise_runs",
-           "trend_test"]
+__all__ = [
+    "NOISE_SETTINGS",
+    "NOISE_DATASETS",
+    "NOISE_VERSION",
+    "noise_datasets",
+    "noise_experiment",
+    "noise_runs",
+    "trend_test",
+]
 
 #: The version of this experiment's code; raise it when a change alters what :func:`noise_runs`
 #: computes, so that stored full-scale results are recomputed (``make full``) rather than reused.
@@ -36,17 +43,39 @@ NOISE_VERSION = 1
 
 #: Our settings of the noise experiment per book mode (LHSL Appendix B does not give the paper's).
 NOISE_SETTINGS = {
-    "fast": {"train_images": 3000, "test_images": 2000, "epochs": 5, "batch_size": 64, "lr": 3e-3,
-             "d": 32, "qk_init": 0.1, "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
-             "input_sigmas": [0.0, 0.5, 1.0], "seeds": [0, 1, 2]},
-    "full": {"train_images": None, "test_images": None, "epochs": 10, "batch_size": 128, "lr": 1e-3,
-             "d": 64, "qk_init": 0.1, "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
-             "input_sigmas": [0.0, 0.25, 0.5, 1.0], "seeds": [0, 1, 2]},
+    "fast": {
+        "train_images": 3000,
+        "test_images": 2000,
+        "epochs": 5,
+        "batch_size": 64,
+        "lr": 3e-3,
+        "d": 32,
+        "qk_init": 0.1,
+        "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
+        "input_sigmas": [0.0, 0.5, 1.0],
+        "seeds": [0, 1, 2],
+    },
+    "full": {
+        "train_images": None,
+        "test_images": None,
+        "epochs": 10,
+        "batch_size": 128,
+        "lr": 1e-3,
+        "d": 64,
+        "qk_init": 0.1,
+        "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
+        "input_sigmas": [0.0, 0.25, 0.5, 1.0],
+        "seeds": [0, 1, 2],
+    },
 }
 
 
 #: Datasets of the experiment, their loaders' names and patch sizes (7x7 on 28x28, 8x8 on 32x32).
-NOISE_DATASETS = {"mnist": ("load_mnist", 7), "fashion-mnist": ("load_fashion_mnist", 7), "cifar10": ("load_cifar10", 8)}
+NOISE_DATASETS = {
+    "mnist": ("load_mnist", 7),
+    "fashion-mnist": ("load_fashion_mnist", 7),
+    "cifar10": ("load_cifar10", 8),
+}
 
 
 def noise_datasets() -> list[str]:
@@ -62,7 +91,9 @@ def noise_datasets() -> list[str]:
     return [name for name in NOISE_DATASETS if status[name] is None]
 
 
-def _image_split(dataset: str, split: str, count: int | None, name: str = "count") -> tuple[np.ndarray, np.ndarray]:
+def _image_split(
+    dataset: str, split: str, count: int | None, name: str = "count"
+) -> tuple[np.ndarray, np.ndarray]:
     """``count`` images of ``split`` (seeded draw, corpus order kept; all when None), pixels in [0, 1]."""
     images, labels = getattr(data, NOISE_DATASETS[dataset][0])(split)
     if count is not None:
@@ -72,8 +103,21 @@ def _image_split(dataset: str, split: str, count: int | None, name: str = "count
     return images.astype(np.float32) / 255.0, np.array(labels, dtype=np.int64)
 
 
-def noise_experiment(dataset: str, kind: str, level: float, seed: int, *, train_images: int | None,
-                     test_images: int | None, epochs: int, batch_size: int, lr: float, d: int, qk_init: float, **_) -> dict:
+def noise_experiment(
+    dataset: str,
+    kind: str,
+    level: float,
+    seed: int,
+    *,
+    train_images: int | None,
+    test_images: int | None,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    d: int,
+    qk_init: float,
+    **_,
+) -> dict:
     r"""Train one :class:`lib.models.PatchAttentionClassifier` on noisy data; return its attention norms.
 
     The training images (a seeded subset of ``train_images``, or all) get either symmetric label
@@ -116,15 +160,31 @@ def noise_experiment(dataset: str, kind: str, level: float, seed: int, *, train_
     y, yt = torch.tensor(y), torch.tensor(yt)
     batch_size = positive_int("batch_size", batch_size)
     order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
-    batches = [(x[order[i:i + batch_size]], y[order[i:i + batch_size]]) for i in range(0, len(x), batch_size)]
-    model = PatchAttentionClassifier(image_size=x.shape[1], patch=NOISE_DATASETS[dataset][1],
-                                     channels=1 if x.ndim == 3 else x.shape[3], d=d,
-                                     qk_init=qk_init, seed=seed)
+    batches = [
+        (x[order[i : i + batch_size]], y[order[i : i + batch_size]])
+        for i in range(0, len(x), batch_size)
+    ]
+    model = PatchAttentionClassifier(
+        image_size=x.shape[1],
+        patch=NOISE_DATASETS[dataset][1],
+        channels=1 if x.ndim == 3 else x.shape[3],
+        d=d,
+        qk_init=qk_init,
+        seed=seed,
+    )
     history = training.fit(model, batches, epochs=epochs, lr=lr, seed=seed, progress=False)
-    test = [(xt[i:i + 1000], yt[i:i + 1000]) for i in range(0, len(xt), 1000)]
-    return {"dataset": dataset, "kind": kind, "level": float(level), "seed": seed, **model.attention_norms(),
-            "entropy": model.attention_entropy(xt[:1000]), "train_acc": float(history.train_acc.iloc[-1]),
-            "test_acc": training.evaluate(model, test), "seconds": float(history.seconds.iloc[-1])}
+    test = [(xt[i : i + 1000], yt[i : i + 1000]) for i in range(0, len(xt), 1000)]
+    return {
+        "dataset": dataset,
+        "kind": kind,
+        "level": float(level),
+        "seed": seed,
+        **model.attention_norms(),
+        "entropy": model.attention_entropy(xt[:1000]),
+        "train_acc": float(history.train_acc.iloc[-1]),
+        "test_acc": training.evaluate(model, test),
+        "seconds": float(history.seconds.iloc[-1]),
+    }
 
 
 def noise_runs(dataset: str, mode: str | None = None) -> pd.DataFrame:
@@ -152,18 +212,36 @@ def noise_runs(dataset: str, mode: str | None = None) -> pd.DataFrame:
     one_of("mode", mode, config.MODES)
     one_of("dataset", dataset, NOISE_DATASETS)
     settings = NOISE_SETTINGS[mode]
-    runs = [("label", level, seed) for level in settings["label_ratios"] for seed in settings["seeds"]]
-    runs += [("input", level, seed) for level in settings["input_sigmas"] if level > 0 for seed in settings["seeds"]]
+    runs = [
+        ("label", level, seed) for level in settings["label_ratios"] for seed in settings["seeds"]
+    ]
+    runs += [
+        ("input", level, seed)
+        for level in settings["input_sigmas"]
+        if level > 0
+        for seed in settings["seeds"]
+    ]
 
     def compute() -> dict:
-        return {"runs": [noise_experiment(dataset, kind, level, seed, **settings)
-                         for kind, level, seed in config.progress(runs, desc=f"{dataset} noise")]}
+        return {
+            "runs": [
+                noise_experiment(dataset, kind, level, seed, **settings)
+                for kind, level, seed in config.progress(runs, desc=f"{dataset} noise")
+            ]
+        }
 
     if mode == "fast":
         rows = compute()["runs"]
     else:
-        rows = store.load_or_run("noise", dataset, NOISE_VERSION, {**settings, "dataset": dataset}, compute,
-                                 allow_compute=not config.IN_BUILD, device=str(config.DEVICE)).result["runs"]
+        rows = store.load_or_run(
+            "noise",
+            dataset,
+            NOISE_VERSION,
+            {**settings, "dataset": dataset},
+            compute,
+            allow_compute=not config.IN_BUILD,
+            device=str(config.DEVICE),
+        ).result["runs"]
     clean = [r | {"kind": "input"} for r in rows if r["kind"] == "label" and r["level"] == 0]
     return pd.DataFrame(rows + clean)
 
@@ -195,15 +273,21 @@ def trend_test(levels, values, *, permutations: int = 20_000, seed: int = 0) -> 
     x = as_float_array("levels", levels)
     y = as_float_array("values", values)
     if x.ndim != 1 or x.shape != y.shape or len(x) < 3:
-        raise ValueError(f"levels and values must be 1-D of one length >= 3, got shapes {x.shape} and {y.shape}")
+        raise ValueError(
+            f"levels and values must be 1-D of one length >= 3, got shapes {x.shape} and {y.shape}"
+        )
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         raise ValueError("levels and values must not be constant")
     permutations = positive_int("permutations", permutations, minimum=100, maximum=1_000_000)
-    check_size(f"trend_test: the permuted ranks, {permutations:,} x {len(x)}", permutations * len(x),
-               MAX_MATRIX_ENTRIES, "lib.maxaffine.MAX_MATRIX_ENTRIES")
+    check_size(
+        f"trend_test: the permuted ranks, {permutations:,} x {len(x)}",
+        permutations * len(x),
+        MAX_MATRIX_ENTRIES,
+        "lib.maxaffine.MAX_MATRIX_ENTRIES",
+    )
     rx, ry = pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy()
     rx, ry = rx - rx.mean(), ry - ry.mean()
-    scale = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
+    scale = np.sqrt((rx**2).sum() * (ry**2).sum())
     rho = float(rx @ ry / scale)
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
     shuffled = rng.permuted(np.broadcast_to(rx, (permutations, len(rx))), axis=1)

@@ -35,7 +35,15 @@ from pathlib import Path
 
 from .._validate import json_value, short_repr
 
-__all__ = ["RESULTS", "StaleResultError", "StoredRun", "result_key", "result_path", "load_or_run", "provenance"]
+__all__ = [
+    "RESULTS",
+    "StaleResultError",
+    "StoredRun",
+    "result_key",
+    "result_path",
+    "load_or_run",
+    "provenance",
+]
 
 #: The repository's folder of stored results (override with the ``BOOK_RESULTS`` variable).
 RESULTS = Path(__file__).resolve().parents[2] / "results"
@@ -80,7 +88,9 @@ def _root(root) -> Path:
 
 def _name(what: str, value) -> str:
     if not isinstance(value, str) or not _NAME.fullmatch(value):
-        raise ValueError(f"{what} must be 1-100 lower-case letters, digits, '_', '.' or '-', got {short_repr(value)}")
+        raise ValueError(
+            f"{what} must be 1-100 lower-case letters, digits, '_', '.' or '-', got {short_repr(value)}"
+        )
     return value
 
 
@@ -107,7 +117,9 @@ def result_path(experiment: str, run: str, root=None) -> Path:
 
 def _git(*args: str) -> str:
     try:
-        out = subprocess.run(["git", *args], cwd=RESULTS.parent, capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", *args], cwd=RESULTS.parent, capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.SubprocessError):
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""
@@ -130,27 +142,60 @@ def provenance(wall_s: float, device: str) -> dict:
     processor = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo", encoding="utf8") as info:
-            processor = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), processor)
+            processor = next(
+                (line.split(":", 1)[1].strip() for line in info if line.startswith("model name")),
+                processor,
+            )
     except OSError:
         pass
-    return {"commit": commit, "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "machine": {"cores": os.cpu_count(), "processor": processor, "system": platform.system(), "device": device},
-            "python": platform.python_version(), "torch": torch.__version__, "numpy": np.__version__,
-            "threads": torch.get_num_threads(), "wall_s": round(float(wall_s), 1)}
+    return {
+        "commit": commit,
+        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": {
+            "cores": os.cpu_count(),
+            "processor": processor,
+            "system": platform.system(),
+            "device": device,
+        },
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "threads": torch.get_num_threads(),
+        "wall_s": round(float(wall_s), 1),
+    }
 
 
 def _read(path: Path) -> dict:
     try:
         stored = json.loads(path.read_text(encoding="utf8"))
     except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot read the stored result {path} ({exc}); run `make full` to recompute it") from None
-    if not isinstance(stored, dict) or not {"key", "settings", "result", "provenance", "version"} <= set(stored):
-        raise ValueError(f"{path} is not a stored result of this book; run `make full` to recompute it")
+        raise ValueError(
+            f"cannot read the stored result {path} ({exc}); run `make full` to recompute it"
+        ) from None
+    if not isinstance(stored, dict) or not {
+        "key",
+        "settings",
+        "result",
+        "provenance",
+        "version",
+    } <= set(stored):
+        raise ValueError(
+            f"{path} is not a stored result of this book; run `make full` to recompute it"
+        )
     return stored
 
 
-def load_or_run(experiment: str, run: str, version: int, settings: dict, compute: Callable[[], dict], *,
-                allow_compute: bool, device: str = "cpu", root=None) -> StoredRun:
+def load_or_run(
+    experiment: str,
+    run: str,
+    version: int,
+    settings: dict,
+    compute: Callable[[], dict],
+    *,
+    allow_compute: bool,
+    device: str = "cpu",
+    root=None,
+) -> StoredRun:
     """The stored run ``experiment/run`` for these settings and code version; computed when allowed.
 
     Args:
@@ -181,24 +226,46 @@ def load_or_run(experiment: str, run: str, version: int, settings: dict, compute
     if path.exists():
         stored = _read(path)
         if stored["key"] == key:
-            return StoredRun(experiment, run, stored["version"], stored["settings"], stored["result"],
-                             stored["provenance"], path)
-        why = (f"its code version is {stored['version']}, the code's is {version}" if stored["version"] != version
-               else "its settings differ from the current ones")
+            return StoredRun(
+                experiment,
+                run,
+                stored["version"],
+                stored["settings"],
+                stored["result"],
+                stored["provenance"],
+                path,
+            )
+        why = (
+            f"its code version is {stored['version']}, the code's is {version}"
+            if stored["version"] != version
+            else "its settings differ from the current ones"
+        )
     else:
         why = "it has not been computed"
     if not allow_compute:
-        raise StaleResultError(f"the stored result {path.relative_to(path.parents[2]) if len(path.parents) > 2 else path}"
-                               f" is out of date: {why}; run `make full` to recompute it")
+        raise StaleResultError(
+            f"the stored result {path.relative_to(path.parents[2]) if len(path.parents) > 2 else path}"
+            f" is out of date: {why}; run `make full` to recompute it"
+        )
     start = time.perf_counter()
     result = compute()
     if not isinstance(result, dict):
         raise ValueError(f"compute must return a dict, got {short_repr(result)}")
-    record = {"experiment": experiment, "run": run, "version": version, "key": key,
-              "settings": json_value("settings", settings), "result": json_value("result", result),
-              "provenance": provenance(time.perf_counter() - start, device)}
+    record = {
+        "experiment": experiment,
+        "run": run,
+        "version": version,
+        "key": key,
+        "settings": json_value("settings", settings),
+        "result": json_value("result", result),
+        "provenance": provenance(time.perf_counter() - start, device),
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1, sort_keys=True, allow_nan=False) + "\n", encoding="utf8")
+    tmp.write_text(
+        json.dumps(record, indent=1, sort_keys=True, allow_nan=False) + "\n", encoding="utf8"
+    )
     os.replace(tmp, path)
-    return StoredRun(experiment, run, version, record["settings"], record["result"], record["provenance"], path)
+    return StoredRun(
+        experiment, run, version, record["settings"], record["result"], record["provenance"], path
+    )
