@@ -159,7 +159,7 @@ def seed_everything(seed: int) -> np.random.Generator:
     """
     seed = positive_int("seed", seed, minimum=0, maximum=2**63 - 1)
     random.seed(seed)
-    np.random.seed(seed % 2**32)
+    np.random.seed(seed % 2**32)  # noqa: NPY002  seeding numpy's global stream is the point
     torch.manual_seed(seed)
     return np.random.default_rng(seed)
 

@@ -292,9 +292,9 @@ def attention_mp(X, layer, dps: int = 50, rows: int | None = None) -> list:
         x = [[mpmath.mpf(float(v)) for v in row] for row in arr]
         k, v = (_matmul_t(x, W[name]) for name in ("W_K", "W_V"))
         q = _matmul_t(x[:rows], W["W_Q"])
-        scores = _matmul_t(q, k)  # scores[l][m] = q_l . k_m
+        scores = _matmul_t(q, k)  # scores[ell][m] = q_ell . k_m
         out = []
-        for l, row in enumerate(scores):
+        for ell, row in enumerate(scores):
             top = max(row)
             if layer.normalizer == "softmax":
                 weights = [mpmath.exp(sc - top) for sc in row]
@@ -309,7 +309,7 @@ def attention_mp(X, layer, dps: int = 50, rows: int | None = None) -> list:
                 mpmath.fsum(W["W_O"][i][j] * head[j] for j in range(layer.head_dim))
                 for i in range(layer.d)
             ]
-            out.append([x[l][i] + res[i] if layer.residual else res[i] for i in range(layer.d)])
+            out.append([x[ell][i] + res[i] if layer.residual else res[i] for i in range(layer.d)])
         return out
 
 

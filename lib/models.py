@@ -111,7 +111,7 @@ class TokenTagger(nn.Module):
             # GPT-2's scaling of the residual branches: their last matrices start 1/sqrt(2 L)
             # smaller, so the sum over L blocks starts with the spread of one block.
             scale = 1.0 / math.sqrt(2 * self.n_layers)
-            for attn, ffn in zip(self.attn, self.ffn):
+            for attn, ffn in zip(self.attn, self.ffn, strict=True):
                 (attn.W_O if rank is None else attn.W_O_A).mul_(scale)
                 ffn.W2.mul_(scale)
             self.head.weight.copy_(
@@ -138,7 +138,7 @@ class TokenTagger(nn.Module):
             )
         mask = ids == self.pad_id
         Z = self.embed(ids)
-        for attn, ffn in zip(self.attn, self.ffn):
+        for attn, ffn in zip(self.attn, self.ffn, strict=True):
             Z = ffn(attn(Z, mask))
         logits = self.head(Z)
         if not all_finite(logits):

@@ -265,7 +265,12 @@ def exact_ids(seqs, W, v, dps):
                 p = [mpmath.exp(s - top) for s in a]
                 out.append(
                     mpmath.mpf(float(v))
-                    * (t + o * mpmath.fsum(val * x * w for x, w in zip(xs, p)) / mpmath.fsum(p))
+                    * (
+                        t
+                        + o
+                        * mpmath.fsum(val * x * w for x, w in zip(xs, p, strict=True))
+                        / mpmath.fsum(p)
+                    )
                 )
         return sorted(out)
 
@@ -279,7 +284,7 @@ def test_working_precision_follows_gamma_and_r_max():
     seqs = np.array([[[reps[i]], [reps[j]]] for i in range(4) for j in range(i + 1, 4)])
     ids = exact_ids(seqs, g.attention.weights(), g.v[0], 1200)
     with mpmath.workdps(1200):
-        gap = min(b - a for a, b in zip(ids, ids[1:]))
+        gap = min(b - a for a, b in zip(ids, ids[1:], strict=False))
         assert mpmath.log10(gap) < -150  # the exact smallest gap is about 1e-153
         assert abs(g.min_gap - gap) < gap * mpmath.mpf(10) ** -30
     X = seqs.copy()

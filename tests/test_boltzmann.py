@@ -15,7 +15,7 @@ def independent_boltz(a, beta=1.0):
     """Direct formula with Python floats and math.exp, no softmax library."""
     m = max(beta * x for x in a)
     w = [math.exp(beta * x - m) for x in a]
-    return sum(x * wi for x, wi in zip(a, w)) / sum(w)
+    return sum(x * wi for x, wi in zip(a, w, strict=True)) / sum(w)
 
 
 def test_two_point_closed_form():
@@ -332,7 +332,7 @@ def test_bounds_hold_exactly_on_tied_inputs(v):
 
 def test_bounds_hold_in_floating_point_on_random_and_tied_rows():
     rng = np.random.default_rng(11)
-    for trial in range(40):
+    for _ in range(40):
         n = int(rng.integers(1, 9))
         a = rng.choice(rng.normal(0, 10 ** rng.uniform(-3, 3), size=3), size=(200, n))  # many ties
         for beta in (1.0, float(rng.uniform(0.01, 50)), -float(rng.uniform(0.01, 50))):

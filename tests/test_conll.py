@@ -25,7 +25,7 @@ def explicit_network_mp(X, W, ffn, dps):
                 top = max(scores)
                 p = [mpmath.exp(sc - top) for sc in scores]
                 mix = sum(
-                    (M["W_V"] * x * (w / mpmath.fsum(p)) for x, w in zip(cols, p)),
+                    (M["W_V"] * x * (w / mpmath.fsum(p)) for x, w in zip(cols, p, strict=True)),
                     mpmath.zeros(W["W_V"].shape[0], 1),
                 )
                 z = t + M["W_O"] * mix

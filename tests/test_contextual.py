@@ -298,7 +298,7 @@ def test_id_difference_matches_the_boltzmann_closed_form():
             [1, "1.5", "3.5", 4], beta=s, dps=dps
         )
         direction = W["W_O"] @ W["W_V"] @ v
-        for got, c in zip(diff, direction):
+        for got, c in zip(diff, direction, strict=True):
             assert abs(got - mpmath.mpf(float(c)) * m) < mpmath.mpf("1e-14") * abs(m)
         assert (
             abs(
@@ -360,7 +360,7 @@ def test_order_flips_counts_swaps_seen_in_float64():
     gammas = [0.06, 0.1, 0.15, 0.25, 0.4, 0.7, 1.0]
     runs = [contextual.context_ids(V, 3, w=[1.0], gamma=g) for g in gammas]
     flips = contextual.order_flips(runs)
-    assert [(a, b) for a, b, _ in flips] == list(zip(gammas, gammas[1:]))
+    assert [(a, b) for a, b, _ in flips] == list(zip(gammas, gammas[1:], strict=False))
     X = runs[0].X
     tokens = X.reshape(-1)
 
@@ -375,7 +375,7 @@ def test_order_flips_counts_swaps_seen_in_float64():
         }
 
     want = []
-    for a, b in zip(runs, runs[1:]):
+    for a, b in zip(runs, runs[1:], strict=False):
         sa, sb = signs(a), signs(b)
         want.append(sum(1 for key in sa if sa[key] * sb[key] < 0))
     assert [f for *_, f in flips] == want and sum(want) > 0

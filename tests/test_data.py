@@ -232,7 +232,7 @@ def _fashion_folder(folder, n_images=6, n_labels=6):
     folder.mkdir(parents=True, exist_ok=True)
     images = np.arange(n_images * 784, dtype=np.int64).reshape(n_images, 28, 28).astype(np.uint8)
     labels = (np.arange(n_labels) % 10).astype(np.uint8)
-    for split, (image_file, label_file) in data.FASHION_MNIST_FILES.items():
+    for image_file, label_file in data.FASHION_MNIST_FILES.values():
         _write_idx(folder / image_file, images)
         _write_idx(folder / label_file, labels)
     return images, labels

@@ -183,7 +183,7 @@ def test_attention_mp_rows_are_the_first_rows_of_the_full_output():
     full = exact.attention_mp(X, layer, 40)
     part = exact.attention_mp(X, layer, 40, rows=2)
     assert [len(out) for out in part] == [2, 2]
-    assert all(p == f[:2] for p, f in zip(part, full))
+    assert all(p == f[:2] for p, f in zip(part, full, strict=True))
     with pytest.raises(ValueError, match="rows must be <= 5"):
         exact.attention_mp(X, layer, 40, rows=6)
     with pytest.raises(ValueError, match="rows must be >= 1"):

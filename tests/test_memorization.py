@@ -102,7 +102,7 @@ def explicit_network_mp(X, W, ffn, dps):
                 top = max(scores)
                 p = [mpmath.exp(sc - top) for sc in scores]
                 mix = sum(
-                    (M["W_V"] * x * (w / mpmath.fsum(p)) for x, w in zip(cols, p)),
+                    (M["W_V"] * x * (w / mpmath.fsum(p)) for x, w in zip(cols, p, strict=True)),
                     mpmath.zeros(W["W_V"].shape[0], 1),
                 )
                 z = t + M["W_O"] * mix
@@ -128,11 +128,13 @@ def test_memorizing_network_forward_pass_matches_the_displayed_formula(d):
     with mpmath.workdps(res.dps):
         err = max(
             abs(o[c] - mpmath.mpf(y))
-            for o, y in zip(outs, Y.reshape(-1, d))
+            for o, y in zip(outs, Y.reshape(-1, d), strict=True)
             for c, y in enumerate(y)
         )
         assert err < mpmath.mpf(10) ** (40 - res.dps)  # exact up to the working precision
-        diff = max(abs(o[c] - r[c]) for o, r in zip(outs, res.outputs) for c in range(d))
+        diff = max(
+            abs(o[c] - r[c]) for o, r in zip(outs, res.outputs, strict=True) for c in range(d)
+        )
         assert diff < mpmath.mpf(10) ** (40 - res.dps)
     # residual: b2 = 0 and every hidden unit reads the one projection v
     assert all(b == 0 for b in res.ffn["b2"]) and all(

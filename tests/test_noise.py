@@ -97,9 +97,12 @@ def mp_scores(x, A, b, dps=80):
     with mpmath.workdps(dps):
         return [
             [
-                mpmath.fsum(mpmath.mpf(float(a)) * mpmath.mpf(float(p)) for a, p in zip(row, pt))
+                mpmath.fsum(
+                    mpmath.mpf(float(a)) * mpmath.mpf(float(p))
+                    for a, p in zip(row, pt, strict=True)
+                )
                 + mpmath.mpf(float(bi))
-                for row, bi in zip(A, b)
+                for row, bi in zip(A, b, strict=True)
             ]
             for pt in x
         ]
@@ -114,13 +117,16 @@ def mp_soft(x, c, v, beta, dps=80):
         for pt in x:
             d2 = [
                 mpmath.fsum(
-                    (mpmath.mpf(float(p)) - mpmath.mpf(float(q))) ** 2 for p, q in zip(pt, ci)
+                    (mpmath.mpf(float(p)) - mpmath.mpf(float(q))) ** 2
+                    for p, q in zip(pt, ci, strict=True)
                 )
                 for ci in c
             ]
             top = min(d2)
             w = [mpmath.exp(-beta * (d - top)) for d in d2]
-            out.append(float(mpmath.fsum(wi * vi for wi, vi in zip(w, v)) / mpmath.fsum(w)))
+            out.append(
+                float(mpmath.fsum(wi * vi for wi, vi in zip(w, v, strict=True)) / mpmath.fsum(w))
+            )
         return np.array(out)
 
 
