@@ -138,7 +138,8 @@ def chunked(x: np.ndarray, fn: Callable[[np.ndarray], np.ndarray], width: int = 
         out = np.concatenate([fn(flat[i : i + rows]) for i in range(0, len(flat), rows)])
     if not np.isfinite(out).all():
         raise ValueError(
-            "the scores overflow float64 (NaN or inf); rescale x, the affine pieces, beta or the bandwidth"
+            "the scores overflow float64 (NaN or inf); rescale x, the affine pieces, beta or the "
+            "bandwidth"
         )
     return out.reshape(x.shape[:-1] + out.shape[1:])
 

@@ -498,7 +498,8 @@ def ks_approximator(
         )
     count = math.inf if n_cells == math.inf else capped_comb(n_cells, n, MAX_TABLE_ENTRIES) * n
     check_size(
-        f"the lookup table of m = {m}, n = {n}, d = {d}: the number of entries binom({m}^{d}, {n}) * {n}",
+        f"the lookup table of m = {m}, n = {n}, d = {d}: the number of entries "
+        f"binom({m}^{d}, {n}) * {n}",
         count,
         MAX_TABLE_ENTRIES,
         "lib.approximation.MAX_TABLE_ENTRIES",
@@ -565,7 +566,8 @@ def ks_approximator(
         dps = max(60, 30 + math.ceil(-log10_gap))
     if dps > exact_mod.MAX_DPS:
         raise ValueError(
-            f"the context ids need {dps:,} digits (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}), "
+            f"the context ids need {dps:,} digits "
+            f"(gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}), "
             f"more than lib.exact.MAX_DPS={exact_mod.MAX_DPS}"
         )
     with mpmath.workdps(dps):

@@ -160,21 +160,33 @@ def _as_text(name: str, value) -> str:
 
 #: At which scale a check ran, shown in the claims table.
 SCALES = {
-    "exact": "a computation on constructed inputs, in exact or float arithmetic; no dataset, no sampling",
+    "exact": (
+        "a computation on constructed inputs, in exact or float arithmetic; no dataset, no sampling"
+    ),
     "sampled": "random inputs or draws, seeded; no dataset",
-    "fast subset": "a subset of a dataset, trained live in the book's fast mode: a proxy of the paper's run",
+    "fast subset": (
+        "a subset of a dataset, trained live in the book's fast mode: a proxy of the paper's run"
+    ),
     "full data": "the whole dataset, trained live",
-    "stored full data": "the whole dataset at the book's full-mode settings, computed by make full and stored with "
-    "its provenance (the papers' own settings are unknown)",
+    "stored full data": (
+        "the whole dataset at the book's full-mode settings, computed by make full and stored with "
+        "its provenance (the papers' own settings are unknown)"
+    ),
 }
 
 #: What a check's "expected" value is.
 BASES = {
-    "paper": "the paper's own statement or number (as the sources give it; see Sources and certainty)",
+    "paper": (
+        "the paper's own statement or number (as the sources give it; see Sources and certainty)"
+    ),
     "derivation": "a closed form or bound the book derives on the page",
     "definition": "a property that holds by construction; the check tests the code, not the paper",
-    "reconstruction": "the book's reconstruction of a statement whose exact form the sources do not give",
-    "earlier run": "a threshold set from the book's own earlier measurement, kept as a regression reference",
+    "reconstruction": (
+        "the book's reconstruction of a statement whose exact form the sources do not give"
+    ),
+    "earlier run": (
+        "a threshold set from the book's own earlier measurement, kept as a regression reference"
+    ),
 }
 
 #: The name of the environment variable that lists (comma-separated) the check ids whose result
@@ -240,7 +252,8 @@ def record(
         or not all(isinstance(v, str) and v.strip() for v in verdict)
     ):
         raise ValueError(
-            f"verdict must be a pair of non-empty strings (if passed, if failed), got {short_repr(verdict)}"
+            "verdict must be a pair of non-empty strings (if passed, if failed), "
+            f"got {short_repr(verdict)}"
         )
     entry = _store(entry | {"passed": bool(passed) and not _forced(check_id)})
     if verdict is not None:

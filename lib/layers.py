@@ -254,9 +254,13 @@ class SingleHead(nn.Module):
             or mask.dtype != torch.bool
             or tuple(mask.shape) != tuple(Y.shape[:-1])
         ):
+            got = (
+                short_repr(mask)
+                if not isinstance(mask, torch.Tensor)
+                else (mask.dtype, tuple(mask.shape))
+            )
             raise ValueError(
-                f"{name} must be a bool tensor of shape {tuple(Y.shape[:-1])}, "
-                f"got {short_repr(mask) if not isinstance(mask, torch.Tensor) else (mask.dtype, tuple(mask.shape))}"
+                f"{name} must be a bool tensor of shape {tuple(Y.shape[:-1])}, got {got}"
             )
         if bool(mask.all(dim=-1).any()):
             raise ValueError(

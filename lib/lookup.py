@@ -214,11 +214,13 @@ class SumOfLinear(nn.Module):
         C = as_float_array("C", C, min_ndim=2)
         if A.ndim != 3 or B.ndim != 3 or C.ndim != 2:
             raise ValueError(
-                f"A, B, C must be (K, d', d), (K, n, n'), (d', n'), got {A.shape}, {B.shape}, {C.shape}"
+                "A, B, C must be (K, d', d), (K, n, n'), (d', n'), "
+                f"got {A.shape}, {B.shape}, {C.shape}"
             )
         if A.shape[0] != B.shape[0] or C.shape != (A.shape[1], B.shape[2]):
             raise ValueError(
-                f"A {A.shape}, B {B.shape} and C {C.shape} must be (K, d', d), (K, n, n') and (d', n')"
+                f"A {A.shape}, B {B.shape} and C {C.shape} "
+                "must be (K, d', d), (K, n, n') and (d', n')"
             )
         for name, value in (("A", A), ("B", B), ("C", C)):
             cast = torch.from_numpy(value).to(dtype)
@@ -313,8 +315,9 @@ class PartitionLookup(nn.Module):
         nearest = torch.cdist(xs, cs).min(dim=1).values ** 2 if len(x) else x[:, 0]
         if bool((self.beta * (1.0 + nearest) > self.suppress - 30.0).any()):
             raise ValueError(
-                f"x lies too far from the centres for suppress={self.suppress:.3g} (the query token "
-                f"would take weight); pass a larger suppress or points nearer the grid"
+                f"x lies too far from the centres for suppress={self.suppress:.3g} "
+                "(the query token would take weight); pass a larger suppress or points nearer "
+                "the grid"
             )
         return x.to(self.linear.A.dtype)
 
@@ -679,7 +682,8 @@ class CrossLookup(nn.Module):
             or context.dtype != attention._dtype()
         ):
             raise ValueError(
-                f"context must be a 2-D {attention._dtype()} tensor (N, d_kv), got {short_repr(context)}"
+                f"context must be a 2-D {attention._dtype()} tensor (N, d_kv), "
+                f"got {short_repr(context)}"
             )
         self.linear, self.attention = linear, attention
         self.register_buffer("context", context)

@@ -610,7 +610,8 @@ def memorizing_transformer(
         if not np.array_equal(labels[i], labels[j]):
             raise ValueError(
                 f"inconsistent labels: (sequence {i // n}, token {i % n}) and (sequence {j // n}, "
-                f"token {j % n}) are forced to share a context id but ask {labels[i]} and {labels[j]}"
+                f"token {j % n}) are forced to share a context id "
+                f"but ask {labels[i]} and {labels[j]}"
             )
     layer = contextual.RankOneAttention(
         contextual.vocabulary(Xa), n, seed=seed, head_dim=positive_int("head_dim", head_dim)

@@ -128,13 +128,14 @@ class TokenTagger(nn.Module):
             or ids.ndim != 2
             or 0 in ids.shape
         ):
-            raise ValueError(
-                f"ids must be a non-empty int64 tensor of shape (batch, n), got "
-                f"{(ids.dtype, tuple(ids.shape)) if isinstance(ids, torch.Tensor) else short_repr(ids)}"
+            got = (
+                (ids.dtype, tuple(ids.shape)) if isinstance(ids, torch.Tensor) else short_repr(ids)
             )
+            raise ValueError(f"ids must be a non-empty int64 tensor of shape (batch, n), got {got}")
         if bool((ids < 0).any()) or bool((ids >= self.vocab_size).any()):
             raise ValueError(
-                f"ids must lie in [0, {self.vocab_size}), got min {int(ids.min())}, max {int(ids.max())}"
+                f"ids must lie in [0, {self.vocab_size}), "
+                f"got min {int(ids.min())}, max {int(ids.max())}"
             )
         mask = ids == self.pad_id
         Z = self.embed(ids)
@@ -148,7 +149,10 @@ class TokenTagger(nn.Module):
         return logits
 
     def extra_repr(self) -> str:
-        return f"vocab_size={self.vocab_size}, n_tags={self.n_tags}, d={self.d}, n_layers={self.n_layers}, rank={self.rank}"
+        return (
+            f"vocab_size={self.vocab_size}, n_tags={self.n_tags}, d={self.d}, "
+            f"n_layers={self.n_layers}, rank={self.rank}"
+        )
 
 
 class PatchAttentionClassifier(nn.Module):
@@ -204,7 +208,8 @@ class PatchAttentionClassifier(nn.Module):
         self.patch = positive_int("patch", patch, maximum=self.image_size)
         if self.image_size % self.patch:
             raise ValueError(
-                f"image_size must be a multiple of patch, got image_size={image_size}, patch={patch}"
+                "image_size must be a multiple of patch, "
+                f"got image_size={image_size}, patch={patch}"
             )
         self.channels = positive_int("channels", channels)
         self.d = positive_int("d", d)

@@ -85,7 +85,8 @@ def bucket_batches(
             )
         if ids.min() < 0 or ids.max() > 2**62 or tags.min() < 0 or tags.max() > 2**62:
             raise ValueError(
-                f"pairs[{i}] must hold ids in [0, 2**62], got word ids in [{ids.min()}, {ids.max()}] "
+                f"pairs[{i}] must hold ids in [0, 2**62], "
+                f"got word ids in [{ids.min()}, {ids.max()}] "
                 f"and tag ids in [{tags.min()}, {tags.max()}]"
             )
         arrays.append((ids, tags))
@@ -108,7 +109,8 @@ def bucket_batches(
 def _check_batches(name: str, batches) -> list:
     if not isinstance(batches, (list, tuple)) or not batches:
         raise ValueError(
-            f"{name} must be a non-empty list of (inputs, targets) tensor pairs, got {short_repr(batches)}"
+            f"{name} must be a non-empty list of (inputs, targets) tensor pairs, "
+            f"got {short_repr(batches)}"
         )
     for i, batch in enumerate(batches):
         if (
@@ -140,7 +142,8 @@ def _counts(logits, targets: torch.Tensor) -> tuple[torch.Tensor, int, int]:
         )
     if logits.shape[:-1] != targets.shape:
         raise ValueError(
-            f"the model's logits {tuple(logits.shape)} do not match targets {tuple(targets.shape)} plus a class axis"
+            f"the model's logits {tuple(logits.shape)} do not match "
+            f"targets {tuple(targets.shape)} plus a class axis"
         )
     if not all_finite(logits):
         raise ValueError(
@@ -251,7 +254,8 @@ def fit(
         final_lr = finite_real("final_lr", final_lr, minimum=0.0, strict=True)
         if final_lr > lr:
             raise ValueError(
-                f"final_lr must not exceed lr (the rate only falls), got final_lr={final_lr} > lr={lr}"
+                "final_lr must not exceed lr (the rate only falls), "
+                f"got final_lr={final_lr} > lr={lr}"
             )
     seed = positive_int("seed", seed, minimum=0, maximum=2**62)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -311,7 +315,8 @@ def epochs_to(history: pd.DataFrame, level: float, column: str = "train_acc") ->
     """
     if not isinstance(history, pd.DataFrame) or not {"epoch", column} <= set(history.columns):
         raise ValueError(
-            f"history must be a DataFrame from fit with 'epoch' and {column!r}, got {short_repr(history)}"
+            f"history must be a DataFrame from fit with 'epoch' and {column!r}, "
+            f"got {short_repr(history)}"
         )
     level = finite_real("level", level)
     reached = history.loc[history[column] >= level, "epoch"]

@@ -24,12 +24,14 @@ def test_clean_chapter_builds_with_figure_under_agg_and_no_progress_output(temp_
     temp_book.write_chapter(
         [
             cell(
-                "from lib import config, plotting\nfrom lib.claims import glue\nplotting.use_style()"
+                "from lib import config, plotting\nfrom lib.claims import glue\n"
+                "plotting.use_style()"
             ),
             cell("total = sum(config.progress(range(50), desc='loop'))\nglue('total', total)"),
             "The total is {glue:text}`total`.\n",
-            "```{code-cell} ipython3\n---\nmystnb:\n  figure:\n    caption: A line.\n    name: fig-probe-line\n"
-            "  image:\n    alt: A straight line.\n---\nfig, ax = plotting.figure('half')\nax.plot([0, 1], [0, 1])\nfig\n```\n",
+            "```{code-cell} ipython3\n---\nmystnb:\n  figure:\n    caption: A line.\n"
+            "    name: fig-probe-line\n  image:\n    alt: A straight line.\n---\n"
+            "fig, ax = plotting.figure('half')\nax.plot([0, 1], [0, 1])\nfig\n```\n",
             cell("raise ValueError('intended')", tags="raises-exception"),
         ]
     )
@@ -231,11 +233,14 @@ def test_aggregate_pages_ignore_what_the_book_did_not_record(temp_book):
     temp_book.write_chapter(
         [
             cell(
-                "import numpy as np\nfrom myst_nb import glue as nb_glue\nfrom lib import plotting\n"
-                "from lib.claims import glue, record\nplotting.use_style()\nglue('seed', 3)\n"
+                "import numpy as np\nfrom myst_nb import glue as nb_glue\n"
+                "from lib import plotting\nfrom lib.claims import glue, record\n"
+                "plotting.use_style()\nglue('seed', 3)\n"
                 "fig, ax = plotting.figure('half')\nax.plot([0, 1], [1, 0])\n"
-                "nb_glue('probe_fig', fig, display=False)\nnb_glue('np_value', np.float64(2.5), display=False)\n"
-                "record('P1', 'one equals one', 1.0, 1.0, True, source='arithmetic', scale='exact', basis='definition')"
+                "nb_glue('probe_fig', fig, display=False)\n"
+                "nb_glue('np_value', np.float64(2.5), display=False)\n"
+                "record('P1', 'one equals one', 1.0, 1.0, True, source='arithmetic', "
+                "scale='exact', basis='definition')"
             ),
         ],
         front="budget_seconds: 30\n",

@@ -147,20 +147,22 @@ def print_classifier(c: dict) -> None:
     print("Chapter 5 classifier (PatchAttentionClassifier, MNIST):")
     for mode, r in c.items():
         print(
-            f"  {mode:<5} {r['images']:>6,} images: {r['epoch_s']:6.2f} s per epoch; noise experiment "
-            f"~{r['projected_s_per_dataset'] / 60:.1f} min per dataset"
+            f"  {mode:<5} {r['images']:>6,} images: {r['epoch_s']:6.2f} s per epoch; "
+            f"noise experiment ~{r['projected_s_per_dataset'] / 60:.1f} min per dataset"
         )
 
 
 def print_throughput(t: dict) -> bool:
     ok = t["ratio"] >= TARGETS["tokens_per_s_ratio"]
     print(
-        f"training, full CoNLL-2003 train split ({t['tokens']:,} tokens, batch 128, d 128, FFN 512):"
+        f"training, full CoNLL-2003 train split ({t['tokens']:,} tokens, "
+        "batch 128, d 128, FFN 512):"
     )
     for name, rate in t["tokens_per_s"].items():
         print(f"  {name:<14} {rate:9,.0f} tokens/s   ({t['epoch_s'][name]:.2f} s per epoch)")
     print(
-        f"  ratio rank1 / encoder_layer {t['ratio']:.2f}   (target >= {TARGETS['tokens_per_s_ratio']})   "
+        f"  ratio rank1 / encoder_layer {t['ratio']:.2f}   "
+        f"(target >= {TARGETS['tokens_per_s_ratio']})   "
         f"{'ok' if ok else 'MISSED'}"
     )
     for layers, minutes in t["full_mode_projected_min"].items():

@@ -110,14 +110,15 @@ def main() -> int:
         why = f"{type(exc).__name__}: {exc}"
     if why:
         print(
-            f"Fashion-MNIST is not available ({why}): the book builds without it, and Chapter 5 says "
-            f"which dataset did not run. To add it: apt-get install {PACKAGE}, or make data after apt-get update.",
+            f"Fashion-MNIST is not available ({why}): the book builds without it, and Chapter 5 "
+            f"says which dataset did not run. To add it: apt-get install {PACKAGE}, or make data "
+            "after apt-get update.",
             flush=True,
         )
         return 0
     print(
-        f"Fashion-MNIST: unpacked the Debian package {PACKAGE} into {TARGET.relative_to(ROOT)} (official sizes "
-        "and content checked)",
+        f"Fashion-MNIST: unpacked the Debian package {PACKAGE} into {TARGET.relative_to(ROOT)} "
+        "(official sizes and content checked)",
         flush=True,
     )
     return 0

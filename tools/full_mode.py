@@ -20,7 +20,8 @@ def main() -> int:
     for layers, rank in runs:
         result = conll.conll_run(layers, rank, mode="full")
         print(
-            f"CoNLL-2003, {layers} layer(s), rank {rank or 'full'}: train accuracy {result.train_acc:.4f}, "
+            f"CoNLL-2003, {layers} layer(s), rank {rank or 'full'}: "
+            f"train accuracy {result.train_acc:.4f}, "
             f"validation {result.val_acc:.4f}",
             flush=True,
         )

@@ -35,10 +35,14 @@ LOGGER = logging.getLogger(__name__)
 __all__ = ["cell_timeout", "describe_failure", "setup"]
 
 _SIGNALS = {
-    signal.SIGKILL: "was killed by SIGKILL, most often the system's out-of-memory killer: the chapter "
-    "needed more memory than this machine had (see `dmesg`)",
-    signal.SIGABRT: "was aborted by SIGABRT: os.abort(), a failed assertion in native code or an OpenMP "
-    "runtime abort",
+    signal.SIGKILL: (
+        "was killed by SIGKILL, most often the system's out-of-memory killer: the chapter "
+        "needed more memory than this machine had (see `dmesg`)"
+    ),
+    signal.SIGABRT: (
+        "was aborted by SIGABRT: os.abort(), a failed assertion in native code or an OpenMP "
+        "runtime abort"
+    ),
     signal.SIGSEGV: "crashed with SIGSEGV (a segmentation fault in native code)",
     signal.SIGBUS: "crashed with SIGBUS (a memory-mapped file or alignment fault in native code)",
     signal.SIGTERM: "was terminated by SIGTERM (stopped from outside)",

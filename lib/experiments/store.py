@@ -89,7 +89,8 @@ def _root(root) -> Path:
 def _name(what: str, value) -> str:
     if not isinstance(value, str) or not _NAME.fullmatch(value):
         raise ValueError(
-            f"{what} must be 1-100 lower-case letters, digits, '_', '.' or '-', got {short_repr(value)}"
+            f"{what} must be 1-100 lower-case letters, digits, '_', '.' or '-', "
+            f"got {short_repr(value)}"
         )
     return value
 
@@ -243,9 +244,9 @@ def load_or_run(
     else:
         why = "it has not been computed"
     if not allow_compute:
+        shown = path.relative_to(path.parents[2]) if len(path.parents) > 2 else path
         raise StaleResultError(
-            f"the stored result {path.relative_to(path.parents[2]) if len(path.parents) > 2 else path}"
-            f" is out of date: {why}; run `make full` to recompute it"
+            f"the stored result {shown} is out of date: {why}; run `make full` to recompute it"
         )
     start = time.perf_counter()
     result = compute()
