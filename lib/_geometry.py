@@ -1,5 +1,5 @@
-r"""Shared machinery of :mod:`lib.maxaffine` and :mod:`lib.lookup` (private): input checks of points,
-centres and affine pieces, scores computed relative to a reference far from the origin, and
+r"""Shared machinery of :mod:`lib.maxaffine` and :mod:`lib.lookup` (private): input checks of
+points, centres and affine pieces, scores computed relative to a reference far from the origin, and
 evaluation in chunks of bounded memory.
 
 Scores far from the origin. For centres far from the origin, :math:`2c_i^\top x - \|c_i\|^2`
@@ -38,7 +38,8 @@ FAR_FACTOR = 16.0
 
 
 def midpoints(m: int, low: float, high: float) -> tuple[np.ndarray, float]:
-    """The midpoints of the ``m`` equal cells of ``[low, high]``, float64 ``(m,)``, and the cell width.
+    """The midpoints of the ``m`` equal cells of ``[low, high]``, float64 ``(m,)``, and the cell
+    width.
 
     The one computation of grid midpoints in ``lib``: :func:`lib.approximation.cell_representatives`
     (K&S's quantizer, Chapter 4) and :func:`lib.maxaffine.grid_centres` (LHSL's grid, Chapters 5
@@ -81,7 +82,8 @@ def check_centres(centres) -> np.ndarray:
 
 
 def bounding_box(M: np.ndarray) -> tuple[np.ndarray, float]:
-    """Midpoint of the bounding box of the rows of ``M`` (halved first: no overflow) and its largest side."""
+    """Midpoint of the bounding box of the rows of ``M`` (halved first: no overflow) and its largest
+    side."""
     lo, hi = M.min(axis=0), M.max(axis=0)
     with np.errstate(over="ignore", invalid="ignore"):
         return lo / 2 + hi / 2, float(np.max(hi - lo))

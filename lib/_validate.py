@@ -184,7 +184,8 @@ def real_tensor(name: str, value: torch.Tensor, *, min_ndim: int = 1) -> torch.T
 
 
 def real_array(name: str, value) -> np.ndarray:
-    """``value`` (numpy array, torch tensor, nested lists, scalar) as a real numpy array, dtype kept.
+    """``value`` (numpy array, torch tensor, nested lists, scalar) as a real numpy array, dtype
+    kept.
 
     Integer and floating dtypes are accepted; torch tensors come back as numpy arrays of the
     same dtype (``bfloat16`` widened exactly to ``float32``). Nothing is checked beyond the

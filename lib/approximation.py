@@ -12,9 +12,9 @@ is approximated by :math:`F^{(FF)}_2 \circ F^{(SA)} \circ F^{(FF)}_1`:
 
 All three are residual, as K&S's layers are:
 :math:`F^{(FF)}(Z) = Z + W_2 \sigma_R(W_1 Z + b_1 1^\top) + b_2 1^\top`. The two feed-forward
-layers cancel their residual with two ReLU units per coordinate, :math:`\sigma_R(z) - \sigma_R(-z) = z`
-(output weights :math:`-1` and :math:`+1`), so that each computes exactly its staircase or
-interpolant; this choice is the book's.
+layers cancel their residual with two ReLU units per coordinate,
+:math:`\sigma_R(z) - \sigma_R(-z) = z` (output weights :math:`-1` and :math:`+1`), so that each
+computes exactly its staircase or interpolant; this choice is the book's.
 
 The error is small in :math:`L_p` because the inputs where it is not — a token on a ramp, or two
 tokens in one cell (the representatives then repeat, which Theorem 2 excludes) — have small
@@ -29,7 +29,8 @@ ours; the bound holds for the floating-point output too (an output that rounding
 table's range is set to the range's end).
 
 Builders check what they will allocate or enumerate first: :data:`MAX_TABLE_ENTRIES`,
-:data:`lib.metrics.MAX_SAMPLE_ENTRIES`, :data:`MAX_MEASURE_BITS` and :data:`lib.layers.MAX_PARAMETERS`.
+:data:`lib.metrics.MAX_SAMPLE_ENTRIES`, :data:`MAX_MEASURE_BITS` and
+:data:`lib.layers.MAX_PARAMETERS`.
 """
 
 from __future__ import annotations
@@ -127,13 +128,14 @@ def cell_representatives(m: int, low: float = 0.0, high: float = 1.0) -> np.ndar
 def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -> FeedForward:
     r"""The first feed-forward layer of Proposition 1: every token to its cell's representative.
 
-    Per coordinate, ``q(t) = r_0 + h \sum_{j=1}^{m-1} [\sigma_R(t - t_j + \tau) - \sigma_R(t - t_j)]/\tau``
-    with grid lines ``t_j = low + j h``: exactly the representative of the cell of ``t`` unless
-    ``t`` lies in a ramp ``(t_j - \tau, t_j)``, where it moves linearly to the next one; below
-    ``low`` and above ``high`` it stays at the end representatives. The layer is residual,
-    ``F(z) = z + W2 relu(W1 z + b1) + b2``, with two more units per coordinate,
-    ``relu(t)`` and ``relu(-t)`` (output weights ``-1``, ``+1``), that subtract ``t``: so
-    ``F(z) = q(z)`` coordinatewise.
+    Per coordinate,
+    ``q(t) = r_0 + h \sum_{j=1}^{m-1} [\sigma_R(t - t_j + \tau) - \sigma_R(t - t_j)]/\tau`` with
+    grid lines ``t_j = low + j h``: exactly the representative of the cell of ``t`` unless ``t``
+    lies in a ramp ``(t_j - \tau, t_j)``, where it moves linearly to the next one; below ``low`` and
+    above ``high`` it stays at the end representatives. The layer is residual,
+    ``F(z) = z + W2 relu(W1 z + b1) + b2``, with two more units per coordinate, ``relu(t)`` and
+    ``relu(-t)`` (output weights ``-1``, ``+1``), that subtract ``t``: so ``F(z) = q(z)``
+    coordinatewise.
 
     Args:
         m: cells per axis; d: token dimension; tau: ramp width, ``0 < tau < h``;
@@ -237,7 +239,8 @@ def check_equivariant(
     seed: int = 0,
     tol: float = 1e-9,
 ) -> float:
-    """Check on random probes that ``f(X P) = f(X) P`` (tokens permuted); return the largest deviation.
+    """Check on random probes that ``f(X P) = f(X) P`` (tokens permuted); return the largest
+    deviation.
 
     Args:
         f: maps float64 ``(batch, n, d)`` (numpy) to ``(batch, n, d_out)``.
@@ -314,7 +317,8 @@ class KSApproximator:
         return np.where(np.abs(Q - nearest) <= 1e-9 * h, nearest, Q)
 
     def context_ids(self, X: np.ndarray):
-        """Context ids ``F_SA(F_FF1(X))`` of every token: ``(batch * n, d)`` float64, or that many rows of mpf."""
+        """Context ids ``F_SA(F_FF1(X))`` of every token: ``(batch * n, d)`` float64, or that many
+        rows of mpf."""
         from . import exact
 
         X = as_float_array("X", X, min_ndim=3)
@@ -327,7 +331,8 @@ class KSApproximator:
         return [row for out in exact.attention_mp(Q, self.attention, self.dps) for row in out]
 
     def raw(self, X) -> np.ndarray:
-        """The network's output ``F_FF2(F_SA(F_FF1(X)))``, ``(batch * n, d)``, before the clamp that calling the approximator applies."""
+        """The network's output ``F_FF2(F_SA(F_FF1(X)))``, ``(batch * n, d)``, before the clamp that
+        calling the approximator applies."""
         from .memorization import ffn_mp
 
         z = self.context_ids(X)
@@ -368,11 +373,12 @@ def _conflicting_pairs(ids: np.ndarray, values: np.ndarray) -> int:
 
 
 def _slope_changes(knots, values) -> list:
-    """Output weights of the knots-at-the-ids interpolant: the change of slope at each knot, ``(M, k)``.
+    """Output weights of the knots-at-the-ids interpolant: the change of slope at each knot,
+    ``(M, k)``.
 
-    ``y(p) = y_1 + sum_j c_j relu(p - p_j)`` with slopes ``s_0 = 0``, ``s_j`` between knots ``j`` and
-    ``j + 1`` and ``s_M = 0`` (flat beyond the last knot), ``c_j = s_j - s_{j-1}``. Works for float
-    or mpf knots (call inside ``workdps`` for mpf).
+    ``y(p) = y_1 + sum_j c_j relu(p - p_j)`` with slopes ``s_0 = 0``, ``s_j`` between knots ``j``
+    and ``j + 1`` and ``s_M = 0`` (flat beyond the last knot), ``c_j = s_j - s_{j-1}``. Works for
+    float or mpf knots (call inside ``workdps`` for mpf).
     """
     M, k = values.shape
     mp = not isinstance(knots, np.ndarray)
@@ -419,7 +425,8 @@ def _lookup_weights(v: np.ndarray, knots, values: np.ndarray) -> dict:
 
 def _lookup_layer(v: np.ndarray, knots: np.ndarray, values: np.ndarray) -> FeedForward:
     """The float64 residual lookup layer ``(..., d) -> (..., d)``: hidden width ``M + 2d``, output
-    ``y(v . z)``, the piecewise-linear interpolant of ``values`` at ``knots`` (within their range)."""
+    ``y(v . z)``, the piecewise-linear interpolant of ``values`` at ``knots`` (within their
+    range)."""
     w = _lookup_weights(v, knots, values)
     ffn = FeedForward(len(v), len(w["b1"]), len(v), residual=True)
     ffn.set_weights(**{k: np.array(val, dtype=float) for k, val in w.items()})
@@ -440,7 +447,8 @@ def ks_approximator(
     seed: int = 0,
     tol: float = 1e-9,
 ) -> KSApproximator:
-    r"""Build :math:`F^{(FF)}_2 \circ F^{(SA)} \circ F^{(FF)}_1` approximating ``f`` (K&S Proposition 1).
+    r"""Build :math:`F^{(FF)}_2 \circ F^{(SA)} \circ F^{(FF)}_1` approximating ``f`` (K&S
+    Proposition 1).
 
     The table holds one entry per (set of ``n`` distinct cells, token): ``C(m^d, n) n`` context
     ids and the values of ``f`` at the quantized sequences. Duplicate cells are not in the table
@@ -451,7 +459,8 @@ def ks_approximator(
         f: the target, float64 numpy ``(batch, n, d) -> (batch, n, d)`` (residual layers: the
             output lives in the token space), continuous and permutation equivariant (checked on
             random probes, relative tolerance ``tol``).
-        m, n, d, tau, low, high: the grid (``m`` cells per axis) and ramp width, as :func:`quantizer`.
+        m, n, d, tau, low, high: the grid (``m`` cells per axis) and ramp width, as
+            :func:`quantizer`.
         gamma: the attention layer's inverse temperature; ``None`` is Theorem 2's value. Any
             value at which the table's ids are distinct gives the same approximation on the
             table; the theorem's value guarantees that they are.
@@ -599,7 +608,8 @@ def ks_approximator(
 def bad_sets(
     X, m: int, tau: float, low: float = 0.0, high: float = 1.0
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Which sequences ``X`` ``(batch, n, d)`` have a coordinate on a ramp, and which two tokens in one cell.
+    """Which sequences ``X`` ``(batch, n, d)`` have a coordinate on a ramp, and which two tokens in
+    one cell.
 
     Decided against the grid lines ``t_j = low + j h`` and ramp starts ``t_j - tau`` exactly as
     :func:`quantizer` computes them in float64 (a coordinate on a line belongs to the cell above

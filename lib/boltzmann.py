@@ -10,7 +10,8 @@ Lemma 1). K&S apply it with :math:`\beta = 1` to the attention scores themselves
 ``boltz(a) = a^T softmax(a)``; :func:`boltz` covers both.
 
 Every function takes numpy arrays or torch tensors and validates its input: NaN or infinity,
-complex or bool entries, empty dimensions and non-finite inverse temperatures raise :class:`ValueError`.
+complex or bool entries, empty dimensions and non-finite inverse temperatures raise
+:class:`ValueError`.
 
 The bounds the docstrings state (``min(a) <= boltz(a) <= max(a)``, those of :func:`boltz_bounds`,
 those of :func:`soft_max_lse` and :func:`mellowmax`) hold for the floating-point results too: a
@@ -178,7 +179,8 @@ def boltz(a, beta: float = 1.0, dim: int = -1):
 
 
 def dboltz_dbeta(a, beta: float = 1.0, dim: int = -1):
-    r"""Temperature derivative :math:`\frac{d}{d\beta}\operatorname{boltz}_\beta(a) = \operatorname{Var}_{\sigma_S[\beta a]}(a)`.
+    r"""Temperature derivative :math:`\frac{d}{d\beta}\operatorname{boltz}_\beta(a) =
+    \operatorname{Var}_{\sigma_S[\beta a]}(a)`.
 
     The variance of the entries under the softmax weights :math:`p = \sigma_S[\beta a]`,
     computed as :math:`\sum_i p_i (a_i - \operatorname{boltz}_\beta(a))^2` (non-negative by
@@ -250,7 +252,8 @@ def expansion_ratio(op, a, b) -> float:
     measures differences of the operator itself, not its gradient.
 
     Args:
-        op: a function mapping a float tensor ``(m, n)`` to ``(m,)``, row by row (e.g. :func:`boltz`).
+        op: a function mapping a float tensor ``(m, n)`` to ``(m,)``, row by row (e.g.
+            :func:`boltz`).
         a, b: float tensors of the same shape ``(m, n)``, finite, with ``a_i != b_i`` for every row.
 
     Returns:
@@ -327,7 +330,8 @@ def boltz_bounds(a, dim: int = -1):
 
 
 def soft_max_lse(a, beta: float = 1.0, dim: int = -1):
-    r"""Log-sum-exp soft maximum :math:`\frac{1}{\beta}\log\sum_i e^{\beta a_i}` (``torch.logsumexp``).
+    r"""Log-sum-exp soft maximum :math:`\frac{1}{\beta}\log\sum_i e^{\beta a_i}`
+    (``torch.logsumexp``).
 
     Args, returns and errors as :func:`boltz`, except that ``beta`` must be positive.
 
@@ -344,12 +348,14 @@ def soft_max_lse(a, beta: float = 1.0, dim: int = -1):
 
 
 def mellowmax(a, omega: float = 1.0, dim: int = -1):
-    r"""Mellowmax :math:`\operatorname{mm}_\omega(a) = \frac{1}{\omega}\log\big(\frac1n\sum_i e^{\omega a_i}\big)`.
+    r"""Mellowmax :math:`\operatorname{mm}_\omega(a) =
+    \frac{1}{\omega}\log\big(\frac1n\sum_i e^{\omega a_i}\big)`.
 
     Asadi & Littman's replacement for the Boltzmann operator: a non-expansion in the
     :math:`\ell_\infty` norm, between the mean (``omega -> 0``) and the maximum
     (``omega -> inf``). Equal to :func:`soft_max_lse` minus :math:`\log(n)/\omega`, but
-    evaluated as :math:`\max a + \operatorname{log1p}(\operatorname{mean}(\operatorname{expm1}(\omega(a - \max a))))/\omega`
+    evaluated as :math:`\max a +
+    \operatorname{log1p}(\operatorname{mean}(\operatorname{expm1}(\omega(a - \max a))))/\omega`
     so that small ``omega`` does not cancel catastrophically.
 
     Args, returns and errors as :func:`soft_max_lse` with ``omega`` in place of ``beta``.
@@ -474,7 +480,8 @@ def one_winner_deficit(n: int) -> float:
 
 
 def lattice_vectors(n: int, K: int, spacing: float) -> np.ndarray:
-    r"""All ``n``-subsets of the centred lattice :math:`\{(k - \frac{K-1}{2})\,\text{spacing}\}_{k<K}`.
+    r"""All ``n``-subsets of the centred lattice
+    :math:`\{(k - \frac{K-1}{2})\,\text{spacing}\}_{k<K}`.
 
     Every entry differs from every other entry (of the same or another vector) by a multiple
     of ``spacing``, and no two rows are permutations of each other: the family on which

@@ -288,7 +288,8 @@ def _store(entry: dict) -> dict:
 
 
 def not_run(check_id: str, claim: str, reason: str, *, source: str, scale: str, basis: str) -> dict:
-    """Record a check that could not run on this machine (a dataset is missing), for the claims page.
+    """Record a check that could not run on this machine (a dataset is missing), for the claims
+    page.
 
     The claims table shows it with the status "not run" and ``reason`` as its measured value,
     never as a pass; the build prints one line per such check.

@@ -62,7 +62,8 @@ __all__ = [
 #: Largest number of float64 entries :func:`subset_sequences` builds (``binom(K, n) n d``, 128 MiB).
 MAX_SEQUENCE_ENTRIES = 2**24
 #: Largest number of float64 entries of the pairwise differences of tokens (``binom(K + 1, 2) d``)
-#: that :func:`tokenwise_separation`, :func:`projection_constant` and :class:`RankOneAttention` form.
+#: that :func:`tokenwise_separation`, :func:`projection_constant` and
+#: :class:`RankOneAttention` form.
 MAX_PAIR_ENTRIES = 2**24
 #: Largest number of random draws :func:`best_direction` and :func:`hardmax_trials` make.
 MAX_DRAWS = 100_000
@@ -70,7 +71,8 @@ MAX_DRAWS = 100_000
 
 @dataclass(frozen=True)
 class ScoreSeparation:
-    """How the scores of a :class:`RankOneAttention` layer meet K&S Lemma 1 (:func:`score_separation`).
+    """How the scores of a :class:`RankOneAttention` layer meet K&S Lemma 1
+    (:func:`score_separation`).
 
     Attributes:
         gap: the smallest difference between distinct scores of one query (Lemma 1's delta).
@@ -127,7 +129,8 @@ class ContextIds:
 
 @dataclass(frozen=True)
 class LimitReversals:
-    """Order reversals between the ids of one token and their ``gamma -> 0`` limit (:func:`limit_reversals`).
+    """Order reversals between the ids of one token and their ``gamma -> 0`` limit
+    (:func:`limit_reversals`).
 
     Attributes:
         reversed: pairs whose order is opposite to the order of their sequences' means.
@@ -179,7 +182,8 @@ def tokenwise_separation(X) -> tuple[float, float, float]:
 
 
 def strict_constants(vocab, slack: float = 0.01) -> dict[str, float]:
-    r"""Constants for which ``vocab`` is tokenwise separated with the strict inequalities of Definition 1.
+    r"""Constants for which ``vocab`` is tokenwise separated with the strict inequalities of
+    Definition 1.
 
     The tight constants of :func:`tokenwise_separation` are attained by some token or pair, so
     Definition 1's strict inequalities fail for them. These move each one by the factor
@@ -220,7 +224,8 @@ def strict_constants(vocab, slack: float = 0.01) -> dict[str, float]:
 
 
 def score_separation(layer: SelfAttention) -> ScoreSeparation:
-    r"""How well the scores of a Theorem 2 layer meet the hypotheses of K&S Lemma 1, in exact arithmetic.
+    r"""How well the scores of a Theorem 2 layer meet the hypotheses of K&S Lemma 1, in exact
+    arithmetic.
 
     For each query token ``t`` of the layer's vocabulary, the scores
     :math:`(W_Q t)^\top (W_K x)` over the keys ``x`` of the vocabulary are the entries Lemma 1
@@ -281,7 +286,8 @@ def _norms(x: np.ndarray) -> np.ndarray:
 
 
 def _check_pairs(count: int, d: int) -> None:
-    """Refuse to form the ``binom(count, 2) d`` entries of all pairwise differences beyond the limit."""
+    """Refuse to form the ``binom(count, 2) d`` entries of all pairwise differences beyond the
+    limit."""
     check_size(
         f"the pairwise differences of {count:,} tokens in dimension {d}: the number of entries",
         count * (count - 1) // 2 * d,
@@ -307,7 +313,8 @@ def vocabulary(X) -> np.ndarray:
     """The distinct tokens of ``X`` (shape ``(N, n, d)``), as an array ``(K, d)`` in sorted order.
 
     Raises:
-        ValueError: for ``X`` that is not a finite real ``(N, n, d)`` array (complex and bool refused).
+        ValueError: for ``X`` that is not a finite real ``(N, n, d)`` array (complex and bool
+            refused).
     """
     arr = _sequences(X)
     return np.unique(arr.reshape(-1, arr.shape[-1]), axis=0)
@@ -333,7 +340,8 @@ def _unit(w, d: int) -> np.ndarray:
 
 
 def projection_constant(w, vocab) -> float:
-    r"""The constant :math:`c_w = \min_{x \ne x'} |w^\top (x - x')| / \|x - x'\|` over :math:`V \cup \{0\}`.
+    r"""The constant :math:`c_w = \min_{x \ne x'} |w^\top (x - x')| / \|x - x'\|` over
+    :math:`V \cup \{0\}`.
 
     Args:
         w: direction ``(d,)``; it is normalised to unit length.
@@ -382,7 +390,8 @@ def projection_bound(vocab_size: int, d: int) -> float:
 
 
 def projection_miss_expectation(vocab_size: int, d: int) -> float:
-    r"""Expected number of pairs of :math:`V \cup \{0\}` that a random direction projects below :func:`projection_bound`.
+    r"""Expected number of pairs of :math:`V \cup \{0\}` that a random direction projects below
+    :func:`projection_bound`.
 
     For a unit ``w`` drawn uniformly from the sphere and any fixed pair :math:`x \ne x'`, the
     cosine :math:`t = w^\top (x - x') / \|x - x'\|` is distributed as one coordinate of a random
@@ -758,7 +767,8 @@ def _head_weights(rng, s: int, d: int, scale: float, zero_q: bool) -> dict:
 
 
 def _first_id_difference(weights: list, arr: np.ndarray, normalizer: str, dps: int) -> list:
-    """``F(X1)[0] - F(X2)[0]`` for ``F(X) = X + sum of heads`` (one weight dict per head), in mpmath.
+    """``F(X1)[0] - F(X2)[0]`` for ``F(X) = X + sum of heads`` (one weight dict per head), in
+    mpmath.
 
     The same formula as :func:`lib.exact.attention_mp`, restricted to the first query of each
     sequence and summed over heads, without building a layer per head.
@@ -797,7 +807,8 @@ def _first_id_difference(weights: list, arr: np.ndarray, normalizer: str, dps: i
 
 
 def _exact_first_distance(weights: list, arr: np.ndarray, normalizer: str, draw: int):
-    """Exact distance between the first-token ids of ``arr[0]`` and ``arr[1]`` under ``X + sum of heads``.
+    """Exact distance between the first-token ids of ``arr[0]`` and ``arr[1]`` under
+    ``X + sum of heads``.
 
     Hardmax heads are evaluated at 60 digits (no exponentials; a tie is an equality of the
     scores as computed at that precision). Softmax heads start at 40 digits and double the
@@ -852,9 +863,9 @@ def hardmax_trials(
     ``max_heads = 1`` the draws are those of a single residual head.
 
     With ``exact=True`` both layers are also evaluated in mpmath (the formula of
-    :func:`lib.exact.attention_mp`, first token only): the hardmax at 60 digits, the softmax at a precision doubled from 40
-    digits until the distance is resolved to 20 significant digits, at most
-    ``40 + ceil(spread / ln 10)`` digits (``spread``: the largest difference between two scores
+    :func:`lib.exact.attention_mp`, first token only): the hardmax at 60 digits, the softmax at a
+    precision doubled from 40 digits until the distance is resolved to 20 significant digits, at
+    most ``40 + ceil(spread / ln 10)`` digits (``spread``: the largest difference between two scores
     of the first query in any head), at which every softmax weight down to ``exp(-spread)``
     relative to the largest is carried with 40 digits and a distance of 0 is an exact collision.
 
@@ -922,7 +933,8 @@ def hardmax_trials(
 
 
 def order_flips(runs: list) -> list[tuple[float, float, int]]:
-    """Pairs of context ids of one token whose order changes between neighbouring runs of :func:`context_ids`.
+    """Pairs of context ids of one token whose order changes between neighbouring runs of
+    :func:`context_ids`.
 
     Context ids move continuously with the layer's ``gamma``; if two ids of the same query token
     are in one order at one ``gamma`` and in the other order at the next, they coincide
@@ -986,7 +998,8 @@ def _pair_signs(run: ContextIds, groups: list) -> dict:
 
 
 def limit_reversals(run: ContextIds) -> LimitReversals:
-    r"""Pairs of context ids of one token whose order in ``run`` is opposite to their order as ``gamma -> 0``.
+    r"""Pairs of context ids of one token whose order in ``run`` is opposite to their order as
+    ``gamma -> 0``.
 
     As :math:`\gamma \to 0` the softmax becomes uniform, :math:`\operatorname{boltz}(a) /
     (\gamma\, w^\top t)` tends to the mean of the :math:`w^\top x_k` over the sequence, and the

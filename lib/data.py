@@ -83,7 +83,8 @@ PAD, UNK = 0, 1
 #: The splits of the image datasets (MNIST, Fashion-MNIST, CIFAR-10).
 IMAGE_SPLITS = ("train", "test")
 
-#: Number of images per split of the official MNIST and Fashion-MNIST (CIFAR-10 has 50,000 and 10,000).
+#: Number of images per split of the official MNIST and Fashion-MNIST (CIFAR-10 has
+#: 50,000 and 10,000).
 MNIST_SIZES = {"train": 60000, "test": 10000}
 
 #: Where the Debian package ``dataset-fashion-mnist`` puts the official IDX files.
@@ -178,8 +179,8 @@ def load_conll2003(split: str) -> list[tuple[list[str], list[str]]]:
 
     Returns:
         A new list of ``(tokens, ner_tags)`` pairs, equally long lists of strings. The words are
-        kept as written (case kept), the tags are IOB2 (one of :data:`CONLL_TAGS`). ``-DOCSTART-`` lines are skipped;
-        the POS and chunk columns are dropped.
+        kept as written (case kept), the tags are IOB2 (one of :data:`CONLL_TAGS`). ``-DOCSTART-``
+        lines are skipped; the POS and chunk columns are dropped.
 
     Raises:
         ValueError: for an unknown ``split``.
@@ -740,8 +741,8 @@ def load_cifar10(
 
     The batches are pickles, and unpickling runs code: point ``root`` only at a trusted copy.
 
-    Source: Krizhevsky (2009), the python version of CIFAR-10 (no registry package ships it). Used in Chapter 5 (LHSL Appendix B, label-noise experiment), only when a
-    local copy is given.
+    Source: Krizhevsky (2009), the python version of CIFAR-10 (no registry package ships it). Used
+    in Chapter 5 (LHSL Appendix B, label-noise experiment), only when a local copy is given.
     """
     split = _check_split(split)
     base = _cifar_base(root)

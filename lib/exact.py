@@ -64,7 +64,8 @@ def to_mpf(name: str, value) -> mpmath.mpf:
 
 
 def boltz_mp(a, beta=1, dps: int = 50) -> mpmath.mpf:
-    r"""Boltzmann operator :math:`\sum_i a_i e^{\beta a_i} / \sum_j e^{\beta a_j}` at ``dps`` digits.
+    r"""Boltzmann operator :math:`\sum_i a_i e^{\beta a_i} / \sum_j e^{\beta a_j}` at ``dps``
+    digits.
 
     Args:
         a: 1-D sequence of ``n >= 1`` real entries (floats, ints, decimal strings or mpf), or a
@@ -84,8 +85,8 @@ def boltz_mp(a, beta=1, dps: int = 50) -> mpmath.mpf:
         ValueError: if ``a`` is empty, not 1-D, or holds a non-finite or non-real entry (bools
             and complex numbers are refused); if ``beta`` is not finite; if ``dps < 15``.
 
-    Source: K&S (ICLR 2024), the operator of Lemma 1; the float64 version is :func:`lib.boltzmann.boltz`.
-    Used in Chapter 1 (checks C3, C4).
+    Source: K&S (ICLR 2024), the operator of Lemma 1; the float64 version is
+    :func:`lib.boltzmann.boltz`. Used in Chapter 1 (checks C3, C4).
     """
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
     entries = _entries(a, dps)
@@ -206,7 +207,8 @@ def _matmul_t(A, B):
 
 
 def _mp_entry(name: str, value) -> mpmath.mpf:
-    """An mpf kept as it is (after a finiteness check) or a real scalar converted by :func:`to_mpf`."""
+    """An mpf kept as it is (after a finiteness check) or a real scalar converted by
+    :func:`to_mpf`."""
     if isinstance(value, mpmath.mpf):
         if not mpmath.isfinite(value):
             raise ValueError(f"{name} must be finite, got {short_repr(value)}")

@@ -57,7 +57,8 @@ def _check_parameters(what: str, count: int) -> None:
 
 
 def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
-    """``value`` as a float64 tensor of ``shape``; ValueError naming ``name`` otherwise (NaN/inf pass)."""
+    """``value`` as a float64 tensor of ``shape``; ValueError naming ``name`` otherwise (NaN/inf
+    pass)."""
     m = torch.from_numpy(as_float_array(name, value, min_ndim=0, finite=False))
     if tuple(m.shape) != shape:
         raise ValueError(f"{name} must have shape {shape}, got {tuple(m.shape)}")
@@ -65,7 +66,8 @@ def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
 
 
 class SingleHead(nn.Module):
-    """Base class of :class:`SelfAttention` and :class:`CrossAttention`: weights, weight setting, checks, the attention core.
+    """Base class of :class:`SelfAttention` and :class:`CrossAttention`: weights, weight setting,
+    checks, the attention core.
 
     Not used directly.
 
@@ -122,7 +124,8 @@ class SingleHead(nn.Module):
 
     @staticmethod
     def parameter_count(d_q: int, d_kv: int, d_out: int, head_dim: int, rank: int | None) -> int:
-        """Parameters of a head of these sizes: ``W_Q, W_K, W_V, W_O`` dense or as rank-``rank`` factors."""
+        """Parameters of a head of these sizes: ``W_Q, W_K, W_V, W_O`` dense or as rank-``rank``
+        factors."""
         shapes = [(head_dim, d_q), (head_dim, d_kv), (head_dim, d_kv), (d_out, head_dim)]
         return sum(r * c if rank is None else rank * (r + c) for r, c in shapes)
 
@@ -145,7 +148,8 @@ class SingleHead(nn.Module):
 
     @torch.no_grad()
     def set_weights(self, **matrices):
-        """Set any of ``W_Q`` ``(head_dim, d_q)``, ``W_K``, ``W_V`` ``(head_dim, d_kv)`` and ``W_O`` ``(d_out, head_dim)``.
+        """Set any of ``W_Q`` ``(head_dim, d_q)``, ``W_K``, ``W_V`` ``(head_dim, d_kv)`` and ``W_O``
+        ``(d_out, head_dim)``.
 
         For :class:`SelfAttention` ``d_q = d_kv = d_out = d``. With ``rank`` set, each matrix is
         factorised by SVD into ``A @ B``; a matrix whose rank exceeds ``rank`` (singular value
@@ -317,9 +321,10 @@ class SelfAttention(SingleHead):
         ValueError: for non-positive sizes, a rank above ``min(head_dim, d)``, an unknown
             normaliser or dtype, more than :data:`MAX_PARAMETERS` parameters (checked before
             allocating); in :meth:`forward` for input of the wrong shape, dtype or with
-            NaN/inf, or when the scores or the output overflow the dtype; in :meth:`~SingleHead.set_weights`
-            for a wrong shape, a non-real (complex, bool) or non-finite matrix (also after the
-            cast to the layer's dtype) or a matrix of too high a rank.
+            NaN/inf, or when the scores or the output overflow the dtype; in
+            :meth:`~SingleHead.set_weights` for a wrong shape, a non-real (complex, bool) or
+            non-finite matrix (also after the cast to the layer's dtype) or a matrix of too high a
+            rank.
 
     Source: K&S (ICLR 2024), the self-attention layer used by Theorems 1-2 (its form is recalled,
     following Yun et al. 2020; see the Sources and certainty page).
@@ -341,7 +346,8 @@ class SelfAttention(SingleHead):
         self.d = d
 
     def attention(self, X: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The attention matrix ``(..., n, n)``: row ``l`` holds query ``l``'s weights over the keys.
+        """The attention matrix ``(..., n, n)``: row ``l`` holds query ``l``'s weights over the
+        keys.
 
         Args:
             X: tokens ``(..., n, d)`` in the layer's dtype.
@@ -404,8 +410,8 @@ class CrossAttention(SingleHead):
         ValueError: for non-positive sizes, a bad rank, normaliser or dtype, ``residual`` with
             ``d_out != d_q``, more than :data:`MAX_PARAMETERS` parameters (checked before
             allocating); in :meth:`forward` for ``X`` or ``Y`` of the wrong width, dtype or
-            with NaN/inf, batch shapes that differ, or overflow; in :meth:`~SingleHead.set_weights` as
-            :class:`SelfAttention`.
+            with NaN/inf, batch shapes that differ, or overflow; in :meth:`~SingleHead.set_weights`
+            as :class:`SelfAttention`.
 
     Source: LHSL (NeurIPS 2025), the cross-attention universality theorem; the form
     ``W_V Y σ[(W_K Y)^T W_Q X]`` is reconstructed by the book (see the Sources and certainty
@@ -431,7 +437,8 @@ class CrossAttention(SingleHead):
     def attention(
         self, X: torch.Tensor, Y: torch.Tensor, padding_mask: torch.Tensor | None = None
     ) -> torch.Tensor:
-        """The attention matrix ``(..., n, m)``: row ``l`` holds query ``l``'s weights over the context tokens.
+        """The attention matrix ``(..., n, m)``: row ``l`` holds query ``l``'s weights over the
+        context tokens.
 
         ``padding_mask`` (bool ``(..., m)``, ``True`` at padding) removes context tokens.
         """
@@ -443,7 +450,8 @@ class CrossAttention(SingleHead):
     def forward(
         self, X: torch.Tensor, Y: torch.Tensor, padding_mask: torch.Tensor | None = None
     ) -> torch.Tensor:
-        """Attend from ``X`` ``(..., n, d_q)`` to the context ``Y`` ``(..., m, d_kv)``; returns ``(..., n, d_out)``.
+        """Attend from ``X`` ``(..., n, d_q)`` to the context ``Y`` ``(..., m, d_kv)``; returns
+        ``(..., n, d_out)``.
 
         The batch shapes of ``X`` and ``Y`` must be equal; a single context ``(m, d_kv)`` is
         shared by every batch entry of ``X``.

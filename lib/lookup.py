@@ -82,7 +82,8 @@ __all__ = [
 
 
 def hard_lookup(x, centres, values) -> np.ndarray:
-    r"""The hard partition's answer: the value of the nearest centre (Voronoi cell), ``(..., *values.shape[1:])``.
+    r"""The hard partition's answer: the value of the nearest centre (Voronoi cell),
+    ``(..., *values.shape[1:])``.
 
     The :math:`\beta\to\infty` limit of :func:`attention_approximator`, the reference of check C15.
     Far from the origin points and centres are translated first (module docstring).
@@ -100,7 +101,8 @@ def hard_lookup(x, centres, values) -> np.ndarray:
 
 
 def soft_lookup(x, centres, values, beta: float) -> np.ndarray:
-    r"""The closed form of :func:`attention_approximator`'s output: :math:`\sigma(\beta y(x))^\top V`.
+    r"""The closed form of :func:`attention_approximator`'s output:
+    :math:`\sigma(\beta y(x))^\top V`.
 
     The layer's output at the query token is exactly this weighted average of the values (up
     to the query token's own weight, below :math:`e^{-40}`); it costs ``O(N D)`` per point
@@ -137,7 +139,8 @@ def soft_lookup(x, centres, values, beta: float) -> np.ndarray:
 
 
 def nadaraya_watson(x, centres, values, bandwidth: float) -> np.ndarray:
-    r"""The Gaussian-kernel Nadaraya–Watson estimate :math:`\sum_i K(x - c_i) v_i / \sum_i K(x - c_i)`.
+    r"""The Gaussian-kernel Nadaraya–Watson estimate
+    :math:`\sum_i K(x - c_i) v_i / \sum_i K(x - c_i)`.
 
     :math:`K(u) = e^{-\|u\|^2 / (2 h^2)}` with ``h = bandwidth``; computed from the distances
     (``torch.cdist``), independently of the affine scores. With :math:`\beta = 1/(2h^2)` it equals
@@ -256,7 +259,8 @@ class SumOfLinear(nn.Module):
 
 
 class PartitionLookup(nn.Module):
-    r"""``SumOfLinear`` then one single-head ``SelfAttention`` (no residual), read at the query tokens.
+    r"""``SumOfLinear`` then one single-head ``SelfAttention`` (no residual), read at the query
+    tokens.
 
     Built by :func:`attention_approximator` and :func:`seq2seq_approximator`. Input: points
     ``(batch, D)`` (a flattened sequence, ``D = n d``); output ``(batch, k)`` or, for the seq2seq
@@ -349,7 +353,8 @@ def _token_width(D: int, token_dim: int | None) -> int:
 def _check_layer(
     what: str, D: int, d: int, width: int, n_out: int, head_dim: int, d_out: int
 ) -> None:
-    """Count a lookup layer's numbers before allocating: copy terms, constant ``C`` and the four matrices."""
+    """Count a lookup layer's numbers before allocating: copy terms, constant ``C`` and the four
+    matrices."""
     n = D // d
     count = n * width * d + n * n * n_out + width * n_out + 3 * head_dim * width + d_out * head_dim
     check_size(
@@ -360,11 +365,12 @@ def _check_layer(
 def _query_copy(
     D: int, token_dim: int | None, width: int, n_out: int, n_queries: int
 ) -> tuple[int, np.ndarray, np.ndarray]:
-    """The copy terms of the sum-of-linear map: term ``t`` writes token ``t`` of ``X`` into the ``x`` field.
+    """The copy terms of the sum-of-linear map: term ``t`` writes token ``t`` of ``X`` into the
+    ``x`` field.
 
-    Returns ``(d, A_terms, B_terms)``: the token width, ``A`` ``(n, width, d)`` placing token ``t`` at
-    rows ``t d .. (t + 1) d`` of the first ``D``, and ``B`` ``(n, n, n_out)`` sending it to the first
-    ``n_queries`` output columns (``n = D / d``).
+    Returns ``(d, A_terms, B_terms)``: the token width, ``A`` ``(n, width, d)`` placing token ``t``
+    at rows ``t d .. (t + 1) d`` of the first ``D``, and ``B`` ``(n, n, n_out)`` sending it to the
+    first ``n_queries`` output columns (``n = D / d``).
     """
     d = _token_width(D, token_dim)
     n = D // d
@@ -376,7 +382,8 @@ def _query_copy(
 
 
 def _as_points(x, D: int) -> torch.Tensor:
-    """``x`` (numpy or torch) as float64 points ``(batch, D)``; ValueError naming ``x`` otherwise."""
+    """``x`` (numpy or torch) as float64 points ``(batch, D)``; ValueError naming ``x``
+    otherwise."""
     if not isinstance(x, np.ndarray | torch.Tensor) or np.ndim(x) != 2 or np.shape(x)[1] != D:
         raise ValueError(f"x must be points (batch, {D}), got {short_repr(x)}")
     return torch.from_numpy(as_float_array("x", x))
@@ -433,9 +440,8 @@ def _build(
     A, b = voronoi_affine(c if ref is None else c - ref)
     lo, hi = c.min(axis=0), c.max(axis=0)
     span2 = float(((hi - lo) ** 2).sum()) + 1.0
-    if (
-        suppress is None
-    ):  # query tokens >= 40 nats below the best key for x within the centres' box, widened by its span
+    # query tokens >= 40 nats below the best key for x within the centres' box, widened by its span
+    if suppress is None:
         suppress = beta * (1.0 + 4.0 * span2) + 40.0
     suppress = finite_real("suppress", suppress, minimum=0.0)
     width = D + 2 + P + k
@@ -502,15 +508,16 @@ def attention_approximator(
     suppress: float | None = None,
     chunk: int = 512,
 ) -> PartitionLookup:
-    r"""LHSL's partition lookup: one attention layer after a sum-of-linear map that returns :math:`f` at the cell centre.
+    r"""LHSL's partition lookup: one attention layer after a sum-of-linear map that returns
+    :math:`f` at the cell centre.
 
-    The partition is the Voronoi partition of ``centres`` (:func:`lib.maxaffine.voronoi_affine`); key token
-    :math:`i` carries :math:`(a_i, b_i)` and the value :math:`f(c_i)`; the query token carries
-    :math:`(\mathrm{vec} X, 1)`, so the attention weights are :math:`\sigma(\beta y(x))`
-    (:func:`lib.maxaffine.soft_indicator`) and the output is :math:`\sum_i \sigma(\beta y(x))_i f(c_i)`. At
-    margin :math:`\Delta` it is within ``indicator_bound(beta, Δ, N) * max|f(c_i)|`` of
-    :math:`f(c_{i_x})`, plus the query tokens' weight, below :math:`e^{-40}` inside the centres'
-    box by the default ``suppress``.
+    The partition is the Voronoi partition of ``centres`` (:func:`lib.maxaffine.voronoi_affine`);
+    key token :math:`i` carries :math:`(a_i, b_i)` and the value :math:`f(c_i)`; the query token
+    carries :math:`(\mathrm{vec} X, 1)`, so the attention weights are :math:`\sigma(\beta y(x))`
+    (:func:`lib.maxaffine.soft_indicator`) and the output is
+    :math:`\sum_i \sigma(\beta y(x))_i f(c_i)`. At margin :math:`\Delta` it is within
+    ``indicator_bound(beta, Δ, N) * max|f(c_i)|`` of :math:`f(c_{i_x})`, plus the query tokens'
+    weight, below :math:`e^{-40}` inside the centres' box by the default ``suppress``.
 
     Args:
         f: maps float64 numpy points ``(N, D)`` to values ``(N, k)`` (or ``(N,)``: ``k = 1``).
@@ -564,7 +571,8 @@ def seq2seq_approximator(
     suppress: float | None = None,
     chunk: int = 512,
 ) -> PartitionLookup:
-    r"""The sequence-to-sequence lookup: ``n_positions`` query tokens, one key block per output position.
+    r"""The sequence-to-sequence lookup: ``n_positions`` query tokens, one key block per output
+    position.
 
     Key token :math:`(i, j)` carries :math:`(a_i, b_i)`, position :math:`e_j` and value
     :math:`f(c_i)_j`; query :math:`j` adds ``bonus`` :math:`M` to the keys of its own block, so
@@ -601,11 +609,13 @@ def seq2seq_approximator(
 
 
 def context_tokens(centres, values, *, biases=None, reference=None) -> np.ndarray:
-    r"""The context sequence of LHSL's cross-attention lookup: one token :math:`(a_i, b_i, v_i)` per cell.
+    r"""The context sequence of LHSL's cross-attention lookup: one token :math:`(a_i, b_i, v_i)` per
+    cell.
 
     Args:
         centres: ``(N, D)``; the keys are the Voronoi pieces :math:`a_i = 2c_i`,
-            :math:`b_i = -\|c_i\|^2` (:func:`lib.maxaffine.voronoi_affine`) unless ``biases`` is given.
+            :math:`b_i = -\|c_i\|^2` (:func:`lib.maxaffine.voronoi_affine`) unless ``biases`` is
+            given.
         values: ``(N, k)`` or ``(N,)``, the value of each cell.
         biases: optional ``(N,)`` offsets :math:`b_i` to use instead of :math:`-\|c_i\|^2`
             (for instance 0, what a context computed *linearly* from the points can carry).
@@ -638,7 +648,8 @@ def context_tokens(centres, values, *, biases=None, reference=None) -> np.ndarra
 
 
 class CrossLookup(nn.Module):
-    r"""A query map, a context sequence and one :class:`lib.layers.CrossAttention` head: LHSL's lookup as cross-attention.
+    r"""A query map, a context sequence and one :class:`lib.layers.CrossAttention` head: LHSL's
+    lookup as cross-attention.
 
     ``forward`` maps points ``(batch, D)`` to ``(batch, k)``: the query ``linear(X)`` (one token
     ``(vec X - reference, 1)``, the reference 0 unless the centres are far from the origin)
@@ -720,8 +731,8 @@ def cross_attention_approximator(
     together (``(batch, 1, D + 1)``); the context holds :func:`context_tokens` of the Voronoi
     pieces of ``centres`` and the values ``f(c_i)``; ``W_Q = \beta I`` reads the query, ``W_K``
     the key fields :math:`(a_i, b_i)`, ``W_V`` and ``W_O`` the value field. The output
-    :math:`\sum_i \sigma(\beta y(x))_i f(c_i)` is that of :func:`attention_approximator`, without the
-    query token to suppress: a query never attends to itself in cross-attention.
+    :math:`\sum_i \sigma(\beta y(x))_i f(c_i)` is that of :func:`attention_approximator`, without
+    the query token to suppress: a query never attends to itself in cross-attention.
 
     Args:
         f, centres, beta, token_dim: as :func:`attention_approximator`.
@@ -801,8 +812,8 @@ def context_length(
         NaN when no grid up to ``m_max`` reaches the target.
 
     Raises:
-        ValueError: as :func:`lookup_error_row`, or when the largest grid, ``m_max**dim`` cells, exceeds
-            :data:`lib.maxaffine.MAX_CELLS` (checked before the first grid is built).
+        ValueError: as :func:`lookup_error_row`, or when the largest grid, ``m_max**dim`` cells,
+            exceeds :data:`lib.maxaffine.MAX_CELLS` (checked before the first grid is built).
 
     Source: the curse of dimensionality of LHSL's construction (the rate is inferred by the book;
     see the Sources and certainty page). Chapter 6.
@@ -839,7 +850,8 @@ def context_length(
 
 
 def _shortest(sups: np.ndarray, errors: np.ndarray, dim: int) -> pd.DataFrame:
-    """For each target error the smallest ``m`` (1-based index into ``sups``) whose sup reaches it, and that sup."""
+    """For each target error the smallest ``m`` (1-based index into ``sups``) whose sup reaches it,
+    and that sup."""
     rows = []
     for e in errors:
         hit = np.flatnonzero(sups <= e)
@@ -870,7 +882,8 @@ def _errors(errors) -> np.ndarray:
 def _factor_lookup(
     g: Callable, t: np.ndarray, m: int, kappa: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The 1-D lookup of ``g`` on the ``m``-grid of [0, 1] at ``beta = kappa m^2`` and ``g`` itself, at ``t`` ``(P,)``."""
+    """The 1-D lookup of ``g`` on the ``m``-grid of [0, 1] at ``beta = kappa m^2`` and ``g`` itself,
+    at ``t`` ``(P,)``."""
     c = grid_centres(m, 1)
     values = as_float_array("g(centres)", g(c))
     target = as_float_array("g(points)", g(t[:, None]))
@@ -880,14 +893,16 @@ def _factor_lookup(
 
 
 def product_lookup(g: Callable, points, m: int, kappa: float) -> np.ndarray:
-    r"""The grid lookup of a product target :math:`f(x) = \prod_k g(x_k)`, from one-dimensional lookups.
+    r"""The grid lookup of a product target :math:`f(x) = \prod_k g(x_k)`, from one-dimensional
+    lookups.
 
-    On the tensor grid of ``m**D`` cell centres of :math:`[0,1]^D` (:func:`lib.maxaffine.grid_centres`) with
-    :math:`\beta = \kappa m^2`, the softmax weights are Gaussian in the distance
-    (:func:`nadaraya_watson`), :math:`e^{-\beta\|x - c\|^2} = \prod_k e^{-\beta (x_k - c_k)^2}`, and
-    so is their normaliser; the stored values :math:`f(c) = \prod_k g(c_k)` factorise too. So
-    :func:`soft_lookup` of ``f`` equals the product over the coordinates of the 1-D lookup of ``g``
-    on ``m`` cells, at a cost of ``O(P D m)`` instead of ``O(P m**D)``.
+    On the tensor grid of ``m**D`` cell centres of :math:`[0,1]^D`
+    (:func:`lib.maxaffine.grid_centres`) with :math:`\beta = \kappa m^2`, the softmax weights are
+    Gaussian in the distance (:func:`nadaraya_watson`),
+    :math:`e^{-\beta\|x - c\|^2} = \prod_k e^{-\beta (x_k - c_k)^2}`, and so is their normaliser;
+    the stored values :math:`f(c) = \prod_k g(c_k)` factorise too. So :func:`soft_lookup` of ``f``
+    equals the product over the coordinates of the 1-D lookup of ``g`` on ``m`` cells, at a cost of
+    ``O(P D m)`` instead of ``O(P m**D)``.
 
     Args:
         g: the one-dimensional factor, mapping points ``(P, 1)`` to ``(P,)``.
@@ -919,7 +934,8 @@ def product_lookup(g: Callable, points, m: int, kappa: float) -> np.ndarray:
 def product_context_length(
     g: Callable, dim: int, errors, kappa: float, *, m_max: int, resolution: int = 201
 ) -> pd.DataFrame:
-    r"""As :func:`context_length` for :math:`f(x) = \prod_k g(x_k)`, with the error taken over a lattice.
+    r"""As :func:`context_length` for :math:`f(x) = \prod_k g(x_k)`, with the error taken over a
+    lattice.
 
     The error of the lookup (:func:`product_lookup`) is measured on the tensor lattice of
     ``resolution`` evenly spaced points per axis of :math:`[0,1]^D`, faces and corners included:
@@ -1019,7 +1035,8 @@ class LookupErrorRow:
     """One row of Chapter 5's error tables (:func:`lookup_error_row`).
 
     Attributes:
-        m: cells per axis; kappa: ``beta / m**2`` (NaN for the hard partition); beta (NaN when hard).
+        m: cells per axis; kappa: ``beta / m**2`` (NaN for the hard partition); beta (NaN when
+            hard).
         sup, l2: the soft layer's largest and root-mean-square error over the points (the hard
             partition's when ``kappa`` is None).
         sup_hard, l2_hard: the hard partition's.
@@ -1039,7 +1056,8 @@ class LookupErrorRow:
 def lookup_error_row(
     f: Callable, m: int, kappa: float | None, points, *, low: float = 0.0, high: float = 1.0
 ) -> LookupErrorRow:
-    r"""The lookup on the ``m``-grid against ``f`` on ``points`` (one row of Chapter 5's error tables).
+    r"""The lookup on the ``m``-grid against ``f`` on ``points`` (one row of Chapter 5's error
+    tables).
 
     Args:
         f: maps points ``(P, D)`` to ``(P,)`` or ``(P, k)``.

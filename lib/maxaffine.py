@@ -93,7 +93,8 @@ def affine_scores(x, A, b) -> np.ndarray:
 
 
 def max_affine(x, A, b) -> np.ndarray:
-    r""":math:`\mathrm{MaxAff}(x) = \max_i (a_i^\top x + b_i)`, float64 ``(...,)`` for ``x`` ``(..., D)``.
+    r""":math:`\mathrm{MaxAff}(x) = \max_i (a_i^\top x + b_i)`, float64 ``(...,)`` for ``x``
+    ``(..., D)``.
 
     Raises:
         ValueError: as :func:`affine_scores`.
@@ -223,7 +224,8 @@ def indicator_error(x, A, b, beta: float) -> np.ndarray:
 
 
 def indicator_bound(beta: float, margin, n_cells: int) -> np.ndarray | float:
-    r"""The bound :math:`2(N-1)e^{-\beta\Delta}` on :math:`\|\sigma(\beta y) - E\|_1` at margin :math:`\Delta`.
+    r"""The bound :math:`2(N-1)e^{-\beta\Delta}` on :math:`\|\sigma(\beta y) - E\|_1` at margin
+    :math:`\Delta`.
 
     Args:
         beta: inverse temperature (> 0).
@@ -252,9 +254,11 @@ def indicator_bound(beta: float, margin, n_cells: int) -> np.ndarray | float:
 
 
 def voronoi_affine(centres) -> tuple[np.ndarray, np.ndarray]:
-    r"""The max-affine pieces of the Voronoi partition of ``centres``: :math:`a_i = 2c_i`, :math:`b_i = -\|c_i\|^2`.
+    r"""The max-affine pieces of the Voronoi partition of ``centres``: :math:`a_i = 2c_i`,
+    :math:`b_i = -\|c_i\|^2`.
 
-    Since :math:`a_i^\top x + b_i = \|x\|^2 - \|x - c_i\|^2`, the arg-max cell is the nearest centre.
+    Since :math:`a_i^\top x + b_i = \|x\|^2 - \|x - c_i\|^2`, the arg-max cell is the nearest
+    centre.
 
     Args:
         centres: ``(N, D)`` real, finite, ``N >= 1``.
@@ -278,10 +282,12 @@ def voronoi_affine(centres) -> tuple[np.ndarray, np.ndarray]:
 
 
 def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
-    r"""Centres of the :math:`m^{\text{dim}}` cubes of side :math:`h = (\text{high}-\text{low})/m` tiling :math:`[\text{low}, \text{high}]^{\text{dim}}`.
+    r"""Centres of the :math:`m^{\text{dim}}` cubes of side :math:`h = (\text{high}-\text{low})/m`
+    tiling :math:`[\text{low}, \text{high}]^{\text{dim}}`.
 
     Returns:
-        float64 ``(m**dim, dim)``, the first coordinate varying slowest (``itertools.product`` order).
+        float64 ``(m**dim, dim)``, the first coordinate varying slowest (``itertools.product``
+        order).
 
     Raises:
         ValueError: for ``m < 1``, ``dim < 1``, ``high <= low``, non-finite bounds, or more than
@@ -298,7 +304,8 @@ def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.nd
 
 
 def grid_margin(x, m: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
-    r"""The closed form of :func:`margin` on the grid of :func:`grid_centres`: :math:`\Delta(x)` without the scores.
+    r"""The closed form of :func:`margin` on the grid of :func:`grid_centres`: :math:`\Delta(x)`
+    without the scores.
 
     For the Voronoi pieces of ``grid_centres(m, D, low, high)`` (spacing :math:`h = (\text{high} -
     \text{low})/m`), let :math:`c` be the centre of the cube holding :math:`x` and
@@ -307,7 +314,8 @@ def grid_margin(x, m: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
     runner-up is an axis neighbour :math:`c \pm h e_j` and
 
     .. math:: \Delta(x) = h^2 \min_j \min\{1 - 2u_j \text{ (if } c + he_j \text{ is a centre)},\;
-       1 + 2u_j \text{ (if } c - he_j \text{ is one)}\} = 2h\,\mathrm{dist}(x, \text{nearest bisector}).
+       1 + 2u_j \text{ (if } c - he_j \text{ is one)}\}
+       = 2h\,\mathrm{dist}(x, \text{nearest bisector}).
 
     Hence :math:`\Delta \le h^2` in every cube with neighbours on both sides along some axis,
     and :math:`\Delta \le 2h^2` in the :math:`2^D` corner cubes, with equality at the corners of

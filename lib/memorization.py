@@ -54,7 +54,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Interpolation:
-    """An interpolating ReLU layer solved exactly (:func:`interpolation_mp`, :func:`memorizing_transformer`).
+    """An interpolating ReLU layer solved exactly (:func:`interpolation_mp`,
+    :func:`memorizing_transformer`).
 
     Attributes:
         biases: the ``M`` knots ``b_m`` (mpf, in sorted order of the ids).
@@ -107,7 +108,8 @@ class MemorizingNetwork:
 
 @dataclass(frozen=True)
 class Float64Memorization:
-    """Corollary 1's network built and run in float64 at one inverse temperature (:func:`float64_memorization`).
+    """Corollary 1's network built and run in float64 at one inverse temperature
+    (:func:`float64_memorization`).
 
     Attributes:
         gamma: the inverse temperature; min_gap64: the smallest gap between the float64 ids
@@ -171,7 +173,8 @@ def knot_layer(knots, coeffs, offset) -> FeedForward:
             output bias.
 
     Returns:
-        ``FeedForward(1, M, k)`` with ``W1 = 1``, ``b1 = -knots``, ``W2 = coeffs^T``, ``b2 = offset``.
+        ``FeedForward(1, M, k)`` with ``W1 = 1``, ``b1 = -knots``, ``W2 = coeffs^T``,
+        ``b2 = offset``.
 
     Raises:
         ValueError: for mismatched shapes, complex or bool values (never read as their real part
@@ -238,7 +241,8 @@ def _relu_sum(x, biases, coeffs) -> list:
 
 
 def _solve_mp(s: list, targets: list) -> tuple[list, list]:
-    """Knots and output weights of :func:`interpolation_mp` for sorted mpf ids ``s`` and mpf target rows.
+    """Knots and output weights of :func:`interpolation_mp` for sorted mpf ids ``s`` and mpf target
+    rows.
 
     Call inside ``workdps``; ``s`` strictly increasing, ``targets`` ``len(s)`` rows of ``k`` mpf.
     """
@@ -257,7 +261,8 @@ def _solve_mp(s: list, targets: list) -> tuple[list, list]:
 
 
 def _sorted_distinct_mp(z) -> tuple[list, list]:
-    """``(order, sorted values)`` of mpf ids ``z``; ValueError for a repeated id (call inside ``workdps``)."""
+    """``(order, sorted values)`` of mpf ids ``z``; ValueError for a repeated id (call inside
+    ``workdps``)."""
     order = sorted(range(len(z)), key=lambda i: z[i])
     s = [z[i] for i in order]
     for a, b in zip(s, s[1:], strict=False):
@@ -336,7 +341,8 @@ def corollary1_parameter_count(n: int, N: int, d: int, s: int) -> int:
 
 
 def _rows(name: str, value) -> list[list]:
-    """A weight as a list of rows (a bias as one row), from a torch tensor, numpy array or nested mpf lists."""
+    """A weight as a list of rows (a bias as one row), from a torch tensor, numpy array or nested
+    mpf lists."""
     if isinstance(value, torch.Tensor):
         value = value.detach().cpu().numpy()
     if isinstance(value, np.ndarray):
@@ -403,7 +409,8 @@ def parameter_count(*layers) -> int:
 
 
 def weight_lower_bound(z, targets) -> mpmath.mpf:
-    r"""The largest output weight any layer :math:`\sum_m c_m \sigma_R(z - b_m)` of width ``M`` needs to interpolate.
+    r"""The largest output weight any layer :math:`\sum_m c_m \sigma_R(z - b_m)` of width ``M``
+    needs to interpolate.
 
     The bound is for layers of exactly this form: ``M`` hidden units with unit input weights on
     the scalar ``z`` and any biases ``b_m`` (the form of :func:`interpolating_ffn`, and of the
@@ -443,7 +450,8 @@ def weight_lower_bound(z, targets) -> mpmath.mpf:
 
 
 def residual_ffn(v, knots, coeffs, offset=None) -> FeedForward:
-    r"""The residual float64 layer ``z -> z + offset + sum_m coeffs[m] relu(v.z - knots[m])`` on ``d``-vectors.
+    r"""The residual float64 layer ``z -> z + offset + sum_m coeffs[m] relu(v.z - knots[m])`` on
+    ``d``-vectors.
 
     That is K&S's :math:`F^{(FF)}(Z) = Z + W_2 \sigma_R(W_1 Z + b_1 1^\top) + b_2 1^\top` with
     ``W1 = 1_M v^T`` (every hidden unit reads the projection ``v . z``), ``b1 = -knots``,
@@ -484,7 +492,8 @@ def residual_ffn(v, knots, coeffs, offset=None) -> FeedForward:
 
 
 def ffn_mp(Z, weights: dict, residual: bool = True) -> list:
-    r"""A feed-forward layer evaluated exactly: ``[z +] W2 relu(W1 z + b1) + b2`` for every row ``z`` of ``Z``.
+    r"""A feed-forward layer evaluated exactly: ``[z +] W2 relu(W1 z + b1) + b2`` for every row
+    ``z`` of ``Z``.
 
     Args:
         Z: rows (tokens) of ``d_in`` mpf or floats (a list of lists).
@@ -554,7 +563,8 @@ def memorizing_transformer(
     random directions), and ``F_FF`` is one residual ReLU layer of width ``M`` (the number of
     distinct contexts, at most ``nN``),
 
-    .. math:: F^{(FF)}(z) = z + W_2 \sigma_R(W_1 z + b_1), \quad W_1 = 1_M v^\top,\ b_1 = -(\text{knots}),
+    .. math:: F^{(FF)}(z) = z + W_2 \sigma_R(W_1 z + b_1), \quad
+       W_1 = 1_M v^\top,\ b_1 = -(\text{knots}),
 
     whose output weights ``W_2`` interpolate the targets ``y - z`` at the projected ids
     (the residual absorbed into the targets; :func:`interpolation_mp`'s system), ``b_2 = 0``.

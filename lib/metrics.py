@@ -38,7 +38,8 @@ MAX_SAMPLE_ENTRIES = 2**26
 
 
 def uniform_sampler(n: int, d: int, low: float = 0.0, high: float = 1.0) -> Callable:
-    """``sampler(rng, k) -> (k, n, d)`` float64 sequences of i.i.d. uniform tokens in ``[low, high]^d``.
+    """``sampler(rng, k) -> (k, n, d)`` float64 sequences of i.i.d. uniform tokens in
+    ``[low, high]^d``.
 
     Raises:
         ValueError: for non-positive sizes or bad bounds; the sampler for a non-positive ``k``
@@ -83,7 +84,8 @@ def _errors(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed: i
 def lp_error(
     f: Callable, g: Callable, p: float, sampler: Callable, n_samples: int, seed: int = 0
 ) -> tuple[float, float]:
-    r"""Monte Carlo estimate of :math:`d_p(f, g) = (\mathbb E \|f(X) - g(X)\|_p^p)^{1/p}` and its standard error.
+    r"""Monte Carlo estimate of :math:`d_p(f, g) = (\mathbb E \|f(X) - g(X)\|_p^p)^{1/p}` and its
+    standard error.
 
     :math:`\|\cdot\|_p` is the entrywise :math:`p`-norm of the ``(n, d_out)`` output; ``X`` is
     drawn by ``sampler(rng, n_samples)`` with ``rng = default_rng(seed)``, so every model
@@ -124,7 +126,8 @@ def lp_from_errors(errors, p: float) -> tuple[float, float]:
 def sup_error(
     f: Callable, g: Callable, sampler: Callable, n_samples: int, seed: int = 0
 ) -> tuple[float, int]:
-    """The largest entrywise ``|f(X) - g(X)|`` over ``n_samples`` sampled sequences, and its sample index.
+    """The largest entrywise ``|f(X) - g(X)|`` over ``n_samples`` sampled sequences, and its sample
+    index.
 
     A lower bound on the :math:`L_\\infty` distance (same samples as :func:`lp_error` with the
     same seed).
@@ -142,7 +145,8 @@ def sup_error(
 
 @dataclass(frozen=True)
 class ErrorSummary:
-    r"""The error of an approximation over a sample: sup, and the :math:`L_1`, :math:`L_2` estimates.
+    r"""The error of an approximation over a sample: sup, and the :math:`L_1`, :math:`L_2`
+    estimates.
 
     Attributes:
         sup: the largest entrywise error (a lower bound on the :math:`L_\infty` distance).

@@ -27,9 +27,9 @@ class TokenTagger(nn.Module):
 
     Each block is :math:`F^{(FF)} \circ F^{(SA)}` as in K&S: one single-head
     :class:`~lib.layers.SelfAttention` (``W_Q, W_K, W_V, W_O`` of the given ``rank``, residual, no
-    :math:`1/\sqrt{s}`) followed by a residual :class:`~lib.layers.FeedForward` of width ``ffn_width``.
-    There is no positional encoding and no LayerNorm, so permuting a sentence permutes the
-    output. Padding (word id ``pad_id``) is masked out of every query's keys; the loss
+    :math:`1/\sqrt{s}`) followed by a residual :class:`~lib.layers.FeedForward` of width
+    ``ffn_width``. There is no positional encoding and no LayerNorm, so permuting a sentence
+    permutes the output. Padding (word id ``pad_id``) is masked out of every query's keys; the loss
     (:func:`lib.training.fit`) ignores it too.
 
     Args:
@@ -47,10 +47,10 @@ class TokenTagger(nn.Module):
     Input: word ids, int64 ``(batch, n)``. Output: logits ``(batch, n, n_tags)`` in ``dtype``.
 
     Raises:
-        ValueError: for non-positive sizes or a bad rank (as :class:`~lib.layers.SelfAttention`), more than
-            :data:`~lib.layers.MAX_PARAMETERS` parameters in all (checked before allocating); in
-            :meth:`forward` for ids that are not an int64 ``(batch, n)`` tensor, ids outside
-            ``[0, vocab_size)``, or a row that is all padding.
+        ValueError: for non-positive sizes or a bad rank (as :class:`~lib.layers.SelfAttention`),
+            more than :data:`~lib.layers.MAX_PARAMETERS` parameters in all (checked before
+            allocating); in :meth:`forward` for ids that are not an int64 ``(batch, n)`` tensor, ids
+            outside ``[0, vocab_size)``, or a row that is all padding.
 
     Source: K&S (ICLR 2024) Section 5, the rank-1 Transformer trained on CoNLL-2003; its sizes
     are unknown (the sources do not give them) and are the book's own. Used in Chapter 3.
@@ -121,7 +121,8 @@ class TokenTagger(nn.Module):
         self.rank = rank
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        """Logits ``(batch, n, n_tags)`` for word ids ``(batch, n)``; padding positions are masked."""
+        """Logits ``(batch, n, n_tags)`` for word ids ``(batch, n)``; padding positions are
+        masked."""
         if (
             not isinstance(ids, torch.Tensor)
             or ids.dtype != torch.int64
@@ -159,8 +160,8 @@ class PatchAttentionClassifier(nn.Module):
     r"""An image classifier whose only token mixing is one single-head softmax attention layer.
 
     Patch embedding (each ``patch x patch`` patch flattened and mapped linearly to ``d``,
-    plus a learned position embedding), one :class:`~lib.layers.SelfAttention` (single head, dense, no
-    residual: attention alone, as in LHSL), mean pooling over the patches and a linear head.
+    plus a learned position embedding), one :class:`~lib.layers.SelfAttention` (single head, dense,
+    no residual: attention alone, as in LHSL), mean pooling over the patches and a linear head.
 
     Args:
         image_size: side of the square input images (a multiple of ``patch``).
@@ -168,9 +169,10 @@ class PatchAttentionClassifier(nn.Module):
         channels: colour channels (1 for MNIST/Fashion-MNIST, 3 for CIFAR-10).
         d: token width ``d``; head_dim: head size ``s`` (default ``d``).
         n_classes: output classes.
-        qk_init: factor on the initial ``W_Q`` and ``W_K`` (default 1: :class:`~lib.layers.SelfAttention`'s
-            normal initialisation, standard deviation ``1/sqrt(d)``; between 1e-6 and 1e6). Chapter 5 starts them
-            small so that their final norms measure what training put there.
+        qk_init: factor on the initial ``W_Q`` and ``W_K`` (default 1:
+            :class:`~lib.layers.SelfAttention`'s normal initialisation, standard deviation
+            ``1/sqrt(d)``; between 1e-6 and 1e6). Chapter 5 starts them small so that their final
+            norms measure what training put there.
         dtype: ``torch.float32`` (default) or ``torch.float64``.
         seed: seed of the initialisation (embeddings and head: normal with standard deviation
             ``1/sqrt(fan_in)``, biases and position embedding small; attention as in
@@ -182,9 +184,9 @@ class PatchAttentionClassifier(nn.Module):
 
     Raises:
         ValueError: for non-positive sizes or ``qk_init``, ``image_size`` not a multiple of
-            ``patch``, an unknown dtype, more than :data:`~lib.layers.MAX_PARAMETERS` parameters (checked
-            before allocating); in :meth:`forward` for images of the wrong shape or dtype, or
-            non-finite.
+            ``patch``, an unknown dtype, more than :data:`~lib.layers.MAX_PARAMETERS` parameters
+            (checked before allocating); in :meth:`forward` for images of the wrong shape or dtype,
+            or non-finite.
 
     Source: LHSL (NeurIPS 2025) Appendix B trains "a single-head attention" model whose
     architecture the paper does not give; this ViT-style one is the book's own (see the
@@ -249,7 +251,8 @@ class PatchAttentionClassifier(nn.Module):
         self.head_bias = nn.Parameter(torch.zeros(self.n_classes, dtype=dtype))
 
     def patches(self, images: torch.Tensor) -> torch.Tensor:
-        """``(batch, n_patches, patch*patch*channels)``: patches in row-major order, pixels row-major inside."""
+        """``(batch, n_patches, patch*patch*channels)``: patches in row-major order, pixels
+        row-major inside."""
         if not isinstance(images, torch.Tensor) or images.dtype != self.embed_weight.dtype:
             raise ValueError(
                 f"images must be a {self.embed_weight.dtype} tensor, got {short_repr(images)}"
@@ -281,8 +284,8 @@ class PatchAttentionClassifier(nn.Module):
         (LHSL's Figure 2 says "ℓ2 norm" without saying which), and two controls:
         ``"qk_spectral"`` (the spectral norm of :math:`W_Q^\top W_K`, the bilinear form of the
         scores) and ``"w_v_frobenius"`` (a matrix the partition picture
-        says nothing about). Spectral = largest singular value (``torch.linalg.matrix_norm(ord=2)``);
-        Frobenius = square root of the sum of squares.
+        says nothing about). Spectral = largest singular value
+        (``torch.linalg.matrix_norm(ord=2)``); Frobenius = square root of the sum of squares.
         """
         self.attn._weights_checked()
         w = {name: m.double() for name, m in self.attn.weights().items()}
@@ -298,7 +301,8 @@ class PatchAttentionClassifier(nn.Module):
 
     @torch.no_grad()
     def attention_entropy(self, images: torch.Tensor) -> float:
-        """Mean entropy (nats) of the attention rows on ``images``: ``log(n_patches)`` for uniform attention, 0 for one-hot.
+        """Mean entropy (nats) of the attention rows on ``images``: ``log(n_patches)`` for uniform
+        attention, 0 for one-hot.
 
         A direct measure of how sharp the learned partition is, independent of how the scale is
         split between the embedding and ``W_Q``, ``W_K``.

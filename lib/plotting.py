@@ -103,7 +103,8 @@ def rate_axes(
     tick_labels=None,
     reference_label: str | None = None,
 ):
-    """Make ``ax`` a log-log rate plot: ticks at ``ticks`` labelled as written, optional reference slope.
+    """Make ``ax`` a log-log rate plot: ticks at ``ticks`` labelled as written, optional reference
+    slope.
 
     The chapters plot an error (or a size) against a grid size or an accuracy on log-log axes to
     read off a rate; this is that plot's common part. The reference line of ``slope`` passes through

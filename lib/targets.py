@@ -54,7 +54,8 @@ def mean_product(X) -> np.ndarray:
 
 
 def max_product(X) -> np.ndarray:
-    r"""``X * max_j X[:, j, 0]``: every token scaled by the largest first coordinate of its sequence.
+    r"""``X * max_j X[:, j, 0]``: every token scaled by the largest first coordinate of its
+    sequence.
 
     Args:
         X: sequences ``(batch, n, d)``.
@@ -84,7 +85,8 @@ def wave(p) -> np.ndarray:
 
 
 def disk(p) -> np.ndarray:
-    """The indicator of the closed disk of radius 0.3 centred at (0.5, 0.5), at points ``(batch, 2)``.
+    """The indicator of the closed disk of radius 0.3 centred at (0.5, 0.5), at points
+    ``(batch, 2)``.
 
     Returns:
         float64 ``(batch,)`` of zeros and ones.

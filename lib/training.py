@@ -228,20 +228,20 @@ def fit(
         progress: ``False`` hides the bar also outside builds (for callers that show their own).
 
     Returns:
-        A DataFrame with one row per epoch and the columns ``epoch`` (1-based), ``loss`` (mean cross-entropy
-        per counted position, nats), ``train_acc`` (accuracy on the batches as they were
-        trained on during the epoch, padding excluded), ``val_acc`` (NaN on epochs without a
+        A DataFrame with one row per epoch and the columns ``epoch`` (1-based), ``loss`` (mean
+        cross-entropy per counted position, nats), ``train_acc`` (accuracy on the batches as they
+        were trained on during the epoch, padding excluded), ``val_acc`` (NaN on epochs without a
         validation score) and ``seconds`` (cumulative wall time).
 
     Raises:
         ValueError: for a model that is not a module, malformed batches, targets outside the
             model's classes, non-finite logits, a non-positive ``epochs`` or ``eval_every``, a
-            non-positive or non-finite ``lr`` or ``final_lr`` (or ``final_lr > lr``), or a loss that becomes NaN/inf (the epoch is
-            named).
+            non-positive or non-finite ``lr`` or ``final_lr`` (or ``final_lr > lr``), or a loss that
+            becomes NaN/inf (the epoch is named).
 
     Source: the training of K&S (ICLR 2024) Section 5, whose optimiser and sizes are
-    unknown (the sources do not give them; the choices here are the book's own; see the Sources and certainty page). Used in
-    Chapters 3 and 5.
+    unknown (the sources do not give them; the choices here are the book's own; see the Sources and
+    certainty page). Used in Chapters 3 and 5.
     """
     model = _check_model(model)
     batches = _check_batches("batches", batches)
@@ -308,7 +308,8 @@ def fit(
 
 
 def epochs_to(history: pd.DataFrame, level: float, column: str = "train_acc") -> int | None:
-    """The first epoch of ``history`` (from :func:`fit`) whose ``column`` reaches ``level``, or None.
+    """The first epoch of ``history`` (from :func:`fit`) whose ``column`` reaches ``level``, or
+    None.
 
     Raises:
         ValueError: if ``history`` lacks ``epoch`` or ``column``, or ``level`` is not finite.

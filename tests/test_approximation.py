@@ -1,4 +1,5 @@
-"""lib.approximation: the quantizer, the FF-SA-FF approximator of K&S Proposition 1, error estimates."""
+"""lib.approximation: the quantizer, the FF-SA-FF approximator of K&S Proposition 1, error
+estimates."""
 
 import math
 import re
@@ -129,16 +130,19 @@ def test_lp_error_against_a_hand_computed_value():
 def test_parameter_count_matches_the_layers():
     g = A.ks_approximator(product_target, 4, 3, 1, tau=0.01, gamma=0.5, exact=False)
     M = math.comb(4, 3) * 3
-    # FF1: W1's distinct rows (+1), (-1); 6 ramp biases; 6 ramp + 2 cancelling output weights; b2 = r_0.
-    # SA: 4 rank-1 matrices of s + d = 2 entries. FF2: W1's distinct rows v = (+-1), (+1), (-1) -> 2;
-    # M knots; M slope changes + 2 cancelling weights; b2 = first table value.
+    # FF1: W1's distinct rows (+1), (-1); 6 ramp biases; 6 ramp + 2 cancelling output weights;
+    # b2 = r_0.
+    # SA: 4 rank-1 matrices of s + d = 2 entries.
+    # FF2: W1's distinct rows v = (+-1), (+1), (-1) -> 2; M knots; M slope changes + 2 cancelling
+    # weights; b2 = first table value.
     assert g.parameters == (2 + 6 + 8 + 1) + 4 * 2 + (2 + M + M + 2 + 1)
     exact = A.ks_approximator(product_target, 4, 3, 1, tau=0.01, gamma=0.5, exact=True)
     assert exact.parameters == g.parameters  # the same layers, weights in mpmath
 
 
 def test_approximator_forward_pass_is_the_three_displayed_layers():
-    """g(X) = F2(F_SA(F1(X))) written out in numpy from the layers' weights, independently of lib."""
+    """g(X) = F2(F_SA(F1(X))) written out in numpy from the layers' weights, independently of
+    lib."""
     g = A.ks_approximator(product_target, 5, 3, 1, tau=0.01, gamma=0.5)
     X = metrics.uniform_sampler(3, 1)(np.random.default_rng(8), 300)
     ramp, _ = A.bad_sets(X, 5, 0.01)
@@ -222,8 +226,9 @@ def test_bad_sets_hand_computed():
 
 
 def test_cell_representatives_decide_zero_without_rounding_artefacts():
-    # low = -0.21, high = 0.21, m = 3: the exact middle centre is 0 (the bounds are exact negatives),
-    # float64 computes -2.8e-17; it must count as 0 and the documented h/4 shift must happen
+    # low = -0.21, high = 0.21, m = 3: the exact middle centre is 0 (the bounds are exact
+    # negatives), float64 computes -2.8e-17; it must count as 0 and the documented h/4 shift must
+    # happen
     h = (0.21 - -0.21) / 3
     reps = A.cell_representatives(3, -0.21, 0.21)
     assert reps[1] == h / 4
@@ -233,7 +238,8 @@ def test_cell_representatives_decide_zero_without_rounding_artefacts():
         for m in (1, 3, 5, 7, 9, 11):
             reps = A.cell_representatives(m, -a, a)
             assert reps[(m - 1) // 2] == (2 * a / m) / 4 and np.all(reps != 0)
-    # a box whose centres are all far from 0 (exact rationals: min |centre| >= h/2 - ulps) is not shifted
+    # a box whose centres are all far from 0 (exact rationals: min |centre| >= h/2 - ulps) is not
+    # shifted
     for low, high, m in ((0.0, 1.0, 4), (-0.3, 0.7, 2), (0.1, 0.9, 5), (-1.0, 2.0, 2)):
         hh = (high - low) / m
         np.testing.assert_array_equal(
@@ -250,7 +256,8 @@ def test_approximator_on_a_symmetric_box_needs_no_extra_precision():
 
 
 def exact_ids(seqs, W, v, dps):
-    """Projected context ids v . (t + W_O W_V X softmax((W_K X)^T W_Q t)) of a d = 1 layer, in mpmath.
+    """Projected context ids v . (t + W_O W_V X softmax((W_K X)^T W_Q t)) of a d = 1 layer, in
+    mpmath.
 
     Written out from the layer's float64 weights, independently of lib.exact.
     """
@@ -323,12 +330,13 @@ def test_bad_sets_validates_tau_like_the_quantizer(tau, match):
 
 
 def test_bad_sets_use_the_quantizers_own_grid_lines():
-    # m = 2 on [-0.3, 0.7]: the line is at 0.2; (x + 0.3) / 0.5 rounds up to 1 for the float just below
-    # it, which the quantizer (and so the cell) puts below the line
+    # m = 2 on [-0.3, 0.7]: the line is at 0.2; (x + 0.3) / 0.5 rounds up to 1 for the float just
+    # below it, which the quantizer (and so the cell) puts below the line
     x = np.nextafter(0.2, 0)
     ramp, dup = A.bad_sets(np.array([[[x], [0.45]]]), 2, 1e-3, low=-0.3, high=0.7)
     assert ramp.tolist() == [True] and dup.tolist() == [False]
-    # independent: cells and ramps read off the quantizer's weights (b1 = -(t - tau), -t), many m, h inexact
+    # independent: cells and ramps read off the quantizer's weights (b1 = -(t - tau), -t), many m,
+    # h inexact
     rng = np.random.default_rng(5)
     for m in (3, 6, 7, 10):
         tau = 0.1 / m**2

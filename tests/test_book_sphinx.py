@@ -1,4 +1,5 @@
-"""Unit tests of the book's Sphinx extension (_ext/book_sphinx): fingerprints, timeouts, failure lines.
+"""Unit tests of the book's Sphinx extension (_ext/book_sphinx): fingerprints, timeouts, failure
+lines.
 
 Its behaviour inside real builds is tested on temporary books in test_build_strict.py.
 """

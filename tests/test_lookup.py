@@ -1,4 +1,5 @@
-"""lib.lookup: LHSL's lookup layers against their column formulas, closed forms and kernel regression."""
+"""lib.lookup: LHSL's lookup layers against their column formulas, closed forms and kernel
+regression."""
 
 import math
 
@@ -353,7 +354,8 @@ def sine(p):
 
 @pytest.mark.parametrize("dim, m", [(1, 5), (2, 4), (3, 3)])
 def test_product_lookup_equals_the_full_grid_lookup(dim, m):
-    # the Gaussian weights and the product values factorise: the D-dim lookup is the product of 1-D ones
+    # the Gaussian weights and the product values factorise: the D-dim lookup is the product
+    # of 1-D ones
     x = np.random.default_rng(dim).uniform(size=(300, dim))
     c = M.grid_centres(m, dim)
     for kappa in (0.5, 10.0):
@@ -366,7 +368,8 @@ def test_product_lookup_equals_the_full_grid_lookup(dim, m):
 
 
 def test_product_context_length_is_context_length_on_the_lattice():
-    # the lattice sup computed from 1-D lookups equals the brute-force sup of soft_lookup on the same lattice
+    # the lattice sup computed from 1-D lookups equals the brute-force sup of soft_lookup on the
+    # same lattice
     side = np.linspace(0, 1, 9)
     lattice = np.stack(np.meshgrid(side, side, indexing="ij"), axis=-1).reshape(-1, 2)
     errors = [0.5, 0.3, 0.15, 0.08, 1e-9]
@@ -381,7 +384,8 @@ def test_product_context_length_is_context_length_on_the_lattice():
         and (fast.dim == 2).all()
     )
     assert fast.sup.iloc[0] <= 0.5 and np.isnan(fast.sup.iloc[-1])
-    # in 1-D at the lattice point x = 0: sin(0) = 0 against the lookup, which on one cell is sin(pi/2) = 1
+    # in 1-D at the lattice point x = 0: sin(0) = 0 against the lookup, which on one cell is
+    # sin(pi/2) = 1
     one = L.product_context_length(sine, 1, [0.99, 1.0], 10.0, m_max=1, resolution=3)
     assert np.isnan(one.m.iloc[0]) and one.m.iloc[1] == 1 and one.N.iloc[1] == 1
 

@@ -87,7 +87,8 @@ def test_grid_centres():
 @pytest.mark.parametrize("dim", [1, 2, 3])
 @pytest.mark.parametrize("m", [1, 2, 3, 4, 7])
 def test_grid_margin_closed_form_equals_the_score_margin(m, dim):
-    """The closed form of the book's Proposition on grid margins against margin() from the scores."""
+    """The closed form of the book's Proposition on grid margins against margin() from the
+    scores."""
     rng = np.random.default_rng(10 * m + dim)
     x = rng.uniform(size=(4000, dim))
     x[: 2**dim] = (
@@ -111,7 +112,8 @@ def test_grid_margin_closed_form_equals_the_score_margin(m, dim):
 
 
 def test_grid_margin_bound_h2_and_2h2_by_hand():
-    # m = 4 on [0, 1]^2: h = 1/4. Centre of an interior cell: margin h^2; corner (0, 0): 2h^2; a boundary: 0.
+    # m = 4 on [0, 1]^2: h = 1/4. Centre of an interior cell: margin h^2; corner (0, 0): 2h^2;
+    # a boundary: 0.
     A, b = M.voronoi_affine(M.grid_centres(4, 2))
     pts = np.array(
         [[0.375, 0.375], [0.0, 0.0], [1.0, 0.0], [0.25, 0.1], [0.125, 0.0], [0.0, 0.375]]
@@ -119,8 +121,8 @@ def test_grid_margin_bound_h2_and_2h2_by_hand():
     want = [1 / 16, 1 / 8, 1 / 8, 0.0, 1 / 16, 1 / 16]
     np.testing.assert_allclose(M.margin(pts, A, b), want, atol=1e-15)
     np.testing.assert_allclose(M.grid_margin(pts, 4), want, atol=1e-15)
-    # the share of [0,1]^2 whose margin exceeds h^2 is 1/m^2 (a quarter of each of the four corner cells):
-    # on the 400 x 400 midpoint lattice it is exactly 4 * 50^2 / 400^2
+    # the share of [0,1]^2 whose margin exceeds h^2 is 1/m^2 (a quarter of each of the four corner
+    # cells): on the 400 x 400 midpoint lattice it is exactly 4 * 50^2 / 400^2
     side = (np.arange(400) + 0.5) / 400
     lattice = np.stack(np.meshgrid(side, side), axis=-1).reshape(-1, 2)
     assert (M.margin(lattice, A, b) > 1 / 16 * (1 + 1e-12)).mean() == 1 / 16

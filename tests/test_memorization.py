@@ -85,8 +85,9 @@ def test_memorizing_transformer_exact_on_unseen_data():
 
 
 def explicit_network_mp(X, W, ffn, dps):
-    """F_FF(F_SA(X)) for every token, written out from the displayed formulas in mpmath, independently of lib:
-    F_SA(X)_l = x_l + W_O W_V X softmax((W_K X)^T W_Q x_l), F_FF(z) = z + W_2 relu(W_1 z + b_1) + b_2."""
+    """F_FF(F_SA(X)) for every token, written out from the displayed formulas in mpmath,
+    independently of lib: F_SA(X)_l = x_l + W_O W_V X softmax((W_K X)^T W_Q x_l),
+    F_FF(z) = z + W_2 relu(W_1 z + b_1) + b_2."""
     with mpmath.workdps(dps):
         M = {
             k: mpmath.matrix([[mpmath.mpf(float(x)) for x in row] for row in W[k].tolist()])
@@ -151,7 +152,8 @@ def test_memorizing_network_forward_pass_matches_the_displayed_formula(d):
         rtol=1e-12,
         atol=1e-9 * np.abs(W["W2"]).max(),
     )
-    # parameters read off the tensors: 4 (s + d), d for v, M biases, d M output weights; for d = 1 the corollary's count
+    # parameters read off the tensors: 4 (s + d), d for v, M biases, d M output weights;
+    # for d = 1 the corollary's count
     M = res.contexts
     assert memorization.parameter_count(res.attention, res.ffn) == 4 * (1 + d) + d + M + d * M
     if d == 1:

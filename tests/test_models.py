@@ -1,4 +1,5 @@
-"""lib.models: the patch classifier of the noise experiment (the token tagger is tested in test_training)."""
+"""lib.models: the patch classifier of the noise experiment (the token tagger is tested in
+test_training)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""lib.experiments.noise: the noise experiment of LHSL Appendix B (settings, one run, the trend test)."""
+"""lib.experiments.noise: the noise experiment of LHSL Appendix B (settings, one run, the trend
+test)."""
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,8 @@ def test_trend_test_on_known_orderings():
     assert p < 0.01
     rho_up, p_up = noise.trend_test(levels, levels)
     assert rho_up == pytest.approx(1.0) and p_up > 0.99  # a rise is no evidence of a decline
-    # a perfectly decreasing sequence of 5 distinct levels: p = P(rho_perm = -1) = 1/120 (+ resolution)
+    # a perfectly decreasing sequence of 5 distinct levels: p = P(rho_perm = -1) = 1/120
+    # (+ resolution)
     rho5, p5 = noise.trend_test(np.arange(5.0), -np.arange(5.0), permutations=100_000)
     assert rho5 == pytest.approx(-1.0) and p5 == pytest.approx(1 / 120, rel=0.15)
     with pytest.raises(ValueError, match="must not be constant"):

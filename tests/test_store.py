@@ -1,4 +1,5 @@
-"""lib.experiments.store: the one gate for stored results (key, staleness, provenance, JSON only)."""
+"""lib.experiments.store: the one gate for stored results (key, staleness, provenance, JSON
+only)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""lib._validate: one input rule for every public function (real numbers only, sizes checked first)."""
+"""lib._validate: one input rule for every public function (real numbers only, sizes checked
+first)."""
 
 import math
 import re

@@ -2,8 +2,8 @@
 
 Prints a table and writes ``_build/bench.json``; exits non-zero when a target is missed
 (the book's budgets, fast mode on 2 cores): each chapter within its ``budget_seconds`` front
-matter (at most 90 s; 120 s for the chapters that train models), the whole cold build (set-up excluded) within 8 minutes, a rebuild with
-nothing changed within 15 s.
+matter (at most 90 s; 120 s for the chapters that train models), the whole cold build (set-up
+excluded) within 8 minutes, a rebuild with nothing changed within 15 s.
 
 It also measures training throughput on the full CoNLL-2003 training split: tokens per
 second of ``lib.models.TokenTagger`` (rank 1, one layer, d 128, FFN 512, batch 128) and of a
@@ -12,8 +12,8 @@ with the target ratio >= 1.5; and the projected wall time of the full-mode Chapt
 (800 epochs at 1, 3 and 6 layers). ``--training-only`` skips the builds.
 
 For Chapter 5 it times one epoch of ``lib.models.PatchAttentionClassifier`` on MNIST
-with the fast-mode settings of ``lib.experiments.noise.NOISE_SETTINGS`` and with the full-mode ones (the
-whole 60,000-image training set), and projects the full-mode wall time of the noise experiment.
+with the fast-mode settings of ``lib.experiments.noise.NOISE_SETTINGS`` and with the full-mode ones
+(the whole 60,000-image training set), and projects the full-mode wall time of the noise experiment.
 """
 
 from __future__ import annotations
@@ -121,7 +121,8 @@ def training_throughput(rounds: int = 5) -> dict:
 
 
 def classifier_epochs(rounds: int = 3) -> dict:
-    """Seconds per training epoch of the Chapter 5 classifier, fast and full settings (best of ``rounds``)."""
+    """Seconds per training epoch of the Chapter 5 classifier, fast and full settings (best of
+    ``rounds``)."""
     from lib.experiments import noise
 
     out = {}

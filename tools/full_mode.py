@@ -1,12 +1,13 @@
-"""`make full`: compute the full-mode results of the chapters, then `BOOK_MODE=full make book` shows them.
+"""`make full`: compute the full-mode results of the chapters, then `BOOK_MODE=full make book` shows
+them.
 
 Full mode runs the papers' experiments at paper scale: for Chapter 3, 800 epochs of the rank-1
 TokenTagger at 1, 3 and 6 layers and the full-rank model on all of CoNLL-2003 (hours on a 2-core
 CPU; `make bench` prints the projection for this machine, and a GPU is used when torch sees one).
 For Chapter 5, the label- and input-noise experiment of LHSL Appendix B on the full MNIST and
 Fashion-MNIST training sets (and CIFAR-10 when BOOK_CIFAR10 points at a copy).
-Each result is stored in results/ (lib.experiments.store) as soon as it is done, so an interrupted run resumes
-with the next model. Progress bars show on the terminal.
+Each result is stored in results/ (lib.experiments.store) as soon as it is done, so an interrupted
+run resumes with the next model. Progress bars show on the terminal.
 """
 
 from __future__ import annotations

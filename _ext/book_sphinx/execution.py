@@ -80,7 +80,8 @@ def _exit_cause(code) -> str:
 
 
 def describe_failure(err, timeout) -> str:
-    """What went wrong, in a few words: the exception of the cell, the timeout, or the kernel's death."""
+    """What went wrong, in a few words: the exception of the cell, the timeout, or the kernel's
+    death."""
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     if isinstance(err, DeadKernelError):
@@ -107,7 +108,8 @@ def _cell_label(nb, index) -> tuple[str, int | None]:
 
 
 def _patched_run(original):
-    """Replace jupyter-cache's ``single_nb_execution``: the same, plus the failing cell and exit code."""
+    """Replace jupyter-cache's ``single_nb_execution``: the same, plus the failing cell and exit
+    code."""
     from jupyter_cache.executors.utils import ExecutionResult
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError

@@ -32,7 +32,8 @@ INPUTS_STAMP = ".jupyter_cache.inputs-sha256"
 SITE_STAMP = ".site-sha256"
 _HERE = Path(__file__).resolve().parent
 _SOURCE_SUFFIXES = (".md", ".ipynb", ".rst")
-#: Environment variables that change what the chapters compute (lib.config, lib.data, lib.artifacts).
+#: Environment variables that change what the chapters compute (lib.config, lib.data,
+#: lib.artifacts).
 ENV_INPUTS = (
     "BOOK_MODE",
     "BOOK_THREADS",

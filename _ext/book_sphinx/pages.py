@@ -38,7 +38,8 @@ def _notebook_download(
 
 
 def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    """Drop repeated ``<script>`` entries from a page (sphinx-thebe can register its inline one twice)."""
+    """Drop repeated ``<script>`` entries from a page (sphinx-thebe can register its inline one
+    twice)."""
     scripts = context.get("script_files")
     if not scripts:
         return

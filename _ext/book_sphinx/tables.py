@@ -67,14 +67,16 @@ def _bad(docname: str, key: str, why: str) -> None:
 
 
 def _glued(app: Sphinx, docname: str) -> dict:
-    """The values the book recorded on ``docname``: its ``claim-*`` records (dicts) and its ``seed``."""
+    """The values the book recorded on ``docname``: its ``claim-*`` records (dicts) and its
+    ``seed``."""
     path = _glue_file(app, docname)
     if not path.is_file():
         return {}
     out = {}
     for key, value in json.loads(path.read_text(encoding="utf8")).items():
         if not (key.startswith(CLAIM_PREFIX) or key == "seed"):
-            continue  # figures, tables and other pages' own numbers are none of this module's business
+            # figures, tables and other pages' own numbers are none of this module's business
+            continue
         text = (value.get("data") or {}).get("text/plain")
         try:
             parsed = ast.literal_eval(text)
@@ -120,7 +122,8 @@ def _doc_order(env) -> list[str]:
 
 
 def records(app: Sphinx) -> list[tuple[str, dict]]:
-    """Every check recorded in the book, as ``(docname, record)``, in reading and recording order."""
+    """Every check recorded in the book, as ``(docname, record)``, in reading and recording
+    order."""
     out = []
     for docname in _doc_order(app.env):
         out += [(docname, r) for k, r in _glued(app, docname).items() if k.startswith(CLAIM_PREFIX)]
@@ -128,14 +131,16 @@ def records(app: Sphinx) -> list[tuple[str, dict]]:
 
 
 def _column_class(header: str) -> str:
-    """``"Expected (what it is)"`` -> ``"col-expected"``: a class per column, for the phone layout."""
+    """``"Expected (what it is)"`` -> ``"col-expected"``: a class per column, for the phone
+    layout."""
     return "col-" + "".join(c for c in header.split(" ")[0].lower() if c.isalnum())
 
 
 def _table(
     headers: list[str], widths: list[int], rows: list[list], classes: list[str]
 ) -> nodes.table:
-    """A docutils table; a cell is a string or a ready paragraph node; every cell has its column's class."""
+    """A docutils table; a cell is a string or a ready paragraph node; every cell has its column's
+    class."""
 
     def cell(content, column: str = "") -> nodes.entry:
         entry = nodes.entry(classes=[column] if column else [])
@@ -271,7 +276,8 @@ class AggregateTablesTransform(SphinxPostTransform):
 
 
 def _report_not_run(app: Sphinx, exception) -> None:
-    """One line per check that did not run (a dataset missing on this machine), at the end of the build."""
+    """One line per check that did not run (a dataset missing on this machine), at the end of the
+    build."""
     if exception is not None or app.builder.format != "html":
         return
     for docname, record in records(app):

@@ -1,4 +1,5 @@
-r"""The CoNLL-2003 experiment of K&S Section 5: a rank-1 Transformer memorizes its training tokens (Chapter 3).
+r"""The CoNLL-2003 experiment of K&S Section 5: a rank-1 Transformer memorizes its training tokens
+(Chapter 3).
 
 K&S report that Transformers whose attention matrices have rank 1 reach near-perfect training
 accuracy on the CoNLL-2003 named-entity training set (the numbers — 0.9872 at 800 epochs, depths
@@ -78,7 +79,8 @@ def corpus_summary(pairs) -> CorpusSummary:
 
 
 def _pairs(pairs) -> list:
-    """``pairs`` checked as :func:`lib.data.build_vocab` checks a corpus (lists of strings, equal lengths)."""
+    """``pairs`` checked as :func:`lib.data.build_vocab` checks a corpus (lists of strings, equal
+    lengths)."""
     return data.check_pairs(pairs)
 
 
@@ -165,7 +167,8 @@ CONLL_SETTINGS = {
 def conll_subset(
     split: str, sentences: int | None, seed: int = 0
 ) -> list[tuple[list[str], list[str]]]:
-    """``sentences`` CoNLL-2003 sentences of ``split`` drawn without replacement (all when ``None``).
+    """``sentences`` CoNLL-2003 sentences of ``split`` drawn without replacement (all when
+    ``None``).
 
     The draw is uniform (numpy ``default_rng(seed)``) and the sentences keep their corpus order.
 
@@ -186,7 +189,8 @@ def conll_subset(
 
 @dataclass(frozen=True)
 class ConllRun:
-    """One trained :class:`lib.models.TokenTagger` on CoNLL-2003 (:func:`conll_experiment`, :func:`conll_run`).
+    """One trained :class:`lib.models.TokenTagger` on CoNLL-2003 (:func:`conll_experiment`,
+    :func:`conll_run`).
 
     Attributes:
         history: the DataFrame of :func:`lib.training.fit` (one row per epoch).
@@ -351,7 +355,8 @@ def conll_run(n_layers: int, rank: int | None, mode: str | None = None) -> Conll
 
 
 def ceilings_by_counting(pairs) -> tuple[float, float]:
-    """The two ceilings of :func:`context_free_ceiling` and :func:`permutation_ceiling`, counted another way.
+    """The two ceilings of :func:`context_free_ceiling` and :func:`permutation_ceiling`, counted
+    another way.
 
     A pandas table with one row per token (word, tag, and the sentence's sorted words joined by
     spaces, its "bag"); a ceiling is the number of tokens that carry the most frequent tag of

@@ -1,4 +1,5 @@
-r"""The noise experiment of LHSL Appendix B: does the scale of W_K and W_Q fall as training noise grows? (Chapter 5)
+r"""The noise experiment of LHSL Appendix B: does the scale of W_K and W_Q fall as training noise
+grows? (Chapter 5)
 
 LHSL's Appendix B ("Proof-of-Concept Experiments", Figure 2) trains an attention model on MNIST,
 Fashion-MNIST and CIFAR-10 with a growing ratio of injected label noise and reports that the
@@ -79,7 +80,8 @@ NOISE_DATASETS = {
 
 
 def noise_datasets() -> list[str]:
-    """The datasets of :data:`NOISE_DATASETS` this machine can load (:func:`lib.data.image_dataset_status`).
+    """The datasets of :data:`NOISE_DATASETS` this machine can load
+    (:func:`lib.data.image_dataset_status`).
 
     Raises:
         ValueError: when ``BOOK_CIFAR10`` is set but does not hold the six batch files (a
@@ -94,7 +96,8 @@ def noise_datasets() -> list[str]:
 def _image_split(
     dataset: str, split: str, count: int | None, name: str = "count"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``count`` images of ``split`` (seeded draw, corpus order kept; all when None), pixels in [0, 1]."""
+    """``count`` images of ``split`` (seeded draw, corpus order kept; all when None), pixels in
+    [0, 1]."""
     images, labels = getattr(data, NOISE_DATASETS[dataset][0])(split)
     if count is not None:
         count = positive_int(name, count, maximum=len(images))
@@ -118,7 +121,8 @@ def noise_experiment(
     qk_init: float,
     **_,
 ) -> dict:
-    r"""Train one :class:`lib.models.PatchAttentionClassifier` on noisy data; return its attention norms.
+    r"""Train one :class:`lib.models.PatchAttentionClassifier` on noisy data; return its attention
+    norms.
 
     The training images (a seeded subset of ``train_images``, or all) get either symmetric label
     flips at ratio ``level`` (:func:`lib.data.add_label_noise`) or Gaussian pixel noise of standard
@@ -188,7 +192,8 @@ def noise_experiment(
 
 
 def noise_runs(dataset: str, mode: str | None = None) -> pd.DataFrame:
-    """Every run of :func:`noise_experiment` for one dataset, both noise kinds, in ``mode``'s settings.
+    """Every run of :func:`noise_experiment` for one dataset, both noise kinds, in ``mode``'s
+    settings.
 
     Label-noise runs at every ratio and seed of :data:`NOISE_SETTINGS`, input-noise runs at every
     non-zero standard deviation; the clean runs (level 0) are the same models for both kinds, so
@@ -247,12 +252,14 @@ def noise_runs(dataset: str, mode: str | None = None) -> pd.DataFrame:
 
 
 def trend_test(levels, values, *, permutations: int = 20_000, seed: int = 0) -> tuple[float, float]:
-    r"""Spearman's rank correlation of ``values`` with ``levels`` and its one-sided permutation p-value for a decline.
+    r"""Spearman's rank correlation of ``values`` with ``levels`` and its one-sided permutation
+    p-value for a decline.
 
     :math:`\rho` is Pearson's correlation of the average ranks (ties share ranks, so replicate runs
     at one level are handled). The p-value is the share of random relabellings (``levels``
     permuted, ``numpy.random.default_rng(seed)``) whose :math:`\rho` is at most the observed one,
-    counting the observed labelling itself: :math:`(1 + \#\{\rho_\pi \le \rho\})/(1 + \text{permutations})`.
+    counting the observed labelling itself:
+    :math:`(1 + \#\{\rho_\pi \le \rho\})/(1 + \text{permutations})`.
 
     Args:
         levels: noise levels ``(R,)``, one per run (repeated for seeds).

@@ -51,7 +51,8 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,99}")
 
 
 class StaleResultError(RuntimeError):
-    """A stored result is missing or was computed for other settings or code; ``make full`` recomputes it."""
+    """A stored result is missing or was computed for other settings or code; ``make full``
+    recomputes it."""
 
 
 @dataclass(frozen=True)
