@@ -12,7 +12,7 @@ STAMP   := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 BUILD   := $(VENV)/bin/jupyter-book build . -W -n --keep-going
 
-.PHONY: help book test unit bench full lab data clean distclean env
+.PHONY: help book test unit lint format bench full lab data clean distclean env
 
 ## help: list the targets, one line each
 help:
@@ -49,6 +49,17 @@ test: $(DEVSTAMP) data
 ## unit: the unit tests of lib and of the book's tooling only (no book build; about a minute)
 unit: $(DEVSTAMP)
 	$(PY) -m pytest -m "not build"
+
+## lint: ruff (check and format) on lib, tests, tools, _ext and the chapters' code cells
+lint: $(DEVSTAMP)
+	$(VENV)/bin/ruff check lib tests tools _ext
+	$(VENV)/bin/ruff format --check lib tests tools _ext
+	$(PY) tools/lint_chapters.py
+
+## format: apply ruff format to lib, tests, tools, _ext and the chapters' code cells
+format: $(DEVSTAMP)
+	$(VENV)/bin/ruff format lib tests tools _ext
+	$(PY) tools/lint_chapters.py --format
 
 ## bench: cold build, rebuild with nothing changed, each chapter's execution time against its budget
 bench: $(STAMP) data
