@@ -65,10 +65,10 @@ format: $(DEVSTAMP)
 bench: $(STAMP) data
 	$(PY) tools/bench.py
 
-## full: the papers' experiments at paper scale, then the book built from them (BOOK_MODE=full)
+## full: the papers' experiments at paper scale into results/ (resumable), then the book showing them
 full: $(STAMP) data
 	BOOK_MODE=full $(PY) tools/full_mode.py
-	BOOK_MODE=full $(BUILD)
+	$(BUILD)
 
 ## lab: JupyterLab with jupytext in its own environment (.venv-lab), opened on chapters/
 lab: requirements.txt requirements-lab.txt requirements-data.txt pyproject.toml

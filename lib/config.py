@@ -164,14 +164,18 @@ def seed_everything(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def progress(iterable: Iterable, *, desc: str | None = None, total: int | None = None):
+def progress(
+    iterable: Iterable, *, desc: str | None = None, total: int | None = None, initial: int = 0
+):
     """Wrap ``iterable`` in a tqdm progress bar, silent during book builds.
 
     The bar is shown when a chapter is run interactively (a notebook or a terminal) and disabled
     when :data:`IN_BUILD` is true or stderr is not attached to anything interactive, so that no
-    progress output reaches the built HTML.
+    progress output reaches the built HTML. ``initial`` is where a resumed loop starts counting.
     """
     from tqdm import tqdm
 
     interactive = "ipykernel" in sys.modules or sys.stderr.isatty()
-    return tqdm(iterable, desc=desc, total=total, disable=IN_BUILD or not interactive)
+    return tqdm(
+        iterable, desc=desc, total=total, initial=initial, disable=IN_BUILD or not interactive
+    )

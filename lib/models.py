@@ -43,12 +43,16 @@ class TokenTagger(nn.Module):
         pad_id: the padding word id (default ``lib.data.PAD = 0``).
         dtype: ``torch.float32`` (default) or ``torch.float64``.
         seed: seed of the initialisation (embeddings ``N(0, 1)``; layers as in their classes).
+        sparse_embedding: build the embedding with ``sparse=True``, so that its gradient holds
+            only the rows of a batch's words and :func:`lib.training.fit` updates only those rows
+            (torch's ``SparseAdam``); default ``False`` (dense gradients, plain Adam).
 
     Input: word ids, int64 ``(batch, n)``. Output: logits ``(batch, n, n_tags)`` in ``dtype``.
 
     Raises:
         ValueError: for non-positive sizes or a bad rank (as :class:`~lib.layers.SelfAttention`),
-            more than :data:`~lib.layers.MAX_PARAMETERS` parameters in all (checked before
+            a ``sparse_embedding`` that is not a bool, more than
+            :data:`~lib.layers.MAX_PARAMETERS` parameters in all (checked before
             allocating); in :meth:`forward` for ids that are not an int64 ``(batch, n)`` tensor, ids
             outside ``[0, vocab_size)``, or a row that is all padding.
 
@@ -68,8 +72,11 @@ class TokenTagger(nn.Module):
         pad_id: int = 0,
         dtype: torch.dtype = torch.float32,
         seed: int = 0,
+        sparse_embedding: bool = False,
     ):
         super().__init__()
+        if not isinstance(sparse_embedding, bool):
+            raise ValueError(f"sparse_embedding must be a bool, got {short_repr(sparse_embedding)}")
         self.vocab_size = positive_int("vocab_size", vocab_size, minimum=2)
         self.n_tags = positive_int("n_tags", n_tags, minimum=2)
         self.d = positive_int("d", d)
@@ -90,7 +97,13 @@ class TokenTagger(nn.Module):
             self.vocab_size * d + self.n_layers * block + self.n_tags * d + self.n_tags,
         )
         gen = torch.Generator().manual_seed(seed)
-        self.embed = nn.Embedding(self.vocab_size, self.d, padding_idx=self.pad_id, dtype=dtype)
+        self.embed = nn.Embedding(
+            self.vocab_size,
+            self.d,
+            padding_idx=self.pad_id,
+            sparse=sparse_embedding,
+            dtype=dtype,
+        )
         with torch.no_grad():
             self.embed.weight.copy_(
                 torch.randn(self.vocab_size, self.d, generator=gen, dtype=torch.float64)

@@ -14,7 +14,10 @@ once and reused every epoch, and ``torch.optim.Adam(fused=True)``.
 
 from __future__ import annotations
 
+import os
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -24,7 +27,7 @@ from torch import nn
 from . import config
 from ._validate import all_finite, finite_real, positive_int, short_repr
 
-__all__ = ["IGNORE", "bucket_batches", "fit", "evaluate", "epochs_to"]
+__all__ = ["IGNORE", "StopRule", "bucket_batches", "fit", "evaluate", "epochs_to"]
 
 #: Target value of positions that count neither in the loss nor in the accuracy.
 IGNORE = -100
@@ -190,6 +193,82 @@ def evaluate(model: nn.Module, batches) -> float:
     return correct / total
 
 
+@dataclass(frozen=True)
+class StopRule:
+    """Stop training once the training accuracy has reached ``target`` and levelled off.
+
+    Levelled off at epoch ``e`` means: the best training accuracy of the last ``window`` epochs
+    beats the best of every epoch before them by less than ``min_gain``. The rule is checked only
+    from the first epoch whose accuracy is at least ``target`` plus ``window`` epochs on, so a run
+    that reaches ``target`` always trains ``window`` epochs more, and a run that never reaches it
+    trains to the epoch cap of :func:`fit`. Calling the rule on a history returns the reason to
+    stop (a sentence) or ``None``.
+
+    Attributes:
+        target: the accuracy to pass, in ``(0, 1]`` (Chapter 3: K&S's reported 0.9872).
+        window: epochs compared (>= 1).
+        min_gain: the smallest gain in best accuracy over ``window`` epochs that counts as
+            progress, in ``[0, 1)``.
+
+    Raises:
+        ValueError: for a target outside ``(0, 1]``, a window below 1 or a gain outside
+            ``[0, 1)``.
+
+    Source: this book's stopping rule for K&S Section 5's experiment at paper scale (the paper
+    trains for 800 epochs; Chapter 3 states why the book stops earlier).
+    """
+
+    target: float
+    window: int = 10
+    min_gain: float = 5e-4
+
+    def __post_init__(self):
+        finite_real("target", self.target, minimum=0.0, maximum=1.0, strict=True)
+        positive_int("window", self.window)
+        gain = finite_real("min_gain", self.min_gain, minimum=0.0, maximum=1.0)
+        if gain >= 1.0:
+            raise ValueError(f"min_gain must lie in [0, 1), got {self.min_gain!r}")
+
+    def __call__(self, history: pd.DataFrame) -> str | None:
+        acc = history["train_acc"].to_numpy()
+        reached = np.flatnonzero(acc >= self.target)
+        if not len(reached) or len(acc) < reached[0] + 1 + self.window:
+            return None
+        recent, before = acc[-self.window :].max(), acc[: -self.window].max()
+        if recent - before < self.min_gain:
+            return (
+                f"passed {self.target:g} at epoch {reached[0] + 1} and gained "
+                f"{max(recent - before, 0.0):.5f} < {self.min_gain:g} in its last "
+                f"{self.window} epochs"
+            )
+        return None
+
+
+def _optimizers(model: nn.Module, lr: float) -> list[torch.optim.Optimizer]:
+    """Adam for the dense parameters; torch's SparseAdam ("lazy" Adam: only the rows a batch
+    touches are updated, their moments included) for the weights of embeddings built with
+    ``sparse=True``."""
+    sparse_ids = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding) and m.sparse}
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("model has no trainable parameters")
+    dense = [p for p in params if id(p) not in sparse_ids]
+    sparse = [p for p in params if id(p) in sparse_ids]
+    out = [torch.optim.Adam(dense, lr=lr, fused=True)] if dense else []
+    return out + ([torch.optim.SparseAdam(sparse, lr=lr)] if sparse else [])
+
+
+def _fingerprint(model: nn.Module, batches: list, epochs: int, lr, final_lr, seed: int) -> dict:
+    return {
+        "parameters": [list(p.shape) for p in model.parameters()],
+        "batches": [list(x.shape) for x, _ in batches],
+        "epochs": epochs,
+        "lr": lr,
+        "final_lr": final_lr,
+        "seed": seed,
+    }
+
+
 def fit(
     model: nn.Module,
     batches,
@@ -200,6 +279,8 @@ def fit(
     seed: int = 0,
     validation=None,
     eval_every: int = 1,
+    stop=None,
+    checkpoint=None,
     desc: str | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
@@ -207,15 +288,18 @@ def fit(
 
     Each epoch visits every batch once, in an order drawn from ``seed`` and the epoch number;
     one Adam step (``fused=True``, learning rate ``lr``) per batch on the mean cross-entropy
-    over the batch's counted positions. With the thread count fixed by :mod:`lib.config`, the
-    same call gives the same history on the same machine.
+    over the batch's counted positions. The weights of an ``nn.Embedding(sparse=True)`` get
+    torch's ``SparseAdam`` instead: only the rows a batch touches (and their moments) are updated,
+    which saves a pass over the whole table per step (:class:`lib.models.TokenTagger` with
+    ``sparse_embedding=True``). With the thread count fixed by :mod:`lib.config`, the same call
+    gives the same history on the same machine, with or without an interruption in between.
 
     Args:
         model: a torch module mapping inputs to logits ``(..., C)``, already on the device of
             the batches (see :data:`lib.config.DEVICE`).
         batches: ``(inputs, targets)`` tensor pairs (targets int64, :data:`IGNORE` where
             nothing is predicted), e.g. from :func:`bucket_batches`.
-        epochs: number of passes over ``batches``.
+        epochs: number of passes over ``batches`` (the cap when ``stop`` is given).
         lr: Adam's learning rate (> 0).
         final_lr: if given, the learning rate falls linearly from ``lr`` in the first epoch to
             ``final_lr`` in the last (``torch.optim.lr_scheduler.LinearLR``; ``0 < final_lr <=
@@ -224,6 +308,12 @@ def fit(
         validation: optional batches scored with :func:`evaluate` every ``eval_every`` epochs
             and after the last one.
         eval_every: spacing of the validation scores, in epochs.
+        stop: optional callable (e.g. a :class:`StopRule`) given the history after each epoch;
+            a returned string ends training there and is kept in ``history.attrs["stopped"]``.
+        checkpoint: optional file path. After every epoch the model, the optimizer, the batch
+            order's generator and the history are saved there (``torch.save``, written to a
+            temporary file and renamed), and a later call with the same path, model shape,
+            batches and settings resumes from it; the file is removed when training ends.
         desc: label of the progress bar (silent during book builds).
         progress: ``False`` hides the bar also outside builds (for callers that show their own).
 
@@ -231,13 +321,15 @@ def fit(
         A DataFrame with one row per epoch and the columns ``epoch`` (1-based), ``loss`` (mean
         cross-entropy per counted position, nats), ``train_acc`` (accuracy on the batches as they
         were trained on during the epoch, padding excluded), ``val_acc`` (NaN on epochs without a
-        validation score) and ``seconds`` (cumulative wall time).
+        validation score), ``lr`` and ``seconds`` (cumulative wall time, resumed runs included).
+        ``attrs["stopped"]`` holds the stop rule's reason, or ``None`` when the cap ended it.
 
     Raises:
         ValueError: for a model that is not a module, malformed batches, targets outside the
             model's classes, non-finite logits, a non-positive ``epochs`` or ``eval_every``, a
-            non-positive or non-finite ``lr`` or ``final_lr`` (or ``final_lr > lr``), or a loss that
-            becomes NaN/inf (the epoch is named).
+            non-positive or non-finite ``lr`` or ``final_lr`` (or ``final_lr > lr``), a ``stop``
+            that is not callable, a checkpoint saved for another model, batches or settings, or a
+            loss that becomes NaN/inf (the epoch is named).
 
     Source: the training of K&S (ICLR 2024) Section 5, whose optimiser and sizes are
     unknown (the sources do not give them; the choices here are the book's own; see the Sources and
@@ -258,32 +350,58 @@ def fit(
                 f"got final_lr={final_lr} > lr={lr}"
             )
     seed = positive_int("seed", seed, minimum=0, maximum=2**62)
-    params = [p for p in model.parameters() if p.requires_grad]
-    if not params:
-        raise ValueError("model has no trainable parameters")
-    optimizer = torch.optim.Adam(params, lr=lr, fused=True)
-    schedule = (
-        None
-        if final_lr is None or epochs == 1
-        else torch.optim.lr_scheduler.LinearLR(
-            optimizer, start_factor=1.0, end_factor=final_lr / lr, total_iters=epochs - 1
-        )
-    )
-    gen = torch.Generator().manual_seed(seed)
-    rows, start = [], time.perf_counter()
-    model.train()
+    if stop is not None and not callable(stop):
+        raise ValueError(f"stop must be callable (e.g. a StopRule), got {short_repr(stop)}")
     if not isinstance(progress, bool):
         raise ValueError(f"progress must be a bool, got {short_repr(progress)}")
-    epochs_range = range(1, epochs + 1)
-    bar = config.progress(epochs_range, desc=desc, total=epochs) if progress else epochs_range
+    optimizers = _optimizers(model, lr)
+    schedules = (
+        []
+        if final_lr is None or epochs == 1
+        else [
+            torch.optim.lr_scheduler.LinearLR(
+                opt, start_factor=1.0, end_factor=final_lr / lr, total_iters=epochs - 1
+            )
+            for opt in optimizers
+        ]
+    )
+    gen = torch.Generator().manual_seed(seed)
+    rows, done_seconds, stopped = [], 0.0, None
+    fingerprint = _fingerprint(model, batches, epochs, lr, final_lr, seed)
+    if checkpoint is not None:
+        checkpoint = Path(checkpoint)
+        if checkpoint.exists():
+            state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+            if state.get("fingerprint") != fingerprint:
+                raise ValueError(
+                    f"checkpoint {checkpoint} was saved for another model, batches or settings; "
+                    "remove it to start afresh"
+                )
+            model.load_state_dict(state["model"])
+            for opt, saved in zip(optimizers, state["optimizers"], strict=True):
+                opt.load_state_dict(saved)
+            for sch, saved in zip(schedules, state["schedules"], strict=True):
+                sch.load_state_dict(saved)
+            gen.set_state(state["generator"])
+            rows, done_seconds = state["rows"], state["seconds"]
+    start = time.perf_counter()
+    model.train()
+    epochs_range = range(len(rows) + 1, epochs + 1)
+    bar = (
+        config.progress(epochs_range, desc=desc, total=epochs, initial=len(rows))
+        if progress
+        else epochs_range
+    )
     for epoch in bar:
         loss_sum, correct, total = 0.0, 0, 0
         for b in torch.randperm(len(batches), generator=gen).tolist():
             inputs, targets = batches[b]
             loss, c, n = _counts(model(inputs), targets)
-            optimizer.zero_grad(set_to_none=True)
+            for opt in optimizers:
+                opt.zero_grad(set_to_none=True)
             (loss / n).backward()
-            optimizer.step()
+            for opt in optimizers:
+                opt.step()
             loss_sum, correct, total = loss_sum + float(loss.detach()), correct + c, total + n
         if not np.isfinite(loss_sum):
             raise ValueError(f"the training loss became {loss_sum} in epoch {epoch}; lower lr")
@@ -296,15 +414,45 @@ def fit(
                 "loss": loss_sum / total,
                 "train_acc": correct / total,
                 "val_acc": val,
-                "lr": optimizer.param_groups[0]["lr"],
-                "seconds": time.perf_counter() - start,
+                "lr": optimizers[0].param_groups[0]["lr"],
+                "seconds": done_seconds + time.perf_counter() - start,
             }
         )
-        if schedule is not None:
-            schedule.step()
+        for sch in schedules:
+            sch.step()
         if hasattr(bar, "set_postfix"):
             bar.set_postfix(acc=f"{correct / total:.4f}")
-    return pd.DataFrame(rows)
+        if stop is not None:
+            stopped = stop(pd.DataFrame(rows))
+            if stopped is not None and validation is not None and np.isnan(val):
+                rows[-1]["val_acc"] = evaluate(model, validation)
+        if checkpoint is not None and stopped is None and epoch < epochs:
+            _save_checkpoint(checkpoint, model, optimizers, schedules, gen, rows, fingerprint)
+        if stopped is not None:
+            break
+    if hasattr(bar, "close"):
+        bar.close()
+    if checkpoint is not None:
+        checkpoint.unlink(missing_ok=True)
+    history = pd.DataFrame(rows)
+    history.attrs["stopped"] = stopped
+    return history
+
+
+def _save_checkpoint(path: Path, model, optimizers, schedules, gen, rows, fingerprint) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {
+        "fingerprint": fingerprint,
+        "model": model.state_dict(),
+        "optimizers": [opt.state_dict() for opt in optimizers],
+        "schedules": [sch.state_dict() for sch in schedules],
+        "generator": gen.get_state(),
+        "rows": rows,
+        "seconds": rows[-1]["seconds"],
+    }
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
 
 
 def epochs_to(history: pd.DataFrame, level: float, column: str = "train_acc") -> int | None:

@@ -229,3 +229,95 @@ def test_diverging_loss_is_reported():
         model.head.weight.fill_(float("nan"))
     with pytest.raises(ValueError, match="logits overflow torch.float32 or are NaN"):
         training.fit(model, batches, epochs=2)
+
+
+def test_stop_rule_on_hand_made_histories():
+    rule = training.StopRule(target=0.9, window=3, min_gain=0.01)
+
+    def hist(acc):
+        return pd.DataFrame({"train_acc": acc})
+
+    assert rule(hist([0.5, 0.6, 0.7, 0.8, 0.85, 0.86, 0.86, 0.86])) is None  # never reached 0.9
+    # reached at epoch 3 (index 2): the rule waits 3 epochs more, then compares best-of-3 windows
+    assert rule(hist([0.5, 0.8, 0.91, 0.92, 0.93])) is None  # too early
+    assert rule(hist([0.5, 0.8, 0.91, 0.95, 0.97, 0.99])) is None  # still gaining 0.08 > 0.01
+    reason = rule(hist([0.5, 0.8, 0.91, 0.95, 0.951, 0.952, 0.953]))
+    # last 3 epochs best 0.953, before them best 0.95: gain 0.003 < 0.01
+    assert reason is not None and "epoch 3" in reason and "0.00300" in reason
+    # a dip after the best epoch is levelled off too (gain counted as 0)
+    assert "0.00000" in rule(hist([0.5, 0.91, 0.96, 0.95, 0.94, 0.95]))
+    for bad, match in [
+        ({"target": 0.0}, "target"),
+        ({"target": 1.2}, "target"),
+        ({"target": 0.9, "window": 0}, "window"),
+        ({"target": 0.9, "min_gain": 1.0}, "min_gain"),
+        ({"target": 0.9, "min_gain": -0.1}, "min_gain"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            training.StopRule(**bad)
+
+
+def test_fit_stops_by_the_rule_and_evaluates_the_last_epoch():
+    vocab, batches = toy_batches()
+    model = TokenTagger(len(vocab), len(data.CONLL_TAGS), d=16, n_layers=1, rank=1, seed=0)
+    rule = training.StopRule(target=1.0, window=2, min_gain=1e-6)
+    history = training.fit(
+        model, batches, epochs=200, lr=1e-2, stop=rule, validation=batches, eval_every=50
+    )
+    first = training.epochs_to(history, 1.0)
+    assert first is not None and len(history) == first + 2  # 1.0 cannot be beaten: stop 2 later
+    assert history.attrs["stopped"] == rule(history) and history.val_acc.iloc[-1] == 1.0
+    capped = training.fit(TokenTagger(len(vocab), 9, d=16, seed=0), batches, epochs=3, stop=rule)
+    assert len(capped) == 3 and capped.attrs["stopped"] is None
+    with pytest.raises(ValueError, match="stop must be callable"):
+        training.fit(model, batches, epochs=1, stop=0.99)
+
+
+def test_checkpoint_resume_equals_one_uninterrupted_run(tmp_path):
+    """Two epochs, an interruption, then the rest from the checkpoint: the same history and
+    weights as one uninterrupted run (row-wise embedding updates and a falling rate included)."""
+    vocab, batches = toy_batches(batch_size=1)
+    kw = dict(epochs=5, lr=1e-2, final_lr=1e-3, seed=4)
+
+    def model():
+        return TokenTagger(len(vocab), 9, d=8, n_layers=2, rank=1, seed=3, sparse_embedding=True)
+
+    straight = model()
+    h_straight = training.fit(straight, batches, **kw)
+    ckpt = tmp_path / "run.pt"
+
+    class Interrupt(Exception):
+        pass
+
+    def interrupt_in_epoch_three(history):
+        if len(history) == 3:
+            raise Interrupt
+        return None
+
+    with pytest.raises(Interrupt):
+        training.fit(model(), batches, checkpoint=ckpt, stop=interrupt_in_epoch_three, **kw)
+    assert len(torch.load(ckpt, weights_only=False)["rows"]) == 2  # epochs 1 and 2 were saved
+    resumed = model()
+    h_resumed = training.fit(resumed, batches, checkpoint=ckpt, **kw)
+    assert not ckpt.exists()  # removed when training ends
+    pd.testing.assert_frame_equal(
+        h_resumed.drop(columns="seconds"), h_straight.drop(columns="seconds")
+    )
+    for a, b in zip(resumed.state_dict().values(), straight.state_dict().values(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    with pytest.raises(Interrupt):
+        training.fit(model(), batches, checkpoint=ckpt, stop=interrupt_in_epoch_three, **kw)
+    with pytest.raises(ValueError, match="checkpoint .* another model, batches or settings"):
+        training.fit(model(), batches, checkpoint=ckpt, **{**kw, "epochs": 6})
+
+
+def test_sparse_embedding_updates_only_the_rows_of_the_batch():
+    vocab, batches = toy_batches(batch_size=1)
+    model = TokenTagger(len(vocab), 9, d=8, seed=0, sparse_embedding=True)
+    before = model.embed.weight.detach().clone()
+    training.fit(model, batches[:1], epochs=1, lr=1e-2)
+    seen = set(batches[0][0].flatten().tolist())
+    changed = (model.embed.weight.detach() != before).any(dim=1)
+    assert {i for i in range(len(vocab)) if changed[i]} == seen - {data.PAD}
+    with pytest.raises(ValueError, match="sparse_embedding must be a bool"):
+        TokenTagger(10, 3, sparse_embedding="yes")

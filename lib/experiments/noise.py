@@ -32,7 +32,9 @@ __all__ = [
     "NOISE_SETTINGS",
     "NOISE_DATASETS",
     "NOISE_VERSION",
+    "RUN_KEYS",
     "noise_datasets",
+    "noise_run_names",
     "noise_experiment",
     "noise_runs",
     "trend_test",
@@ -40,7 +42,7 @@ __all__ = [
 
 #: The version of this experiment's code; raise it when a change alters what :func:`noise_runs`
 #: computes, so that stored full-scale results are recomputed (``make full``) rather than reused.
-NOISE_VERSION = 1
+NOISE_VERSION = 2
 
 #: Our settings of the noise experiment per book mode (LHSL Appendix B does not give the paper's).
 NOISE_SETTINGS = {
@@ -67,8 +69,13 @@ NOISE_SETTINGS = {
         "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
         "input_sigmas": [0.0, 0.25, 0.5, 1.0],
         "seeds": [0, 1, 2],
+        "datasets": ["mnist", "fashion-mnist"],
     },
 }
+
+#: The settings one run depends on (its stored result is keyed on these, with the dataset, the kind
+#: and level of noise and the seed): adding a noise level or a seed does not invalidate the others.
+RUN_KEYS = ("train_images", "test_images", "epochs", "batch_size", "lr", "d", "qk_init")
 
 
 #: Datasets of the experiment, their loaders' names and patch sizes (7x7 on 28x28, 8x8 on 32x32).
@@ -141,7 +148,8 @@ def noise_experiment(
         dict with ``dataset``, ``kind``, ``level``, ``seed``, the norms of
         :meth:`~lib.models.PatchAttentionClassifier.attention_norms`, ``entropy`` (mean
         attention entropy on up to 1,000 clean test images, nats), ``train_acc`` (last epoch,
-        against the noisy labels), ``test_acc`` (clean test images) and ``seconds``.
+        against the noisy labels), ``test_acc`` (clean test images), ``seconds`` and ``history``
+        (per epoch: ``epoch``, ``loss``, ``train_acc``, lists).
 
     Raises:
         ValueError: for an unknown dataset or kind, a level outside the noise functions' range,
@@ -188,23 +196,56 @@ def noise_experiment(
         "train_acc": float(history.train_acc.iloc[-1]),
         "test_acc": training.evaluate(model, test),
         "seconds": float(history.seconds.iloc[-1]),
+        "history": {c: history[c].tolist() for c in ("epoch", "loss", "train_acc")},
     }
 
 
-def noise_runs(dataset: str, mode: str | None = None) -> pd.DataFrame:
-    """Every run of :func:`noise_experiment` for one dataset, both noise kinds, in ``mode``'s
-    settings.
+def noise_run_names(mode: str | None = None) -> list[tuple[str, float, int]]:
+    """The ``(kind, level, seed)`` of every run of one dataset in ``mode``'s settings.
 
     Label-noise runs at every ratio and seed of :data:`NOISE_SETTINGS`, input-noise runs at every
-    non-zero standard deviation; the clean runs (level 0) are the same models for both kinds, so
-    they are trained once and appear under both. Fast mode computes in place. Full mode goes
-    through :func:`lib.experiments.store.load_or_run` (keyed on the settings and
-    :data:`NOISE_VERSION`): a stored result is loaded, a missing or stale one computed and stored
-    by ``make full``; inside a book build a missing or stale result stops the build with one line
-    naming ``make full``.
+    non-zero standard deviation (the clean runs, level 0, are the same models for both kinds and
+    are trained once, as label-noise runs).
+
+    Raises:
+        ValueError: for an unknown mode.
+    """
+    mode = config.MODE if mode is None else mode
+    one_of("mode", mode, config.MODES)
+    settings = NOISE_SETTINGS[mode]
+    runs = [
+        ("label", float(level), seed)
+        for level in settings["label_ratios"]
+        for seed in settings["seeds"]
+    ]
+    return runs + [
+        ("input", float(level), seed)
+        for level in settings["input_sigmas"]
+        if level > 0
+        for seed in settings["seeds"]
+    ]
+
+
+def noise_runs(dataset: str, mode: str | None = None, *, allow_compute: bool | None = None):
+    """Every run of :func:`noise_experiment` for one dataset, both noise kinds, in ``mode``'s
+    settings (:func:`noise_run_names`).
+
+    Fast mode computes in place. Full mode stores each run on its own
+    (:func:`lib.experiments.store.load_or_run`, run ``<dataset>-<kind>-<level>-seed-<seed>``, keyed
+    on :data:`RUN_KEYS`, the dataset, kind, level, seed and :data:`NOISE_VERSION`): a stored run is
+    loaded, a missing or stale one computed and stored by ``make full`` (so an interrupted
+    ``make full`` resumes at the next run); inside a book build a missing or stale run stops the
+    build with one line naming ``make full``. Reading stored runs needs no image files.
+
+    Args:
+        dataset: a key of :data:`NOISE_DATASETS`; mode: ``"fast"`` or ``"full"`` (default
+            :data:`lib.config.MODE`).
+        allow_compute: full mode only: compute what is missing (default: outside book builds).
 
     Returns:
-        A DataFrame of the dicts of :func:`noise_experiment`, one row per kind, level and seed.
+        A DataFrame of the dicts of :func:`noise_experiment` (without ``history``), one row per
+        kind, level and seed; the clean runs appear under both kinds. Stored runs carry their
+        ``provenance`` in ``DataFrame.attrs["provenance"]`` (a list, one per run).
 
     Raises:
         ValueError: for an unknown mode or dataset.
@@ -217,38 +258,40 @@ def noise_runs(dataset: str, mode: str | None = None) -> pd.DataFrame:
     one_of("mode", mode, config.MODES)
     one_of("dataset", dataset, NOISE_DATASETS)
     settings = NOISE_SETTINGS[mode]
-    runs = [
-        ("label", level, seed) for level in settings["label_ratios"] for seed in settings["seeds"]
-    ]
-    runs += [
-        ("input", level, seed)
-        for level in settings["input_sigmas"]
-        if level > 0
-        for seed in settings["seeds"]
-    ]
-
-    def compute() -> dict:
-        return {
-            "runs": [
-                noise_experiment(dataset, kind, level, seed, **settings)
-                for kind, level, seed in config.progress(runs, desc=f"{dataset} noise")
-            ]
+    if allow_compute is None:
+        allow_compute = not config.IN_BUILD
+    rows, provenance = [], []
+    runs = noise_run_names(mode)
+    for kind, level, seed in config.progress(runs, desc=f"{dataset} noise"):
+        if mode == "fast":
+            rows.append(noise_experiment(dataset, kind, level, seed, **settings))
+            continue
+        run_settings = {
+            **{k: settings[k] for k in RUN_KEYS},
+            "dataset": dataset,
+            "kind": kind,
+            "level": level,
+            "seed": seed,
         }
-
-    if mode == "fast":
-        rows = compute()["runs"]
-    else:
-        rows = store.load_or_run(
+        stored = store.load_or_run(
             "noise",
-            dataset,
+            f"{dataset}-{kind}-{level:g}-seed-{seed}",
             NOISE_VERSION,
-            {**settings, "dataset": dataset},
-            compute,
-            allow_compute=not config.IN_BUILD,
+            run_settings,
+            lambda kind=kind, level=level, seed=seed: noise_experiment(
+                dataset, kind, level, seed, **settings
+            ),
+            allow_compute=allow_compute,
             device=str(config.DEVICE),
-        ).result["runs"]
+        )
+        rows.append(stored.result)
+        provenance.append(stored.provenance)
+    rows = [{k: v for k, v in r.items() if k != "history"} for r in rows]
     clean = [r | {"kind": "input"} for r in rows if r["kind"] == "label" and r["level"] == 0]
-    return pd.DataFrame(rows + clean)
+    out = pd.DataFrame(rows + clean)
+    if provenance:
+        out.attrs["provenance"] = provenance
+    return out
 
 
 def trend_test(levels, values, *, permutations: int = 20_000, seed: int = 0) -> tuple[float, float]:

@@ -41,7 +41,10 @@ __all__ = [
     "StoredRun",
     "result_key",
     "result_path",
+    "checkpoint_path",
     "load_or_run",
+    "save",
+    "read",
     "provenance",
 ]
 
@@ -117,6 +120,19 @@ def result_path(experiment: str, run: str, root=None) -> Path:
     return _root(root) / _name("experiment", experiment) / f"{_name('run', run)}.json"
 
 
+def checkpoint_path(experiment: str, run: str, version: int, settings: dict, root=None) -> Path:
+    """Where an unfinished run keeps its epoch checkpoint (:func:`lib.training.fit`):
+    ``<root>/.partial/<experiment>/<run>-<key>.pt``, with the first 16 hex digits of
+    :func:`result_key` in the name, so that a checkpoint of other settings or code is never
+    resumed. The folder is not committed (``.gitignore``).
+
+    Raises:
+        ValueError: as :func:`result_key` and :func:`result_path`.
+    """
+    key = result_key(experiment, version, settings)[:16]
+    return _root(root) / ".partial" / experiment / f"{_name('run', run)}-{key}.pt"
+
+
 def _git(*args: str) -> str:
     try:
         out = subprocess.run(
@@ -133,7 +149,9 @@ def provenance(wall_s: float, device: str) -> dict:
     Returns:
         dict: ``commit`` (with ``+changes`` when the tree differed from it), ``date`` (UTC, ISO
         8601), ``machine`` (``cores``, ``processor``, ``system``, ``device``), ``python``,
-        ``torch``, ``numpy``, ``threads`` (torch's intra-op threads) and ``wall_s``.
+        ``torch``, ``numpy``, ``threads`` (torch's intra-op threads) and ``wall_s`` (the wall
+        time of the call that computed and stored it, in seconds; a run resumed from a checkpoint
+        keeps its earlier time in its own history).
     """
     import numpy as np
     import torch
@@ -253,6 +271,45 @@ def load_or_run(
     result = compute()
     if not isinstance(result, dict):
         raise ValueError(f"compute must return a dict, got {short_repr(result)}")
+    return save(
+        experiment,
+        run,
+        version,
+        settings,
+        result,
+        wall_s=time.perf_counter() - start,
+        device=device,
+        root=root,
+    )
+
+
+def save(
+    experiment: str,
+    run: str,
+    version: int,
+    settings: dict,
+    result: dict,
+    *,
+    wall_s: float,
+    device: str = "cpu",
+    root=None,
+) -> StoredRun:
+    """Store ``result`` as ``experiment/run`` with its key and provenance (written to a temporary
+    file and renamed, so a reader never sees half a file).
+
+    :func:`load_or_run` stores through this; ``make bench`` stores its measurements with it.
+
+    Returns:
+        The :class:`StoredRun` written.
+
+    Raises:
+        ValueError: for bad names, version or settings, or a result that is not a dict of JSON
+            values.
+    """
+    key = result_key(experiment, version, settings)
+    path = result_path(experiment, run, root)
+    if not isinstance(result, dict):
+        raise ValueError(f"result must be a dict, got {short_repr(result)}")
     record = {
         "experiment": experiment,
         "run": run,
@@ -260,7 +317,7 @@ def load_or_run(
         "key": key,
         "settings": json_value("settings", settings),
         "result": json_value("result", result),
-        "provenance": provenance(time.perf_counter() - start, device),
+        "provenance": provenance(wall_s, device),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -270,4 +327,28 @@ def load_or_run(
     os.replace(tmp, path)
     return StoredRun(
         experiment, run, version, record["settings"], record["result"], record["provenance"], path
+    )
+
+
+def read(experiment: str, run: str, *, remedy: str = "make full", root=None) -> StoredRun:
+    """The stored ``experiment/run`` as it is, whatever its key: for measurements that stay true
+    of the machine and commit that made them (``make bench``), shown with their provenance.
+
+    Raises:
+        StaleResultError: when the file is missing; the message names ``remedy``.
+        ValueError: for bad names or an unreadable file.
+    """
+    path = result_path(experiment, run, root)
+    if not path.exists():
+        shown = path.relative_to(path.parents[2]) if len(path.parents) > 2 else path
+        raise StaleResultError(f"there is no stored result {shown}; run `{remedy}` to measure it")
+    stored = _read(path)
+    return StoredRun(
+        experiment,
+        run,
+        stored["version"],
+        stored["settings"],
+        stored["result"],
+        stored["provenance"],
+        path,
     )
