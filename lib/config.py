@@ -3,7 +3,8 @@
 The book runs in one of two modes, read once from the ``BOOK_MODE`` environment variable:
 
 * ``fast`` (default): every chapter executes on a 2-core CPU within its budget;
-* ``full``: the papers' experiments at paper scale (results cached through ``lib.artifacts``).
+* ``full``: the papers' experiments at paper scale, stored in ``results/`` by ``make full``
+  (:mod:`lib.experiments.store`).
 
 Used by every chapter's set-up cell.
 """

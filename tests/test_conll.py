@@ -1,10 +1,12 @@
 """lib.experiments.conll: the ceilings and the CoNLL-2003 runs of K&S Section 5."""
 
 import mpmath
+import pandas as pd
 import pytest
+import torch
 
 from lib import data
-from lib.experiments import conll
+from lib.experiments import conll, store
 
 
 def explicit_network_mp(X, W, ffn, dps):
@@ -79,7 +81,7 @@ def test_conll_experiment_memorizes_a_small_corpus():
 def test_conll_run_full_mode_in_a_build_needs_make_full(monkeypatch, tmp_path):
     from lib import config
 
-    monkeypatch.setenv("BOOK_ARTIFACTS", str(tmp_path))
+    monkeypatch.setenv("BOOK_RESULTS", str(tmp_path))
     monkeypatch.setattr(config, "IN_BUILD", True)
     with pytest.raises(RuntimeError, match="make full"):
         conll.conll_run(1, 1, mode="full")
@@ -102,3 +104,39 @@ def test_ceilings_by_counting_agree_with_the_ceilings():
     cf, perm = conll.ceilings_by_counting(pairs)
     assert cf == pytest.approx(conll.context_free_ceiling(pairs), abs=1e-12)
     assert perm == pytest.approx(conll.permutation_ceiling(pairs), abs=1e-12)
+
+
+def test_full_mode_run_is_stored_and_read_back_unchanged(monkeypatch, tmp_path):
+    """A full-mode run (tiny settings) computed once, stored as JSON (epochs without a validation
+    score as null) and read back, without computing, as the same history and numbers."""
+    from lib import config
+
+    tiny = {
+        **conll.CONLL_SETTINGS["full"],
+        "sentences": 30,
+        "validation_sentences": 10,
+        "max_epochs": {"1": 3, "full": 3},
+        "d": 8,
+        "batch_size": 8,
+        "lr": 1e-2,
+        "eval_every": 2,
+    }
+    monkeypatch.setitem(conll.CONLL_SETTINGS, "full", tiny)
+    monkeypatch.setenv("BOOK_RESULTS", str(tmp_path))
+    computed = conll.conll_run(1, 1, "full", allow_compute=True)
+    assert (tmp_path / "conll" / "layers-1-rank-1.json").is_file()
+    assert computed.history.val_acc.isna().tolist() == [True, False, False]  # epochs 2 and 3
+    monkeypatch.setattr(config, "IN_BUILD", True)
+    read = conll.conll_run(1, 1, "full")  # in a build: read, never computed
+    pd.testing.assert_frame_equal(read.history, computed.history)
+    assert (read.train_acc, read.val_acc, read.settings) == (
+        computed.train_acc,
+        computed.val_acc,
+        computed.settings,
+    )
+    assert read.provenance["threads"] == torch.get_num_threads()
+    monkeypatch.setitem(conll.CONLL_SETTINGS, "full", {**tiny, "lr": 2e-2})  # a changed setting
+    with pytest.raises(store.StaleResultError) as error:
+        conll.conll_run(1, 1, "full")
+    message = str(error.value)
+    assert "\n" not in message and "make full" in message and "settings differ" in message

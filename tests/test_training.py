@@ -295,18 +295,35 @@ def test_checkpoint_resume_equals_one_uninterrupted_run(tmp_path):
         return None
 
     with pytest.raises(Interrupt):
-        training.fit(model(), batches, checkpoint=ckpt, stop=interrupt_in_epoch_three, **kw)
+        training.fit(
+            model(),
+            batches,
+            checkpoint=ckpt,
+            checkpoint_every=0,
+            stop=interrupt_in_epoch_three,
+            **kw,
+        )
     assert len(torch.load(ckpt, weights_only=False)["rows"]) == 2  # epochs 1 and 2 were saved
     resumed = model()
     h_resumed = training.fit(resumed, batches, checkpoint=ckpt, **kw)
     assert not ckpt.exists()  # removed when training ends
+    with pytest.raises(Interrupt):  # the default spacing (60 s) saves nothing in these 2 epochs
+        training.fit(model(), batches, checkpoint=ckpt, stop=interrupt_in_epoch_three, **kw)
+    assert not ckpt.exists()
     pd.testing.assert_frame_equal(
         h_resumed.drop(columns="seconds"), h_straight.drop(columns="seconds")
     )
     for a, b in zip(resumed.state_dict().values(), straight.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     with pytest.raises(Interrupt):
-        training.fit(model(), batches, checkpoint=ckpt, stop=interrupt_in_epoch_three, **kw)
+        training.fit(
+            model(),
+            batches,
+            checkpoint=ckpt,
+            checkpoint_every=0,
+            stop=interrupt_in_epoch_three,
+            **kw,
+        )
     with pytest.raises(ValueError, match="checkpoint .* another model, batches or settings"):
         training.fit(model(), batches, checkpoint=ckpt, **{**kw, "epochs": 6})
 

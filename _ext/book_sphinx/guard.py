@@ -33,14 +33,14 @@ SITE_STAMP = ".site-sha256"
 _HERE = Path(__file__).resolve().parent
 _SOURCE_SUFFIXES = (".md", ".ipynb", ".rst")
 #: Environment variables that change what the chapters compute (lib.config, lib.data,
-#: lib.artifacts).
+#: lib.experiments.store).
 ENV_INPUTS = (
     "BOOK_MODE",
     "BOOK_THREADS",
     "BOOK_DEVICE",
     "BOOK_FASHION_MNIST",
     "BOOK_CIFAR10",
-    "BOOK_ARTIFACTS",
+    "BOOK_RESULTS",
 )
 #: Marker files of the optional datasets: Chapter 5 runs on those present, so their arrival or
 #: departure must re-execute it.
@@ -71,8 +71,9 @@ def _root(root) -> Path:
 def inputs_hash(root: str | os.PathLike) -> str:
     """SHA-256 of what the chapters' outputs depend on besides their own code cells.
 
-    The relative paths and bytes of every file under ``lib/`` (caches excluded), of
-    ``requirements*.txt``, ``environment.yml`` and ``_config.yml``; the values of
+    The relative paths and bytes of every file under ``lib/`` (caches excluded), of the stored
+    results the chapters show (``results/**/*.json``, written by ``make full`` and ``make bench``),
+    of ``requirements*.txt``, ``environment.yml`` and ``_config.yml``; the values of
     :data:`ENV_INPUTS` (``BOOK_MODE`` unset counts as ``fast``); which :data:`DATA_MARKERS` exist.
 
     Raises:
@@ -80,6 +81,7 @@ def inputs_hash(root: str | os.PathLike) -> str:
     """
     root = _root(root)
     files = [p for p in (root / "lib").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    files += [p for p in (root / "results").rglob("*.json") if ".partial" not in p.parts]
     files += list(root.glob("requirements*.txt"))
     files += [p for p in (root / "environment.yml", root / "_config.yml") if p.is_file()]
     env = {name: os.environ.get(name, "").strip() for name in ENV_INPUTS}

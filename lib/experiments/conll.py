@@ -389,7 +389,9 @@ def conll_run(
             else store.checkpoint_path("conll", run, CONLL_VERSION, settings),
         )
         return {
-            "history": out.history.to_dict(orient="list"),
+            "history": out.history.astype(object)
+            .where(out.history.notna(), None)
+            .to_dict(orient="list"),  # epochs without a validation score: None (JSON null)
             "train_acc": out.train_acc,
             "val_acc": out.val_acc,
             "parameters": out.parameters,
@@ -412,8 +414,12 @@ def conll_run(
             device=str(config.DEVICE),
         )
         result, provenance = stored.result, stored.provenance
+    history = pd.DataFrame(result["history"])  # a stored file has its columns sorted: fit's order
+    order = ["epoch", "loss", "train_acc", "val_acc", "lr", "seconds"]
+    history = history[[c for c in order if c in history] + [c for c in history if c not in order]]
+    history = history.astype({c: float for c in history.columns if c != "epoch"})
     return ConllRun(
-        pd.DataFrame(result["history"]),
+        history,
         result["train_acc"],
         result["val_acc"],
         result["parameters"],
