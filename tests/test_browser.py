@@ -124,3 +124,48 @@ def test_page_renders(browser, site, page):
     browser.set_window_size(1280, min(max(height, 800), 16000))
     browser.save_screenshot(str(shots / f"{page.replace('/', '__')}.png"))
     browser.set_window_size(1280, 1600)
+
+
+SLIDER_STATE = """
+const box = arguments[0];
+const plot = box.querySelector('.book-interactive-plot');
+return {frame: box.dataset.frame, ms: box.dataset.drawMs,
+        data: JSON.stringify((plot.data || []).map(t => [t.x, t.y, t.z]))};
+"""
+
+
+@pytest.mark.parametrize("page", [p for p in toc_pages() if p.split("/")[-1][:2].isdigit()])
+def test_every_slider_moves_its_figure(browser, site, page):
+    """Each interactive figure goes live from the site's own plotly.js (the page is opened from
+    disk, with no network), and the keyboard moves its slider and redraws other data."""
+    from selenium.webdriver.common.keys import Keys
+
+    browser.get((site / f"{page}.html").as_uri())
+    boxes = browser.find_elements("css selector", ".book-interactive")
+    assert boxes, f"{page}: no interactive figure"
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        live = browser.execute_script(
+            "return document.querySelectorAll('.book-interactive[data-frame]').length"
+        )
+        if live == len(boxes):
+            break
+        time.sleep(0.2)
+    assert live == len(boxes), f"{page}: {live} of {len(boxes)} figures went live"
+    for box in boxes:
+        before = browser.execute_script(SLIDER_STATE, box)
+        slider = box.find_element("css selector", "input[type=range]")
+        at_end = slider.get_attribute("value") == slider.get_attribute("max")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", slider)
+        slider.send_keys(Keys.ARROW_LEFT if at_end else Keys.ARROW_RIGHT)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            after = browser.execute_script(SLIDER_STATE, box)
+            if after["frame"] != before["frame"]:
+                break
+            time.sleep(0.05)
+        assert after["frame"] != before["frame"], f"{box.get_attribute('id')}: slider did nothing"
+        assert after["data"] != before["data"], f"{box.get_attribute('id')}: data unchanged"
+        assert box.find_element("css selector", "output").text != ""
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors

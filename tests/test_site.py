@@ -61,7 +61,10 @@ def test_chapter_figures_present_with_captions_and_alt(site, page):
         img = fig.find("img")
         assert img is not None and img.get("alt", "").strip(), fig.get("id")
         assert fig.find("figcaption") and fig.find("figcaption").get_text(strip=True)
-        assert (site / page).parent.joinpath(img["src"]).resolve().is_file(), img["src"]
+        if img["src"].startswith("data:image/png;base64,"):  # an interactive figure's fallback
+            assert fig.select_one("div.book-interactive"), fig.get("id")
+        else:
+            assert (site / page).parent.joinpath(img["src"]).resolve().is_file(), img["src"]
         assert fig.get("id", "").startswith("fig-"), fig.get("id")
 
 
@@ -113,8 +116,9 @@ def claims_rows(site) -> list[dict]:
 
 
 def test_claims_page_lists_chapter_checks_all_passing(site):
-    """Every row passes, or is "not run" because its dataset is missing on this machine; every row
-    says at which scale it ran and what its expected value is."""
+    """Every row computed in the build passes, or is "not run" because its dataset is missing on
+    this machine (rows of stored full-scale results report what make full measured, pass or FAIL);
+    every row says at which scale it ran and what its expected value is."""
     from lib import claims, data
 
     rows = claims_rows(site)
@@ -122,8 +126,13 @@ def test_claims_page_lists_chapter_checks_all_passing(site):
     for check in ("C1", "C2", "C3", "C4"):
         assert check in ids, ids
     assert len(ids) == len(set(ids))
-    failing = [r["Check"] for r in rows if r["Status"] not in ("pass", "not run")]
+    failing = [
+        r["Check"]
+        for r in rows
+        if r["Status"] not in ("pass", "not run") and r["Scale"] != "stored full data"
+    ]  # a stored experiment's outcome may fail (the claims page says so); a live check may not
     assert not failing, f"checks failing: {failing}"
+    assert {r["Status"] for r in rows} <= {"pass", "FAIL", "not run"}
     missing = {d for d, why in data.image_dataset_status().items() if why}
     not_run = {r["Check"] for r in rows if r["Status"] == "not run"}
     assert not_run == {f"C19.{d}" for d in missing}, (not_run, missing)
@@ -206,3 +215,43 @@ def test_no_link_points_at_a_bare_file_name(site):
         if found:
             bad[page] = found
     assert not bad, bad
+
+
+@pytest.mark.parametrize("page", notebook_chapters())
+def test_chapter_has_an_interactive_figure_that_needs_no_network(site, page):
+    """Each chapter holds at least one slider figure (lib.interactive) in a captioned figure, with
+    every frame in the page; plotly.js comes from the site itself; the page weighs under 2 MB."""
+    html = soup(site, page)
+    boxes = html.select("div.book-interactive")
+    assert boxes, f"{page}: no interactive figure"
+    for box in boxes:
+        figure = box.find_parent("figure")
+        assert figure is not None and figure.find("figcaption").get_text(strip=True), box["id"]
+        data = json.loads(box.select_one("script.book-interactive-data").string)
+        slider = box.select_one("input[type=range]")
+        assert len(data["frames"]) == len(data["labels"]) == int(slider["max"]) + 1 >= 2
+        assert html.select_one(f"label[for={slider['id']}]") is not None
+    sources = [tag["src"] for tag in html.select("script[src]")]
+    external = [src for src in sources if re.match(r"([a-z]+:)?//", src)]
+    assert not external, f"{page} loads scripts from the network: {external}"
+    assert [s for s in sources if s.endswith("_static/plotly.min.js")], "plotly.js not loaded"
+    assert [s for s in sources if "_static/book-interactive.js" in s]
+    images = {
+        (site / page).parent.joinpath(img["src"]).resolve()
+        for img in html.select("img[src]")
+        if not img["src"].startswith("data:")
+    }
+    weight = (site / f"{page}.html").stat().st_size + sum(p.stat().st_size for p in images)
+    assert weight < 2_000_000, f"{page}: {weight:,} bytes with its images"
+
+
+def test_plotly_js_is_served_once_from_the_pinned_package(site):
+    import plotly
+
+    copies = [p.relative_to(site).as_posix() for p in site.rglob("plotly*.js")]
+    assert copies == ["_static/plotly.min.js"]
+    shipped = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    assert (site / "_static" / "plotly.min.js").read_bytes() == shipped.read_bytes()
+    pages_without = [p for p in toc_pages() if "book-interactive" not in soup(site, p).decode()]
+    for page in pages_without:  # only pages with a figure load the 4.8 MB library
+        assert not soup(site, page).select("script[src*=plotly]"), page

@@ -15,6 +15,8 @@ build honest and every failure legible:
   chapters recorded (only the records :mod:`lib.claims` wrote are read).
 * :mod:`.pages` offers each chapter's executed notebook as a download, drops duplicated script
   tags, and writes the image files of figures pasted from another page with ``{glue:any}``.
+* :mod:`.interactive` serves plotly.js from the site's own ``_static/`` to the pages that hold
+  an interactive figure (:mod:`lib.interactive`).
 * :mod:`.proofs` shows the papers' statements under the papers' own numbers ("K&S Theorem 2")
   and gives every theorem box unique HTML ids.
 """
@@ -26,7 +28,7 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-from . import execution, guard, pages, proofs, tables
+from . import execution, guard, interactive, pages, proofs, tables
 
 __all__ = ["setup"]
 
@@ -59,4 +61,5 @@ def setup(app: Sphinx) -> dict:
     tables.setup(app)
     pages.setup(app)
     proofs.setup(app)
+    interactive.setup(app)
     return {"version": "0.2", "parallel_read_safe": False, "parallel_write_safe": True}

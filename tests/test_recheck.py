@@ -1,0 +1,84 @@
+"""The stored paper-scale results are re-checkable: their first epochs recomputed here match them.
+
+`make full` stores each run's per-epoch history (results/, lib.experiments.store). These tests
+retrain the first epochs of two stored runs with the stored settings and the current code and
+compare them with the stored history. A change in lib that alters what an experiment computes,
+without raising its code version, fails here instead of leaving a stale result on the page.
+
+Tolerance. On the machine and thread count that stored a run (BOOK_THREADS fixes the threads) the
+recomputation repeats it bit for bit, and CI runs on that machine. Another CPU may sum float32
+products in another order (other vector widths in the BLAS kernels): the differences start in the
+last bits of the first step and grow with every Adam step, but after one or two epochs they move
+the accuracy by a few tokens or images. So accuracies must agree to 1e-3 (about 200 of CoNLL's
+203,621 tokens, or 60 of MNIST's 60,000 images) and mean losses to a relative 1e-3; a real change
+of the code (another initialisation, batch order, learning rate or model) moves them by far more.
+A run stored on another device (a GPU) is compared only on that device.
+"""
+
+import pytest
+
+from lib import config
+from lib.experiments import conll, noise, store
+
+ACC_TOL, LOSS_RTOL = 1e-3, 1e-3
+
+
+def stored_run(experiment: str, run: str) -> store.StoredRun:
+    stored = store.read(experiment, run)  # fails, naming make full, when the file is missing
+    if stored.provenance["machine"]["device"] != str(config.DEVICE):
+        pytest.skip(
+            f"{experiment}/{run} was stored on {stored.provenance['machine']['device']}, "
+            f"this run uses {config.DEVICE}"
+        )
+    return stored
+
+
+def assert_history_matches(recomputed: dict, stored: dict, epochs: int) -> None:
+    for column, tol in (("train_acc", {"abs": ACC_TOL}), ("loss", {"rel": LOSS_RTOL})):
+        got, want = recomputed[column][:epochs], stored[column][:epochs]
+        assert got == pytest.approx(want, **tol), f"{column}: recomputed {got}, stored {want}"
+
+
+def test_first_two_epochs_of_the_stored_one_layer_conll_run():
+    stored = stored_run("conll", "layers-1-rank-1")
+    s = stored.settings
+    train = conll.conll_subset("train", s["sentences"], s["seed"])
+    valid = conll.conll_subset("validation", 20, s["seed"])  # scored once, not part of training
+    rerun = conll.conll_experiment(
+        train,
+        valid,
+        n_layers=s["n_layers"],
+        rank=s["rank"],
+        d=s["d"],
+        batch_size=s["batch_size"],
+        lr=s["lr"],
+        epochs=2,
+        eval_every=2,
+        final_lr=s["final_lr"],  # None: constant, so two epochs of a longer run are these two
+        seed=s["seed"],
+        sparse_embedding=s["sparse_embedding"],
+    )
+    assert s["final_lr"] is None
+    assert_history_matches(rerun.history.to_dict(orient="list"), stored.result["history"], 2)
+
+
+def test_first_epoch_of_a_stored_noise_run():
+    stored = stored_run("noise", "mnist-label-0.2-seed-0")
+    s = stored.settings
+    run_settings = {k: s[k] for k in noise.RUN_KEYS} | {"epochs": 1}
+    rerun = noise.noise_experiment(s["dataset"], s["kind"], s["level"], s["seed"], **run_settings)
+    assert_history_matches(rerun["history"], stored.result["history"], 1)
+
+
+def test_the_stored_runs_are_those_of_the_current_settings():
+    """Every run the book shows is stored for the current settings and code version (what a build
+    would otherwise stop on)."""
+    for layers, rank in [(layers, 1) for layers in conll.CONLL_SETTINGS["full"]["layers"]] + [
+        (1, None)
+    ]:
+        run = conll.conll_run(layers, rank, "full", allow_compute=False)
+        assert len(run.history) == run.history.epoch.iloc[-1]
+        assert run.stopped is not None or len(run.history) == run.settings["epochs"]
+    for dataset in noise.NOISE_SETTINGS["full"]["datasets"]:
+        runs = noise.noise_runs(dataset, "full", allow_compute=False)
+        assert len(runs.attrs["provenance"]) == len(noise.noise_run_names("full"))
