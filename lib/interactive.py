@@ -86,7 +86,8 @@ class SliderFigure:
         layout: plotly layout (axis titles, ranges, ``xaxis2``/``yaxis2`` domains for two panels);
             fonts and colours follow the page's light or dark theme.
         description: a text description of what the figure shows and how it changes along the
-            slider (shown under the figure, and the image's alt text).
+            slider: the plot's ``aria-label``, the static image's alt text and the notebook's
+            plain-text output.
         height: plot height in CSS pixels (the width follows the column).
 
     Raises:

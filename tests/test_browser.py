@@ -141,8 +141,14 @@ def test_every_slider_moves_its_figure(browser, site, page):
     from selenium.webdriver.common.keys import Keys
 
     browser.get((site / f"{page}.html").as_uri())
+    expected = (site / f"{page}.html").read_text(encoding="utf8").count('class="book-interactive"')
+    assert expected, f"{page}: no interactive figure"
+    deadline = time.time() + 15
     boxes = browser.find_elements("css selector", ".book-interactive")
-    assert boxes, f"{page}: no interactive figure"
+    while len(boxes) < expected and time.time() < deadline:  # the page may still be loading
+        time.sleep(0.1)
+        boxes = browser.find_elements("css selector", ".book-interactive")
+    assert len(boxes) == expected, f"{page}: {len(boxes)} of {expected} figures in the page"
     deadline = time.time() + 30
     while time.time() < deadline:
         live = browser.execute_script(

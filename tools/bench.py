@@ -292,7 +292,14 @@ def redraw_times(moves: int = 6) -> dict | None:
     try:
         for page in sorted((BUILD / "html" / "chapters").glob("*.html")):
             driver.get(page.as_uri())
+            expected = page.read_text(encoding="utf8").count('class="book-interactive"')
+            deadline = time.time() + 15
             boxes = driver.find_elements("css selector", ".book-interactive")
+            while len(boxes) != expected and time.time() < deadline:  # the page still loading
+                time.sleep(0.1)
+                boxes = driver.find_elements("css selector", ".book-interactive")
+            if len(boxes) != expected:
+                raise RuntimeError(f"{page.name}: {len(boxes)} of {expected} figures found")
             deadline = time.time() + 30
             while (
                 boxes
