@@ -125,3 +125,29 @@ def test_failure_lines_for_a_cell_error_and_a_timeout():
         execution.describe_failure(CellTimeoutError("slow"), 480)
         == "the cell ran past its timeout of 480 s"
     )
+
+
+def test_execution_slot_lets_one_chapter_execute_at_a_time(tmp_path, monkeypatch):
+    """While one build holds the machine-wide slot, another waits until it is released."""
+    import threading
+
+    monkeypatch.setenv("BOOK_EXECUTION_LOCK", str(tmp_path / "slot.lock"))
+    order, held, trying = [], threading.Event(), threading.Event()
+
+    def first_build():
+        with execution.execution_slot("chapter A"):
+            held.set()
+            trying.wait(5)
+            threading.Event().wait(0.3)  # the other build is blocked meanwhile
+            order.append("A done")
+
+    worker = threading.Thread(target=first_build)
+    worker.start()
+    held.wait(5)
+    trying.set()
+    with execution.execution_slot("chapter B"):
+        order.append("B starts")
+    worker.join(5)
+    assert order == ["A done", "B starts"]
+    with execution.execution_slot():  # free again: taken at once
+        assert (tmp_path / "slot.lock").exists()

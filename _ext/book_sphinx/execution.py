@@ -17,13 +17,24 @@ wraps that step (``myst_nb.core.execute.cache``, pinned myst-nb 1.4.0):
   stale page of an earlier build survives.
 * **stderr.** Any stream output on stderr, in any cell (removed and hidden cells too, which
   myst-nb does not render and so does not check), fails the build, naming chapter and cell.
+* **One chapter at a time per machine.** Each kernel runs torch on ``BOOK_THREADS`` threads
+  (default 2, the book's 2-core machine). Two builds executing chapters at once oversubscribe the
+  cores, and OpenMP's spin-waiting then slows the small models of Chapters 3 and 5 by 5 to 20
+  times (measured: a cell of 25 s passed its 480 s timeout), which no timeout can absorb. So
+  concurrent builds on one machine take turns: a chapter executes only while its build holds a
+  machine-wide lock (:func:`execution_slot`, a file in the system's temporary folder); a build
+  that waits says so in one line. The time a chapter reports is its own execution, not the wait.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import signal
+import tempfile
 import time
 import traceback
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -107,6 +118,38 @@ def _cell_label(nb, index) -> tuple[str, int | None]:
     return f"code cell {number} (`{first}`)", line
 
 
+def _lock_path() -> Path:
+    """The lock file shared by every build of the book on this machine (``BOOK_EXECUTION_LOCK``
+    overrides it)."""
+    return Path(
+        os.environ.get("BOOK_EXECUTION_LOCK")
+        or Path(tempfile.gettempdir()) / "one-layer-attention-book.execution.lock"
+    )
+
+
+@contextmanager
+def execution_slot(label: str = "a chapter"):
+    """Hold the machine-wide execution lock while the block runs (blocking ``fcntl.flock``).
+
+    Concurrent builds of the book therefore execute their chapters one at a time; the lock is
+    released when the block ends, or by the operating system when the process dies.
+    """
+    path = _lock_path()
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            LOGGER.info(
+                f"book_sphinx: another build is executing a chapter on this machine; {label} "
+                "waits for it (one chapter at a time keeps the cores from being oversubscribed)"
+            )
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _patched_run(original):
     """Replace jupyter-cache's ``single_nb_execution``: the same, plus the failing cell and exit
     code."""
@@ -141,18 +184,20 @@ def _patched_run(original):
             on_cell_execute=on_cell_execute,
             **kwargs,
         )
-        start, error, text = time.perf_counter(), None, None
-        try:
-            client.execute()
-        except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
-            error = err
-            error.book_cell = current.get("index")
-            error.book_exit = client.exit_code
-            if isinstance(err, DeadKernelError):
-                text = describe_failure(err, timeout)
-            else:
-                text = "".join(traceback.format_exc())
-        return ExecutionResult(nb, cwd, time.perf_counter() - start, error, text)
+        with execution_slot(str(cwd or "a chapter")):
+            start, error, text = time.perf_counter(), None, None
+            try:
+                client.execute()
+            except (CellExecutionError, CellTimeoutError, DeadKernelError) as err:
+                error = err
+                error.book_cell = current.get("index")
+                error.book_exit = client.exit_code
+                if isinstance(err, DeadKernelError):
+                    text = describe_failure(err, timeout)
+                else:
+                    text = "".join(traceback.format_exc())
+            seconds = time.perf_counter() - start
+        return ExecutionResult(nb, cwd, seconds, error, text)
 
     run.__wrapped__ = original
     return run
