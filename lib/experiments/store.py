@@ -205,6 +205,23 @@ def _read(path: Path) -> dict:
     return stored
 
 
+def _stored_run(experiment: str, run: str, stored: dict, path: Path) -> StoredRun:
+    return StoredRun(
+        experiment,
+        run,
+        stored["version"],
+        stored["settings"],
+        stored["result"],
+        stored["provenance"],
+        path,
+    )
+
+
+def _shown(path: Path) -> Path:
+    """``<experiment>/<run>.json`` under the results folder, for messages."""
+    return path.relative_to(path.parents[2]) if len(path.parents) > 2 else path
+
+
 def load_or_run(
     experiment: str,
     run: str,
@@ -246,15 +263,7 @@ def load_or_run(
     if path.exists():
         stored = _read(path)
         if stored["key"] == key:
-            return StoredRun(
-                experiment,
-                run,
-                stored["version"],
-                stored["settings"],
-                stored["result"],
-                stored["provenance"],
-                path,
-            )
+            return _stored_run(experiment, run, stored, path)
         why = (
             f"its code version is {stored['version']}, the code's is {version}"
             if stored["version"] != version
@@ -263,7 +272,7 @@ def load_or_run(
     else:
         why = "it has not been computed"
     if not allow_compute:
-        shown = path.relative_to(path.parents[2]) if len(path.parents) > 2 else path
+        shown = _shown(path)
         raise StaleResultError(
             f"the stored result {shown} is out of date: {why}; run `make full` to recompute it"
         )
@@ -340,15 +349,7 @@ def read(experiment: str, run: str, *, remedy: str = "make full", root=None) -> 
     """
     path = result_path(experiment, run, root)
     if not path.exists():
-        shown = path.relative_to(path.parents[2]) if len(path.parents) > 2 else path
+        shown = _shown(path)
         raise StaleResultError(f"there is no stored result {shown}; run `{remedy}` to measure it")
     stored = _read(path)
-    return StoredRun(
-        experiment,
-        run,
-        stored["version"],
-        stored["settings"],
-        stored["result"],
-        stored["provenance"],
-        path,
-    )
+    return _stored_run(experiment, run, stored, path)
