@@ -13,8 +13,11 @@ build honest and every failure legible:
   ones included) wrote to stderr, and removes a failed chapter's page from the output.
 * :mod:`.tables` fills the ``claims-table`` and ``budget-table`` directives from what the
   chapters recorded (only the records :mod:`lib.claims` wrote are read).
-* :mod:`.pages` offers each chapter's executed notebook as a download, drops duplicated script
-  tags, and writes the image files of figures pasted from another page with ``{glue:any}``.
+* :mod:`.notebooks` offers each chapter as a notebook that runs in Jupyter: the executed
+  notebook with its MyST converted to plain Markdown (glued values, numbers and references as
+  the page shows them) and a first cell that says how to run it; the link downloads the file.
+* :mod:`.pages` drops duplicated script tags and writes the image files of figures pasted from
+  another page with ``{glue:any}``.
 * :mod:`.interactive` serves plotly.js from the site's own ``_static/`` to the pages that hold
   an interactive figure (:mod:`lib.interactive`).
 * :mod:`.proofs` shows the papers' statements under the papers' own numbers ("K&S Theorem 2")
@@ -28,7 +31,7 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-from . import execution, guard, interactive, pages, proofs, tables
+from . import execution, guard, interactive, notebooks, pages, proofs, tables
 
 __all__ = ["setup"]
 
@@ -60,6 +63,7 @@ def setup(app: Sphinx) -> dict:
     execution.setup(app)
     tables.setup(app)
     pages.setup(app)
+    notebooks.setup(app)
     proofs.setup(app)
     interactive.setup(app)
     return {"version": "0.2", "parallel_read_safe": False, "parallel_write_safe": True}

@@ -1,6 +1,5 @@
 """Per-page fixes of the HTML output.
 
-* Each MyST notebook page offers its executed notebook as a ``.ipynb`` download.
 * Repeated ``<script>`` entries are dropped (a duplicate of sphinx-thebe's inline configuration
   is a JavaScript ``SyntaxError`` in the browser console).
 * A figure pasted from another page with ``{glue:any}`key` `` and ``:doc:`` works: myst-nb 1.4.0
@@ -10,31 +9,11 @@
 
 from __future__ import annotations
 
-import shutil
 from binascii import a2b_base64
 from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
-
-
-def _notebook_download(
-    app: Sphinx, pagename: str, templatename: str, context: dict, doctree
-) -> None:
-    """Copy the executed notebook beside the page's sources and point the download button at it.
-
-    sphinx-book-theme copies it only when a launch service (Binder, Colab, ...) is configured;
-    the book has none (it is built offline). Runs before the theme's header buttons.
-    """
-    if doctree is None or not context.get("sourcename", "").endswith(".md"):
-        return
-    executed = Path(app.env.mystnb_config.output_folder, *pagename.split("/")).with_suffix(".ipynb")
-    if not executed.is_file():
-        return
-    target = Path(app.outdir, "_sources", *pagename.split("/")).with_suffix(".ipynb")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(executed, target)
-    context["ipynb_source"] = pagename + ".ipynb"
 
 
 def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
@@ -88,5 +67,4 @@ def _patch_pasted_images() -> None:
 
 def setup(app: Sphinx) -> None:
     _patch_pasted_images()
-    app.connect("html-page-context", _notebook_download, priority=400)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
