@@ -8,6 +8,7 @@ real book's download of every notebook page and execute each chapter's with nbcl
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
+from myst_nb.ext.glue import GLUE_PREFIX
 
 from book_sphinx import execution, notebooks
 
@@ -341,4 +343,18 @@ def test_downloaded_chapter_runs_from_chapters_folder(site, page):
     ]
     assert not errors
     assert all(c.get("execution_count") for c in nb.cells if c.cell_type == "code" and c.source)
-    print(f"{page}: executed in {seconds:.1f} s")
+    # the rerun glues exactly the values the Markdown shows (the chapters are deterministic)
+    built = json.loads((ROOT / "_build" / "jupyter_execute" / f"{page}.glue.json").read_text())
+    rerun = {
+        o["metadata"]["scrapbook"]["name"]: o["data"].get(
+            GLUE_PREFIX + "text/plain", o["data"].get("text/plain")
+        )
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if "scrapbook" in o.get("metadata", {})
+    }
+    assert set(rerun) == set(built)
+    differ = sorted(k for k in built if built[k]["data"].get("text/plain") != rerun[k])
+    print(f"{page}: executed in {seconds:.1f} s; {len(differ)}/{len(built)} glued values differ")
+    assert "seed" in built and not differ, differ

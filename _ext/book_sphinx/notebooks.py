@@ -90,7 +90,12 @@ class Resolver:
     Every method returns ``None`` for "unknown", and the conversion then falls back to the source
     text (the key, the target or the title written in the role). :class:`SphinxResolver` answers
     from a finished Sphinx environment; tests subclass this with small dictionaries.
+
+    ``paper_labels`` are the title prefixes of the papers' statements (``book_paper_labels`` of
+    :mod:`.proofs`): such a box shows its title as written ("K&S Lemma 1 (...)"), not a number.
     """
+
+    paper_labels: tuple[str, ...] = ("K&S ", "LHSL")
 
     def glue(self, key: str) -> dict | None:
         """The glued output of ``key`` (``"doc::key"`` for another page's), or ``None``.
@@ -322,8 +327,7 @@ def _directive(
         label = options.get("label")
         number = None if "nonumber" in options or not label else resolver.number(kind, label)
         heading = kind.capitalize() + (f" {number}" if number else "")
-        plain_title = argument.strip()
-        if plain_title.startswith(("K&S ", "LHSL")):  # the papers' statements, as on the page
+        if argument.strip().lstrip("(").startswith(tuple(resolver.paper_labels)):
             lead = f"**{arg}.**"
         else:
             lead = f"**{heading}" + (f" ({arg})" if arg else "") + ".**"
@@ -541,6 +545,7 @@ class SphinxResolver(Resolver):
         if docname not in app.env.all_docs:
             raise ValueError(f"docname must be a page of the book, got {docname!r}")
         self.app, self.env, self.docname = app, app.env, docname
+        self.paper_labels = tuple(app.config.book_paper_labels)
         self._glue: dict[str, dict] = {}
 
     def _glue_of(self, docname: str) -> dict:
