@@ -184,6 +184,7 @@ def test_convert_notebook_keeps_code_adds_instructions_and_figure_captions():
     made = notebooks.convert_notebook(source, R, "A chapter", "chapters/01_a", "1")
     nbformat.validate(made)
     assert [c.cell_type for c in made.cells] == ["markdown", "markdown", "code", "code", "markdown"]
+    assert [c.id for c in made.cells] == [f"cell-{i}" for i in range(1, 6)]
     assert made.cells[0].source.startswith("# Chapter 1, *A chapter*: the notebook")
     assert (
         "`make lab`" in made.cells[0].source

@@ -29,9 +29,9 @@ instead of opening raw JSON in a new tab).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-import uuid
 from pathlib import Path, PurePosixPath
 
 import nbformat
@@ -465,10 +465,6 @@ def run_instructions(title: str, pagename: str, chapter: str | None = None) -> s
     )
 
 
-def _cell_id() -> str:
-    return uuid.uuid4().hex[:8]
-
-
 def convert_notebook(
     notebook: nbformat.NotebookNode,
     resolver: Resolver,
@@ -498,6 +494,11 @@ def convert_notebook(
             "notebook must be an nbformat v4 notebook, got nbformat="
             f"{notebook.get('nbformat') if isinstance(notebook, dict) else type(notebook).__name__}"
         )
+    counter = itertools.count(1)
+
+    def _cell_id() -> str:  # the same ids every build: the download is reproducible
+        return f"cell-{next(counter)}"
+
     metadata = {k: v for k, v in notebook.get("metadata", {}).items() if k != "jupytext"}
     made = nbformat.v4.new_notebook(metadata=metadata)
     made.cells.append(
