@@ -12,7 +12,7 @@ STAMP   := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 BUILD   := $(VENV)/bin/jupyter-book build . -W -n --keep-going
 
-.PHONY: help book test unit lint format bench full lab data clean distclean env
+.PHONY: help book pdf test unit lint format bench full lab data clean distclean env
 
 ## help: list the targets, one line each
 help:
@@ -26,9 +26,12 @@ $(STAMP): requirements.txt requirements-data.txt pyproject.toml
 	$(PIP) --no-deps -e .
 	@touch $(STAMP)
 
-# The test tools on top of it (requirements-dev.txt).
-$(DEVSTAMP): $(STAMP) requirements-dev.txt
+# The test tools on top of it (requirements-dev.txt), and axe-core from the npm registry for the
+# browser check's accessibility audit (package.json; skipped with a note where npm is missing).
+$(DEVSTAMP): $(STAMP) requirements-dev.txt package.json package-lock.json
 	$(PIP) -r requirements-dev.txt
+	@if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund --silent; \
+	else echo "npm not found: the accessibility audit of the browser check will be skipped (apt-get install npm)"; fi
 	@touch $(DEVSTAMP)
 
 env: $(STAMP)
@@ -42,7 +45,12 @@ book: $(STAMP) data
 	$(BUILD)
 	@echo "Open _build/html/index.html"
 
-## test: unit tests, build tests, a strict build of the book, HTML and browser checks
+## pdf: the whole book as one PDF, _build/latex/book.pdf (XeLaTeX from Debian's TeX Live, see README)
+pdf: $(STAMP) data
+	$(BUILD) --builder pdflatex
+	@echo "The PDF: _build/latex/book.pdf"
+
+## test: unit tests, build tests, strict builds of the book and its PDF, HTML, PDF and browser checks
 test: $(DEVSTAMP) data
 	$(PY) -m pytest
 
@@ -85,6 +93,6 @@ lab: requirements.txt requirements-lab.txt requirements-data.txt pyproject.toml
 clean:
 	rm -rf _build
 
-## distclean: also remove the environments and the unpacked data
+## distclean: also remove the environments, node_modules and the unpacked data
 distclean: clean
-	rm -rf $(VENV) $(LABVENV) *.egg-info _data
+	rm -rf $(VENV) $(LABVENV) *.egg-info _data node_modules

@@ -19,7 +19,18 @@ from matplotlib.figure import Figure
 
 from ._validate import finite_real, positive_int, short_repr
 
-__all__ = ["PALETTE", "WIDTHS", "STYLE", "use_style", "figure", "rate_axes"]
+__all__ = [
+    "PALETTE",
+    "WIDTHS",
+    "STYLE",
+    "PNG_DPI",
+    "SMALLEST_TEXT_PX",
+    "use_style",
+    "figure",
+    "figure_png",
+    "smallest_text_pt",
+    "rate_axes",
+]
 
 #: Okabe & Ito colour-blind-safe colours, by name.
 PALETTE = {
@@ -35,6 +46,15 @@ PALETTE = {
 
 #: Figure widths in inches (the text column is about 6.8 in wide).
 WIDTHS = {"full": 6.8, "wide": 6.8, "half": 3.4, "third": 2.3}
+
+#: Resolution of the book's PNG figures, dots per inch (raised for figures with small text).
+PNG_DPI = 150
+
+#: Height in image pixels of the smallest text of every PNG figure (the style's smallest size,
+#: the legends' 8.5 pt, at :data:`PNG_DPI`). A page shows a figure at no less than
+#: ``9 / SMALLEST_TEXT_PX`` of its pixel width on a phone (``_static/book.js``), so its text is
+#: never under 9 CSS px there.
+SMALLEST_TEXT_PX = 8.5 / 72 * PNG_DPI
 
 #: Path of the book's matplotlib style sheet.
 STYLE = str(resources.files("lib") / "book.mplstyle")
@@ -58,9 +78,78 @@ def use_style() -> None:
     shell = get_ipython()
     if shell is None:
         return
-    from IPython.core.pylabtools import select_figure_formats
+    formatters = shell.display_formatter.formatters
+    formatters["image/png"].for_type(Figure, figure_png)
+    for mime in ("image/svg+xml", "application/pdf", "image/jpeg"):
+        formatters[mime].pop(Figure, None)
 
-    select_figure_formats(shell, {"png"}, dpi=150, bbox_inches="tight")
+
+def smallest_text_pt(fig) -> float:
+    """The size in points of the smallest non-empty visible text of ``fig`` (after a layout pass).
+
+    Args:
+        fig: a :class:`matplotlib.figure.Figure`.
+
+    Returns:
+        The smallest font size in pt, or ``nan`` when the figure has no text.
+
+    Raises:
+        ValueError: if ``fig`` is not a matplotlib Figure.
+    """
+    import math
+
+    from matplotlib.text import Text
+
+    if not isinstance(fig, Figure):
+        raise ValueError(f"fig must be a matplotlib Figure, got {short_repr(fig)}")
+    fig.draw_without_rendering()  # tick labels exist only after a draw
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if _shown(t)]
+    return min(sizes) if sizes else math.nan
+
+
+def _shown(text) -> bool:
+    """A text counts when it is visible, non-empty and takes up room on the canvas."""
+    if not (text.get_visible() and text.get_text().strip()):
+        return False
+    box = text.get_window_extent()
+    return box.width > 0 and box.height > 0
+
+
+def figure_png(fig) -> bytes:
+    """``fig`` as the book's PNG: tight bounding box, white background, text readable on phones.
+
+    Rendered at :data:`PNG_DPI`, or at a higher resolution when the figure's smallest text is under
+    8.5 pt, so that the smallest text is always at least :data:`SMALLEST_TEXT_PX` image pixels
+    high. The PNG records that size as the text chunk ``Book-Smallest-Text-Pt`` (points), which
+    the browser check reads to verify the text size a phone shows.
+
+    Args:
+        fig: a :class:`matplotlib.figure.Figure`.
+
+    Returns:
+        The PNG file's bytes.
+
+    Raises:
+        ValueError: if ``fig`` is not a matplotlib Figure.
+
+    Used by IPython (through :func:`use_style`) for every figure of every chapter.
+    """
+    import io
+    import math
+
+    smallest = smallest_text_pt(fig)
+    dpi = PNG_DPI
+    if not math.isnan(smallest) and smallest / 72 * PNG_DPI < SMALLEST_TEXT_PX:
+        dpi = math.ceil(SMALLEST_TEXT_PX * 72 / smallest)
+    buffer = io.BytesIO()
+    fig.savefig(
+        buffer,
+        format="png",
+        dpi=dpi,
+        bbox_inches="tight",
+        metadata={"Book-Smallest-Text-Pt": "none" if math.isnan(smallest) else f"{smallest:g}"},
+    )
+    return buffer.getvalue()
 
 
 def figure(

@@ -32,16 +32,17 @@ kernelspec:
 
 
 def run_build(
-    root: Path, env: dict | None = None, timeout: int = 900
+    root: Path, env: dict | None = None, timeout: int = 900, builder: str = "html"
 ) -> subprocess.CompletedProcess:
-    """Run the strict build in ``root``; return the completed process (stdout+stderr merged)."""
+    """Run the strict build in ``root`` with ``builder`` (``html``, or ``pdflatex`` for the PDF);
+    return the completed process (stdout+stderr merged)."""
     full_env = {
         **os.environ,
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         **(env or {}),
     }
     return subprocess.run(
-        [JUPYTER_BOOK, *STRICT],
+        [JUPYTER_BOOK, *STRICT, "--builder", builder],
         cwd=root,
         env=full_env,
         text=True,

@@ -151,3 +151,68 @@ def test_execution_slot_lets_one_chapter_execute_at_a_time(tmp_path, monkeypatch
     assert order == ["A done", "B starts"]
     with execution.execution_slot():  # free again: taken at once
         assert (tmp_path / "slot.lock").exists()
+
+
+def _bib_entry(key, authors, year="2024"):
+    from pybtex.database import Entry, Person
+
+    entry = Entry("article", fields={"title": "T", "year": year} if year else {"title": "T"})
+    entry.key = key
+    for name in authors:
+        entry.add_person(Person(name), "author")
+    return entry
+
+
+def test_reference_list_labels_read_as_the_text_cites():
+    from book_sphinx import citations
+
+    one = _bib_entry("z", ["Zhang, Chiyuan"], "2017")
+    two = _bib_entry("k", ["Kajitsuka, Tokio", "Sato, Issei"])
+    many = _bib_entry("l", ["Liu, Hude", "Hu, Jerry", "Song, Zhao"], "2025")
+    particle = _bib_entry("t", ["Tjong Kim Sang, Erik F.", "De Meulder, Fien"], "2003")
+    undated = _bib_entry("u", ["Doe, Jane"], None)
+    labels = [citations.author_year_label(e) for e in (one, two, many, particle, undated)]
+    assert labels == [
+        "Zhang, 2017",
+        "Kajitsuka and Sato, 2024",
+        "Liu et al., 2025",
+        "Tjong Kim Sang and De Meulder, 2003",
+        "Doe, n.d.",
+    ]
+    twins = [_bib_entry("a", ["Liu, Hude", "Hu, J", "S, Z"], "2025"), many]
+    assert list(citations.AuthorYearLabels().format_labels(twins)) == [
+        "Liu et al., 2025a",
+        "Liu et al., 2025b",
+    ]
+    with pytest.raises(ValueError, match="'nobody' has no author or editor"):
+        citations.author_year_label(_bib_entry("nobody", []))
+
+
+def test_accessibility_fixes_of_the_theme_markup():
+    from book_sphinx import a11y
+
+    page = (
+        '<summary aria-label="Toggle hidden content">\n<p>Show code cell source</p></summary>'
+        '<button class="btn search-button-field search-button__button pst-js-only" title="Search"'
+        ' aria-label="Search" data-bs-toggle="tooltip"> <i class="fa-solid fa-magnifying-glass">'
+        "</i> <span>Search</span></button>"
+        '<button class="theme-switch-button" aria-label="Color mode"><i class="theme-switch'
+        ' fa-solid fa-sun fa-lg" data-mode="light" title="Light"></i></button>'
+        '<div role="list" class="citation-list"><div class="citation" role="doc-biblioentry">'
+        "</div></div><h1></h1>\n<h1>Index</h1>"
+        '<form class="bd-search d-flex" action="search.html" method="get">\n'
+        '  <input type="search" name="q"/>\n</form>'
+    )
+    fixed = a11y.fix_html(page)
+    assert "<summary>\n<p>Show code cell source" in fixed
+    assert 'aria-label="Search"' not in fixed and 'title="Search"' in fixed
+    assert '<i class="fa-solid fa-magnifying-glass" aria-hidden="true">' in fixed
+    assert 'aria-label="Color mode"' in fixed  # a label with no visible text stays
+    assert 'fa-sun fa-lg" aria-hidden="true" data-mode="light"></i>' in fixed  # no title
+    assert 'role="listitem"' in fixed and "doc-biblioentry" not in fixed
+    assert "<h1></h1>" not in fixed and "<h1>Index</h1>" in fixed
+    assert fixed.count('<button type="submit" class="visually-hidden">Search</button>') == 1
+    assert fixed.index('type="submit"') < fixed.index("</form>")
+    assert a11y.fix_html(fixed) == fixed  # idempotent
+    with pytest.raises(ValueError, match="html must be"):
+        a11y.fix_html(b"<html>")

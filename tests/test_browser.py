@@ -1,11 +1,16 @@
-"""Headless Chromium over every page of the built site: math typeset, images loaded, no console
-errors. Screenshots are saved under _build/screenshots/ for a person to look at."""
+"""Headless Chromium over every page of the built site: math typeset without a MathJax error,
+images loaded, no console errors, no serious or critical finding of the accessibility engine
+axe-core in light and dark mode, and on a 390 px phone no sideways scrolling and no figure text
+under 9 CSS px. Screenshots (desktop and phone) are saved under _build/screenshots/ for a person
+to look at."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import time
+from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pytest
 from test_site import toc_pages
@@ -20,21 +25,35 @@ CHROMIUM = (
 DRIVER = shutil.which("chromedriver")
 
 
-@pytest.fixture(scope="module")
-def browser(site):
+#: The index pages Sphinx and sphinx-proof generate, checked like the book's own pages.
+INDEX_PAGES = ["genindex", "py-modindex", "prf-prf", "search"]
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+PHONE = {"width": 390, "height": 844, "pixelRatio": 3.0, "mobile": True, "touch": True}
+MIN_FIGURE_TEXT_PX = 9.0
+
+
+def required(message: str):
+    """Skip with ``message``, or fail where ``CI=true`` makes the check required."""
+    if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
+        pytest.fail(message + "; CI=true makes it required")
+    pytest.skip(message)
+
+
+def all_pages() -> list[str]:
+    return toc_pages() + INDEX_PAGES
+
+
+def _driver(width: int = 1280, height: int = 1600, phone: bool = False):
     if not (CHROMIUM and DRIVER):
         missing = " and ".join(
             name
             for name, found in (("chromium", CHROMIUM), ("chromium-driver", DRIVER))
             if not found
         )
-        message = (
+        required(
             f"the browser check needs the Debian packages chromium and chromium-driver ({missing} "
             f"missing: apt-get install chromium chromium-driver)"
         )
-        if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
-            pytest.fail(message + "; CI=true makes it required")
-        pytest.skip(message)
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -47,18 +66,37 @@ def browser(site):
         "--disable-dev-shm-usage",
         "--no-first-run",
         "--disable-background-networking",
-        "--window-size=1280,1600",
+        "--allow-file-access-from-files",  # the search page reads the pages for its snippets
+        f"--window-size={width},{height}",
     ):
         options.add_argument(flag)
+    if phone:  # a plain window cannot be this narrow: emulate the device
+        options.add_experimental_option("mobileEmulation", {"deviceMetrics": PHONE})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(DRIVER), options=options)
     driver.set_script_timeout(60)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    driver = _driver()
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def phone(site):
+    driver = _driver(phone=True)
     yield driver
     driver.quit()
 
 
 def page_has_math(page: str) -> bool:
-    text = (ROOT / f"{page}.md").read_text()
+    source = ROOT / f"{page}.md"
+    if not source.is_file():  # a generated index page
+        return False
+    text = source.read_text()
     return "$" in text.replace("$$", "$") and page != "chapters/api"
 
 
@@ -83,7 +121,47 @@ return copy.textContent;
 """
 
 
-@pytest.mark.parametrize("page", toc_pages())
+MATHJAX_ERRORS = """
+const errors = [];
+for (const item of MathJax.startup.document.math) {
+  const found = [];
+  item.root.walkTree(node => {
+    if (node.isKind('merror')) {
+      found.push(node.attributes.get('data-mjx-error') || 'error');
+    } else if (node.isKind('mtext') && node.attributes.get('mathcolor') === 'red') {
+      // MathJax's noundefined extension shows an unknown command as red text
+      found.push('undefined command ' + node.childNodes.map(c => c.getText ? c.getText() : '')
+        .join(''));
+    }
+  });
+  if (found.length) errors.push({tex: item.math, errors: found});
+}
+return errors;
+"""
+
+
+def mathjax_errors(driver) -> list[dict]:
+    """Every formula MathJax could not typeset on the open page: its TeX and the errors."""
+    return driver.execute_script(MATHJAX_ERRORS)
+
+
+def test_mathjax_errors_are_found(browser, site, tmp_path):
+    """The MathJax check sees an undefined command and a parse error, with their TeX."""
+    mathjax = (site / "_static" / "mathjax" / "tex-chtml.js").as_uri()
+    page = tmp_path / "math.html"
+    page.write_text(
+        f'<html><head><script defer src="{mathjax}"></script></head><body>'
+        r"<p>\(\argmax_x f(x)\) and \(a^b^c\) and \(x^2\)</p></body></html>"
+    )
+    browser.get(page.as_uri())
+    assert browser.execute_async_script(WAIT_FOR_MATHJAX) is True
+    assert mathjax_errors(browser) == [
+        {"tex": r"\argmax_x f(x)", "errors": [r"undefined command \argmax"]},
+        {"tex": "a^b^c", "errors": ["Double exponent: use braces to clarify"]},
+    ]
+
+
+@pytest.mark.parametrize("page", all_pages())
 def test_page_renders(browser, site, page):
     browser.get((site / f"{page}.html").as_uri())
     loads_mathjax = browser.execute_script(
@@ -99,22 +177,14 @@ def test_page_renders(browser, site, page):
         assert (
             browser.execute_script("return document.querySelectorAll('mjx-container').length") > 0
         )
+    if loads_mathjax:
+        errors = mathjax_errors(browser)
+        assert not errors, f"{page}: MathJax could not typeset {errors}"
     prose = browser.execute_script(VISIBLE_PROSE)
     assert "$$" not in prose and "\\(" not in prose and "\\[" not in prose, (
         "raw TeX left on the page"
     )
-    deadline = time.time() + 20
-    while time.time() < deadline:  # images load lazily: give them time
-        broken = browser.execute_script(
-            "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))"
-            ".map(i => i.src)"
-        )
-        if not broken:
-            break
-        browser.execute_script(
-            "document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading='eager')"
-        )
-        time.sleep(0.2)
+    broken = wait_for_images(browser)  # images load lazily: give them time
     assert not broken, f"images not loaded: {broken}"
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
@@ -175,3 +245,186 @@ def test_every_slider_moves_its_figure(browser, site, page):
         assert box.find_element("css selector", "output").text != ""
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert not errors, errors
+
+
+def wait_for_images(driver, seconds: float = 20) -> list[str]:
+    """Wait until the page's images have loaded (lazy ones made eager); the broken ones' URLs."""
+    deadline = time.time() + seconds
+    while True:
+        broken = driver.execute_script(
+            "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))"
+            ".map(i => i.src)"
+        )
+        if not broken or time.time() > deadline:
+            return broken
+        driver.execute_script(
+            "document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading='eager')"
+        )
+        time.sleep(0.2)
+
+
+RUN_AXE = """
+const done = arguments[arguments.length - 1];
+axe.run(document, {resultTypes: ['violations']})
+  .then(r => done(r.violations.map(v => ({
+      id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))}))))
+  .catch(e => done('axe failed: ' + e));
+"""
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    if not AXE.is_file():
+        required(
+            "the accessibility audit needs axe-core from the npm registry (node_modules/axe-core "
+            "missing: install npm, then make test runs npm ci)"
+        )
+    return AXE.read_text(encoding="utf8")
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+@pytest.mark.parametrize("page", all_pages())
+def test_no_serious_accessibility_violation(browser, site, axe_source, page, mode):
+    """axe-core (WCAG 2.x A and AA rules and best practices) finds nothing serious or critical:
+    contrast in both colour modes, names of controls, ids, headings, list structure, ..."""
+    url = (site / f"{page}.html").as_uri()
+    browser.get(url)
+    browser.execute_script("localStorage.setItem('mode', arguments[0])", mode)
+    browser.get(url)  # the theme reads the mode when the page loads
+    assert browser.execute_script("return document.documentElement.dataset.theme") == mode
+    if browser.execute_script("return !!window.MathJax"):
+        browser.execute_async_script(WAIT_FOR_MATHJAX)
+    browser.execute_script(  # colours are measured as they end, not halfway through a fade
+        "const s = document.createElement('style');"
+        "s.textContent = '*, *::before, *::after { transition: none !important; }';"
+        "document.head.appendChild(s);"
+    )
+    time.sleep(0.2)
+    browser.execute_script(axe_source)
+    violations = browser.execute_async_script(RUN_AXE)
+    browser.execute_script("localStorage.removeItem('mode')")
+    assert isinstance(violations, list), violations
+    serious = [v for v in violations if v["impact"] in ("serious", "critical")]
+    assert not serious, f"{page} ({mode} mode): {serious}"
+
+
+#: The elements that stick out past ``arguments[0]`` CSS px and are not inside a box that
+#: clips or scrolls them: what makes a page wider than the screen.
+OVERFLOWING = """
+const limit = arguments[0];
+function contained(e) {
+  for (let p = e.parentElement; p && p !== document.body; p = p.parentElement) {
+    const s = getComputedStyle(p);
+    if (s.overflowX !== 'visible' || s.display === 'none') return true;
+  }
+  return false;
+}
+return Array.from(document.querySelectorAll('body *'))
+  .filter(e => { const r = e.getBoundingClientRect();
+                 return r.width > 0 && r.right > limit + 0.5 && !contained(e)
+                        && getComputedStyle(e).visibility !== 'hidden'
+                        && !e.classList.contains('skip-link'); })
+  .slice(0, 5)
+  .map(e => e.tagName + '.' + String(e.className).slice(0, 40) + ': '
+            + (e.textContent || '').trim().slice(0, 60));
+"""
+
+FIGURE_IMAGES = """
+return Array.from(document.querySelectorAll(
+    '.bd-article figure img, .bd-article div.cell_output img'))
+  .filter(i => i.getClientRects().length > 0 && getComputedStyle(i).display !== 'none')
+  .map(i => ({src: i.src, natural: i.naturalWidth, shown: i.getBoundingClientRect().width}));
+"""
+
+PLOT_TEXT_SIZES = """
+return Array.from(document.querySelectorAll('.book-interactive .main-svg text'))
+  .filter(t => t.textContent.trim() && t.getBBox().width > 0)
+  .map(t => parseFloat(getComputedStyle(t).fontSize));
+"""
+
+
+def png_text_size(src: str, natural: float, shown: float) -> float:
+    """CSS px of the smallest text of a book PNG shown ``shown`` px wide (``natural`` px image),
+    from the size and resolution the PNG records (lib.plotting.figure_png)."""
+    from PIL import Image
+
+    path = Path(unquote(urlparse(src).path))
+    with Image.open(path) as png:
+        recorded = png.text.get("Book-Smallest-Text-Pt")
+        assert recorded, f"{path.name}: no Book-Smallest-Text-Pt (not made by figure_png)"
+        dpi = png.info["dpi"][0]
+    return float("inf") if recorded == "none" else float(recorded) / 72 * dpi * shown / natural
+
+
+@pytest.mark.parametrize("page", all_pages())
+def test_page_fits_a_phone(phone, site, page):
+    """At 390 CSS px: the page never scrolls sideways, and figure text is at least 9 CSS px."""
+    phone.get((site / f"{page}.html").as_uri())
+    assert not wait_for_images(phone)
+    if phone.execute_script("return !!document.querySelector('script[src*=mathjax]')"):
+        assert phone.execute_async_script(WAIT_FOR_MATHJAX) is True
+    time.sleep(0.3)  # book.js sizes figures and wide formulas once images and math are in
+    width = phone.execute_script(  # a wider page widens a phone's layout viewport with it
+        "return Math.max(window.innerWidth, document.documentElement.scrollWidth,"
+        " document.body.scrollWidth)"
+    )
+    if width > PHONE["width"]:
+        wide = phone.execute_script(OVERFLOWING, PHONE["width"])
+        pytest.fail(f"{page}: {width} CSS px wide on a {PHONE['width']} px phone: {wide}")
+    small = []
+    for image in phone.execute_script(FIGURE_IMAGES):
+        px = png_text_size(image["src"], image["natural"], image["shown"])
+        if px < MIN_FIGURE_TEXT_PX - 0.05:
+            small.append(f"{Path(image['src']).name[:12]}: {px:.1f} px")
+    if phone.execute_script("return document.querySelectorAll('.book-interactive').length"):
+        deadline = time.time() + 30
+        while time.time() < deadline and phone.execute_script(
+            "return document.querySelectorAll('.book-interactive:not([data-frame])').length"
+        ):
+            time.sleep(0.2)
+        sizes = phone.execute_script(PLOT_TEXT_SIZES)
+        assert sizes, f"{page}: the interactive figure drew no text"
+        small += [f"interactive figure: {s:.1f} px" for s in sizes if s < MIN_FIGURE_TEXT_PX]
+    assert not small, f"{page}: figure text under {MIN_FIGURE_TEXT_PX} CSS px on a phone: {small}"
+    shots = ROOT / "_build" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    phone.save_screenshot(str(shots / f"phone__{page.replace('/', '__')}.png"))
+
+
+def test_search_snippets_show_the_text_not_the_print_contents(browser, site):
+    """A search for a chapter-title word lists the chapter with a snippet of its prose, not of
+    the print-only table of contents or the header buttons."""
+    browser.get((site / "search.html").as_uri() + "?q=Boltzmann")
+    deadline, snippets = time.time() + 30, []
+    while time.time() < deadline and not snippets:
+        time.sleep(0.5)
+        snippets = [
+            e.text
+            for e in browser.find_elements("css selector", "#search-results li p.context")
+            if e.text
+        ]
+    assert snippets, "no search result with a snippet"
+    for snippet in snippets:
+        assert "Contents" not in snippet[:80], snippet  # the print-only contents block
+        assert ".ipynb" not in snippet and ".md .pdf" not in snippet, snippet
+    assert any("Boltzmann operator" in s and "softmax" in s for s in snippets), snippets
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_code_wraps_in_print(browser, site, page):
+    """Printed (print media, an A4 page's 700 CSS px of text width), no code block or output
+    is cut at the margin: long lines wrap."""
+    browser.set_window_size(700, 1000)
+    try:
+        browser.get((site / f"{page}.html").as_uri())
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        cut = browser.execute_script(
+            "return Array.from(document.querySelectorAll('article pre'))"
+            ".filter(p => p.getClientRects().length && p.scrollWidth > p.clientWidth + 1)"
+            ".map(p => p.textContent.split('\\n').sort((a, b) => b.length - a.length)[0])"
+        )
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        browser.set_window_size(1280, 1600)
+    assert not cut, f"{page}: {len(cut)} blocks cut in print, e.g. {cut[:2]}"

@@ -74,3 +74,56 @@ def test_rate_axes_log_scales_ticks_and_reference_slope():
         args = {"ticks": [1, 2], "xlabel": "x", "ylabel": "y"} | kwargs
         with pytest.raises(ValueError, match=match):
             plotting.rate_axes(bx, args.pop("ticks"), **args)
+
+
+def test_figure_png_keeps_the_smallest_text_legible_and_records_it():
+    from io import BytesIO
+
+    from PIL import Image
+
+    fig, ax = plotting.figure("full", 0.4)
+    ax.plot([0, 1], [0, 1], label="a line")
+    ax.set_xlabel("x")
+    ax.legend(fontsize=8.5)
+    assert plotting.smallest_text_pt(fig) == 8.5
+    png = Image.open(BytesIO(plotting.figure_png(fig)))
+    assert png.text["Book-Smallest-Text-Pt"] == "8.5"
+    assert round(png.info["dpi"][0]) == plotting.PNG_DPI  # 8.5 pt at 150 dpi: no change
+    ax.legend(fontsize=6)  # smaller text: a finer raster keeps it 8.5 / 72 * 150 px high
+    assert plotting.smallest_text_pt(fig) == 6
+    png = Image.open(BytesIO(plotting.figure_png(fig)))
+    assert png.text["Book-Smallest-Text-Pt"] == "6"
+    dpi = png.info["dpi"][0]
+    assert round(dpi) == 213  # ceil(8.5 * 150 / 6)
+    assert 6 / 72 * dpi >= plotting.SMALLEST_TEXT_PX
+    ax.set_xlabel("")
+    ax.text(0.5, 0.5, "   ", fontsize=3)  # blank text is not text a reader sees
+    assert plotting.smallest_text_pt(fig) == 6
+    with pytest.raises(ValueError, match="fig must be a matplotlib Figure"):
+        plotting.figure_png("not a figure")
+
+
+def test_use_style_shows_figures_through_figure_png():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        plotting.use_style()
+        fig, ax = plotting.figure("half")
+        ax.plot([0, 1])
+        data, _ = shell.display_formatter.format(fig)
+        assert set(data) == {"image/png", "text/plain"}
+        assert data["image/png"] == plotting.figure_png(fig)  # bytes; IPython encodes them
+    finally:
+        InteractiveShell.clear_instance()
+
+
+def test_book_js_uses_the_smallest_text_size_of_lib_plotting():
+    """_static/book.js sizes figures on phones from the same constant lib.plotting renders with."""
+    import re
+    from pathlib import Path
+
+    script = (Path(__file__).resolve().parents[1] / "_static" / "book.js").read_text()
+    pt, dpi = re.search(r"const SMALLEST_TEXT_PX = ([\d.]+) / 72 \* (\d+);", script).groups()
+    assert float(pt) / 72 * int(dpi) == plotting.SMALLEST_TEXT_PX
+    assert int(dpi) == plotting.PNG_DPI

@@ -255,3 +255,27 @@ def test_plotly_js_is_served_once_from_the_pinned_package(site):
     pages_without = [p for p in toc_pages() if "book-interactive" not in soup(site, p).decode()]
     for page in pages_without:  # only pages with a figure load the 4.8 MB library
         assert not soup(site, page).select("script[src*=plotly]"), page
+
+
+def test_reference_list_is_labelled_as_the_text_cites(site):
+    """One citation style: every parenthetical citation's text is a label of the reference list,
+    and the labels are author-year ("Kajitsuka and Sato, 2024"), not "[KS24]" or "[1]"."""
+    entries = soup(site, "chapters/bibliography").select(".citation")
+    labels = {
+        e.select_one(".label").get_text("", strip=True).strip("[]"): e.get("id") for e in entries
+    }
+    assert len(labels) == len(entries) >= 8
+    assert all(re.fullmatch(r"[^,]+, (\d{4}[a-z]?|n\.d\.)", label) for label in labels), labels
+    assert "Kajitsuka and Sato, 2024" in labels and "Liu et al., 2025" in labels
+    cited = 0
+    for page in toc_pages():
+        for span in soup(site, page).select("span.bibtex-citation"):
+            for link in span.select("a[href*='bibliography.html#']"):
+                text = " ".join(link.get_text(" ").split()).replace(
+                    " ,", ","
+                )  # "Kim <em>et al.</em>, 2023"
+                target = link["href"].split("#")[1]
+                if "," in text:  # {cite:p}: the whole label; {cite:t}: the year only
+                    assert labels.get(text) == target, f"{page}: [{text}] is not that entry's label"
+                    cited += 1
+    assert cited >= 5

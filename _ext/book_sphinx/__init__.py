@@ -22,6 +22,10 @@ build honest and every failure legible:
   an interactive figure (:mod:`lib.interactive`).
 * :mod:`.proofs` shows the papers' statements under the papers' own numbers ("K&S Theorem 2")
   and gives every theorem box unique HTML ids.
+* :mod:`.a11y` fixes the theme's and docutils' markup that an accessibility audit flags (labels
+  that differ from the visible text, read-out icons, list roles, empty headings, a search form
+  without a submit control).
+* :mod:`.citations` labels the reference list as the text cites it ("Kajitsuka and Sato, 2024").
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-from . import execution, guard, interactive, notebooks, pages, proofs, tables
+from . import a11y, citations, execution, guard, interactive, notebooks, pages, proofs, tables
 
 __all__ = ["setup"]
 
@@ -66,4 +70,6 @@ def setup(app: Sphinx) -> dict:
     notebooks.setup(app)
     proofs.setup(app)
     interactive.setup(app)
+    citations.setup(app)
+    a11y.setup(app)
     return {"version": "0.2", "parallel_read_safe": False, "parallel_write_safe": True}

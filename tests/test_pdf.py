@@ -1,0 +1,89 @@
+"""The book as one PDF (`make pdf`): built strictly with XeLaTeX, then read back with poppler.
+
+Needs Debian's TeX Live (the packages README's "The PDF" lists) and poppler-utils; without them
+the tests are skipped with that reason, unless ``CI=true``, where they are required.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_site import soup, toc_pages
+
+from conftest import ROOT, run_build
+
+pytestmark = [pytest.mark.build, pytest.mark.pdf]
+
+TOOLS = ("xelatex", "latexmk", "pdftotext", "pdfinfo")
+PDF = ROOT / "_build" / "latex" / "book.pdf"
+
+
+@pytest.fixture(scope="module")
+def pdf(site) -> Path:
+    """``make pdf``'s build (after the HTML one: it reuses the execution cache); the PDF's path."""
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        message = (
+            f"the PDF check needs XeLaTeX, latexmk and poppler-utils ({', '.join(missing)} "
+            "missing: see README, 'The PDF')"
+        )
+        if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
+            pytest.fail(message + "; CI=true makes it required")
+        pytest.skip(message)
+    result = run_build(ROOT, builder="pdflatex", timeout=1800)
+    assert result.returncode == 0, result.stdout[-6000:]
+    assert PDF.is_file(), f"no {PDF.relative_to(ROOT)} after a successful build"
+    return PDF
+
+
+@pytest.fixture(scope="module")
+def pdf_text(pdf) -> str:
+    return subprocess.run(
+        ["pdftotext", "-enc", "UTF-8", str(pdf), "-"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def _words(text: str) -> str:
+    """Lower-case words only: line breaks, hyphenation points and spacing do not count."""
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def test_pdf_holds_every_chapter_title(site, pdf, pdf_text):
+    pages = int(
+        re.search(
+            r"^Pages:\s+(\d+)",
+            subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True).stdout,
+            re.M,
+        ).group(1)
+    )
+    assert pages > 100, f"the PDF has only {pages} pages"
+    text = _words(pdf_text)
+    for page in toc_pages():
+        title = soup(site, page).select_one("h1").get_text(" ", strip=True).rstrip("#")
+        assert _words(title) in text, f"{page}: its title {title!r} is not in the PDF"
+
+
+def test_pdf_has_no_unresolved_reference(pdf, pdf_text):
+    assert "??" not in pdf_text, [line for line in pdf_text.splitlines() if "??" in line][:5]
+    log = pdf.with_suffix(".log").read_text(errors="replace")
+    assert "There were undefined references" not in log
+    assert "Citation `" not in log or "undefined" not in log
+
+
+def test_pdf_has_every_figure_of_the_html(site, pdf, pdf_text):
+    """Same number of captioned figures as the HTML (interactive ones as their static image)."""
+    html = sum(len(soup(site, page).select("figure figcaption")) for page in toc_pages())
+    captions = re.findall(r"^Figure \d+\.\d+: ", pdf_text, re.M)
+    assert len(captions) == html, f"PDF {len(captions)} figure captions, HTML {html}"
+    images = subprocess.run(
+        ["pdfimages", "-list", str(pdf)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()[2:]
+    assert len([line for line in images if " image " in line]) >= html
