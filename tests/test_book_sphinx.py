@@ -67,7 +67,14 @@ def test_site_hash_follows_toc_and_page_names_not_page_contents(tmp_path):
     h2 = guard.site_hash(tmp_path)
     assert h2 != h1
     (tmp_path / "_toc.yml").write_text("root: intro\nchapters: []\n")
-    assert guard.site_hash(tmp_path) not in (h1, h2)
+    h3 = guard.site_hash(tmp_path)
+    assert h3 not in (h1, h2)
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "book.css").write_text("p { color: red; }\n")
+    h4 = guard.site_hash(tmp_path)
+    assert h4 not in (h1, h2, h3)  # Sphinx copies _static only with a rewritten page
+    (tmp_path / "references.bib").write_text("@misc{a, title={A}}\n")
+    assert guard.site_hash(tmp_path) not in (h1, h2, h3, h4)
     (tmp_path / "_build").mkdir()
     (tmp_path / "_build" / "x.md").write_text("output\n")
     (tmp_path / ".venv").mkdir()

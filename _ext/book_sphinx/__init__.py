@@ -4,8 +4,9 @@ Loaded by ``_config.yml`` (``sphinx.local_extensions: {book_sphinx: _ext}``). It
 build honest and every failure legible:
 
 * :mod:`.guard` clears the execution cache when ``lib/``, the pins, ``_config.yml`` or the mode
-  change, and clears the HTML and doctrees when the table of contents, the set of pages or this
-  extension change, so an incremental build never serves stale pages.
+  change, and clears the HTML and doctrees when the table of contents, the set of pages,
+  ``_static/``, ``references.bib`` or this extension change, so an incremental build never
+  serves stale pages.
 * :mod:`.execution` derives each chapter's cell timeout from its ``budget_seconds`` (a safety
   net: at least ``book_timeout_factor`` x the budget and at least ``book_timeout_floor`` seconds;
   larger in full mode), fails the build with one line naming the chapter, the cell and the cause

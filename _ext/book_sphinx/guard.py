@@ -103,13 +103,16 @@ def _source_pages(root: Path) -> list[str]:
 
 
 def site_hash(root: str | os.PathLike) -> str:
-    """SHA-256 of the site's structure: ``_toc.yml``, this extension's code, the source page names.
+    """SHA-256 of the site's structure: ``_toc.yml``, ``_static/`` (the site's CSS and scripts,
+    which Sphinx copies only when a page is rewritten), ``references.bib``, this extension's code,
+    the source page names.
 
     Raises:
         ValueError: if ``root`` is not an existing folder.
     """
     root = _root(root)
-    files = [p for p in (root / "_toc.yml",) if p.is_file()]
+    files = [p for p in (root / "_toc.yml", root / "references.bib") if p.is_file()]
+    files += [p for p in (root / "_static").rglob("*") if p.is_file()]
     digest = hashlib.sha256(_digest(root, files).encode())
     for path in sorted(_HERE.rglob("*.py")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
