@@ -36,7 +36,9 @@ PALETTE = {
 #: Figure widths in inches (the text column is about 6.8 in wide).
 WIDTHS = {"full": 6.8, "wide": 6.8, "half": 3.4, "third": 2.3}
 
-#: Path of the book's matplotlib style sheet.
+#: Path of the book's matplotlib style sheet, ``book.mplstyle`` in the ``lib`` package.
+#:
+#: :meta hide-value:
 STYLE = str(resources.files("lib") / "book.mplstyle")
 
 
