@@ -28,13 +28,16 @@ wraps that step (``myst_nb.core.execute.cache``, pinned myst-nb 1.4.0):
   downloadable notebook is made from) gets cell ids numbered in order (``cell-1``, ...) instead of
   nbformat's random ones, and its outputs also when they come from the cache: myst-nb 1.4.0 merges
   cached outputs into a copy of the notebook and writes the original, without outputs, so a page
-  read again from the cache lost the outputs of its executed and downloadable notebooks.
+  read again from the cache lost the outputs of its executed and downloadable notebooks. The
+  keys of each output are sorted as the cache stores them, so the glued values myst-nb writes
+  (``<page>.glue.json``) do not depend on whether the page executed or came from the cache.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import fcntl
+import json
 import os
 import signal
 import tempfile
@@ -44,6 +47,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+import nbformat
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
@@ -250,10 +254,23 @@ def _patched_start(original):
             given.metadata = merged.metadata
             given.nbformat_minor = merged.nbformat_minor
             self._notebook = given
+        _sort_outputs(self.notebook)
         _check_stderr(app, docname, self.notebook)
 
     start_client.__wrapped__ = original
     return start_client
+
+
+def _sort_outputs(notebook) -> None:
+    """Sort the keys of every output, as the cache stores them: the glued values myst-nb writes
+    to ``<page>.glue.json`` are then the same bytes whether the page executed or came from the
+    cache (the kernel's key order differs)."""
+    for cell in notebook.cells:
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = [
+                nbformat.from_dict(json.loads(json.dumps(out, sort_keys=True)))
+                for out in cell.get("outputs", [])
+            ]
 
 
 def numbered_cell_ids(notebook):
