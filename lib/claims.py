@@ -35,6 +35,7 @@ __all__ = [
     "not_run",
     "checks_table",
     "HtmlTable",
+    "number_table",
     "CLAIM_PREFIX",
     "SCALES",
     "BASES",
@@ -321,21 +322,107 @@ class HtmlTable:
     pandas' ``Styler`` writes a random ``T_xxxxx`` id into its HTML and an object repr with a
     memory address into the notebook's plain-text output, so every build changed files that had
     not changed. This shows ``frame.to_html(classes=...)`` and ``frame.to_string()`` instead.
+
+    Args:
+        frame: the table to show, as it should read (format numbers first: :func:`pretty`,
+            :func:`number_table`).
+        classes: the HTML table classes, space-separated (``"dataframe"`` is always there).
+        table_id: the HTML ``id`` of the table, or ``None`` for none.
     """
 
-    def __init__(self, frame: pd.DataFrame, classes: str):
+    def __init__(
+        self, frame: pd.DataFrame, classes: str = "dataframe", table_id: str | None = None
+    ):
         if not isinstance(frame, pd.DataFrame):
             raise ValueError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
-        self.data, self.classes = frame, classes
+        self.data, self.classes, self.table_id = frame, classes, table_id
 
     def _repr_html_(self) -> str:
         extra = [
             c for c in self.classes.split() if c != "dataframe"
         ]  # pandas adds "dataframe" itself
-        return self.data.to_html(classes=extra, border=0, escape=True)
+        return self.data.to_html(classes=extra, border=0, escape=True, table_id=self.table_id)
 
     def __repr__(self) -> str:
         return self.data.to_string()
+
+
+_TABLE_NAME = re.compile(r"[a-z][a-z0-9-]{0,59}")
+
+
+def _cell(value, spec: str, missing: str) -> str:
+    if value is None or (isinstance(value, numbers.Real) and math.isnan(value)):
+        return missing
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        return str(value)
+    return format(value, spec)
+
+
+def number_table(
+    frame: pd.DataFrame,
+    name: str,
+    formats: dict | None = None,
+    *,
+    digits: int = 0,
+    missing: str = "—",
+) -> HtmlTable:
+    """``frame`` with its numbers formatted, shown the same way in every build.
+
+    The book's replacement for ``frame.style.format(...)``: pandas' ``Styler`` gives its HTML a
+    random ``T_xxxxx`` id and the notebook's plain text a ``<... Styler object at 0x...>`` repr,
+    so every build rewrote pages whose content had not changed. This formats the cells as
+    strings once, and the HTML (``<table id="table-<name>" class="dataframe">``) and the plain
+    text (the formatted DataFrame's ``to_string()``) show the same strings. Used by the tables
+    of Chapter 3.
+
+    Args:
+        frame: a DataFrame of any shape; its index and column labels are kept.
+        name: the table's name, ``[a-z][a-z0-9-]*`` (at most 60 characters); the HTML id is
+            ``table-<name>``.
+        formats: column label -> Python format spec (``".4f"``, ``",d"``) for that column's
+            numbers; by default none.
+        digits: decimals of the numbers of every other column, with thousands separators
+            (``",.{digits}f"``); bools and text are shown as they are.
+        missing: what a missing value (``None``, NaN) shows, in every column.
+
+    Returns:
+        An :class:`HtmlTable` whose ``.data`` is the DataFrame of formatted strings.
+
+    Raises:
+        ValueError: naming the argument, if ``frame`` is not a DataFrame, ``name`` is not a
+            valid name, ``formats`` is not a mapping of columns of ``frame`` to format specs
+            that format that column's numbers, ``digits`` is not an integer in ``[0, 20]``,
+            or ``missing`` is not a string.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+    if not isinstance(name, str) or not _TABLE_NAME.fullmatch(name):
+        raise ValueError(f"name must match {_TABLE_NAME.pattern}, got {short_repr(name)}")
+    formats = {} if formats is None else formats
+    if not isinstance(formats, dict):
+        raise ValueError(
+            f"formats must be a dict of column -> format spec, got {short_repr(formats)}"
+        )
+    digits = positive_int("digits", digits, minimum=0, maximum=20)
+    if not isinstance(missing, str):
+        raise ValueError(f"missing must be a string, got {short_repr(missing)}")
+    unknown = [c for c in formats if c not in frame.columns]
+    if unknown:
+        raise ValueError(f"formats names columns that frame lacks: {short_repr(unknown)}")
+    out = pd.DataFrame(index=frame.index, columns=frame.columns, dtype=object)
+    for i, column in enumerate(frame.columns):
+        spec = formats.get(column, f",.{digits}f")
+        if not isinstance(spec, str):
+            raise ValueError(
+                f"formats[{column!r}] must be a format spec string, got {short_repr(spec)}"
+            )
+        try:
+            out.iloc[:, i] = [_cell(v, spec, missing) for v in frame.iloc[:, i]]
+        except (ValueError, TypeError) as err:
+            raise ValueError(
+                f"formats[{column!r}] = {spec!r} cannot format its column: {err}"
+            ) from None
+    return HtmlTable(out, "dataframe", table_id=f"table-{name}")
 
 
 def checks_table() -> HtmlTable:

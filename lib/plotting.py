@@ -56,7 +56,9 @@ PNG_DPI = 150
 #: never under 9 CSS px there.
 SMALLEST_TEXT_PX = 8.5 / 72 * PNG_DPI
 
-#: Path of the book's matplotlib style sheet.
+#: Path of the book's matplotlib style sheet, ``book.mplstyle`` in the ``lib`` package.
+#:
+#: :meta hide-value:
 STYLE = str(resources.files("lib") / "book.mplstyle")
 
 

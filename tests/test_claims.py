@@ -202,3 +202,62 @@ def test_pretty_shows_missing_values_and_rejects_infinities():
     assert claims.pretty(t, missing="n/a")["x"].tolist()[1] == "n/a"
     with pytest.raises(ValueError, match="finite"):
         claims.pretty(pd.DataFrame({"x": [np.inf]}))
+
+
+def _runs_table():
+    """Chapter 3's run summary in miniature: an int column, epochs with a gap, accuracies."""
+    return pd.DataFrame(
+        {
+            "parameters": [20481, 1234567],
+            "first epoch past halfway": [3.0, np.nan],
+            "train accuracy": [0.912345, 0.5],
+        },
+        index=["rank 1, 1 layer", "full rank, 1 layer"],
+    )
+
+
+def test_number_table_formats_cells_and_shows_them_the_same_in_html_and_text():
+    table = claims.number_table(
+        _runs_table(), "conll-runs", {"train accuracy": ".4f"}, missing="not reached"
+    )
+    assert table.data.loc["rank 1, 1 layer"].tolist() == ["20,481", "3", "0.9123"]
+    assert table.data.loc["full rank, 1 layer"].tolist() == ["1,234,567", "not reached", "0.5000"]
+    html = table._repr_html_()
+    assert html.startswith('<table class="dataframe" id="table-conll-runs">')
+    assert "<td>1,234,567</td>" in html and "<td>not reached</td>" in html
+    assert repr(table).splitlines()[1].split()[-3:] == ["20,481", "3", "0.9123"]
+    assert claims.number_table(_runs_table(), "x", digits=2).data.iloc[0, 2] == "0.91"
+
+
+def test_number_table_output_is_the_same_in_every_call_with_no_address_or_random_id():
+    """The reason it exists: a Styler's HTML has a random T_xxxxx id and its text an address."""
+    first = claims.number_table(_runs_table(), "conll-runs", {"train accuracy": ".4f"})
+    second = claims.number_table(_runs_table(), "conll-runs", {"train accuracy": ".4f"})
+    assert first._repr_html_() == second._repr_html_() and repr(first) == repr(second)
+    assert "0x" not in repr(first) and "T_" not in first._repr_html_()
+    assert "Styler" not in repr(first) and "Styler" not in first._repr_html_()
+    # what it replaces differs between two calls
+    styled = [_runs_table().style.format(precision=0)._repr_html_() for _ in range(2)]
+    assert styled[0] != styled[1]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"frame": [[1, 2]]}, "frame must be a pandas DataFrame"),
+        ({"name": "Bad Name"}, "name must match"),
+        ({"name": 3}, "name must match"),
+        ({"formats": [".4f"]}, "formats must be a dict"),
+        ({"formats": {"no such column": ".4f"}}, "formats names columns that frame lacks"),
+        ({"formats": {"train accuracy": 4}}, "formats['train accuracy'] must be a format spec"),
+        ({"formats": {"train accuracy": "d"}}, "formats['train accuracy'] = 'd' cannot format"),
+        ({"digits": -1}, "digits must be >= 0, got -1"),
+        ({"digits": 1.5}, "digits must be an integer"),
+        ({"missing": None}, "missing must be a string, got None"),
+    ],
+)
+def test_number_table_rejects_bad_arguments_naming_them(kwargs, message):
+    args = {"frame": _runs_table(), "name": "conll-runs"} | kwargs
+    with pytest.raises(ValueError) as err:
+        claims.number_table(**args)
+    assert message in str(err.value)

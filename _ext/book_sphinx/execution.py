@@ -24,11 +24,20 @@ wraps that step (``myst_nb.core.execute.cache``, pinned myst-nb 1.4.0):
   concurrent builds on one machine take turns: a chapter executes only while its build holds a
   machine-wide lock (:func:`execution_slot`, a file in the system's temporary folder); a build
   that waits says so in one line. The time a chapter reports is its own execution, not the wait.
+* **The same executed notebook every build.** ``_build/jupyter_execute/<page>.ipynb`` (which the
+  downloadable notebook is made from) gets cell ids numbered in order (``cell-1``, ...) instead of
+  nbformat's random ones, and its outputs also when they come from the cache: myst-nb 1.4.0 merges
+  cached outputs into a copy of the notebook and writes the original, without outputs, so a page
+  read again from the cache lost the outputs of its executed and downloadable notebooks. The
+  keys of each output are sorted as the cache stores them, so the glued values myst-nb writes
+  (``<page>.glue.json``) do not depend on whether the page executed or came from the cache.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
+import json
 import os
 import signal
 import tempfile
@@ -38,12 +47,13 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+import nbformat
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
 LOGGER = logging.getLogger(__name__)
 
-__all__ = ["cell_timeout", "describe_failure", "setup"]
+__all__ = ["cell_timeout", "describe_failure", "numbered_cell_ids", "setup"]
 
 _SIGNALS = {
     signal.SIGKILL: (
@@ -215,6 +225,7 @@ def _patched_start(original):
         timeout = cell_timeout(app.config, meta.get("budget_seconds"), mode, explicit)
         if timeout is not None:
             self._nb_config = self._nb_config.copy(execution_timeout=int(round(timeout)))
+        given = self.notebook
         try:
             original(self)
         except ExecutionError as exc:
@@ -237,10 +248,56 @@ def _patched_start(original):
                 "traceback": None,
             }
             return
+        if self.notebook is not given:  # outputs from the cache, merged into a copy: keep them
+            merged = self.notebook
+            given.cells[:] = merged.cells
+            given.metadata = merged.metadata
+            given.nbformat_minor = merged.nbformat_minor
+            self._notebook = given
+        _sort_outputs(self.notebook)
         _check_stderr(app, docname, self.notebook)
 
     start_client.__wrapped__ = original
     return start_client
+
+
+def _sort_outputs(notebook) -> None:
+    """Sort the keys of every output, as the cache stores them: the glued values myst-nb writes
+    to ``<page>.glue.json`` are then the same bytes whether the page executed or came from the
+    cache (the kernel's key order differs)."""
+    for cell in notebook.cells:
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = [
+                nbformat.from_dict(json.loads(json.dumps(out, sort_keys=True)))
+                for out in cell.get("outputs", [])
+            ]
+
+
+def numbered_cell_ids(notebook):
+    """Give ``notebook``'s cells the ids ``cell-1``, ``cell-2``, ... in order (in place).
+
+    nbformat 4.5 wants a cell id; jupytext and nbformat draw random ones each time a page is
+    read, so every build wrote a different executed notebook. Notebooks without ids (nbformat
+    before 4.5) are left as they are. Returns ``notebook``.
+    """
+    for number, cell in enumerate(notebook.cells, start=1):
+        if "id" in cell:
+            cell["id"] = f"cell-{number}"
+    return notebook
+
+
+def _patched_reader(original):
+    """Wrap myst-nb's ``create_nb_reader``: the reader it makes numbers the cell ids."""
+
+    def create_nb_reader(*args, **kwargs):
+        reader = original(*args, **kwargs)
+        if reader is None:
+            return None
+        read = reader.read
+        return dataclasses.replace(reader, read=lambda text: numbered_cell_ids(read(text)))
+
+    create_nb_reader.__wrapped__ = original
+    return create_nb_reader
 
 
 def _mode() -> str:
@@ -300,6 +357,7 @@ _APP: Sphinx | None = None
 
 def setup(app: Sphinx) -> None:
     global _APP
+    from myst_nb import sphinx_
     from myst_nb.core.execute import cache
 
     _APP = app
@@ -314,4 +372,6 @@ def setup(app: Sphinx) -> None:
         cache.NotebookClientCache.start_client = _patched_start(
             cache.NotebookClientCache.start_client
         )
+    if not hasattr(sphinx_.create_nb_reader, "__wrapped__"):
+        sphinx_.create_nb_reader = _patched_reader(sphinx_.create_nb_reader)
     app.connect("build-finished", _remove_failed_pages, priority=100)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-__all__ = ["PLOTLY_JS", "plotly_js_source", "setup"]
+__all__ = ["PLOTLY_JS", "copy_plotly", "plotly_js_source", "setup"]
 
 #: The file name of plotly.js in the site's ``_static/``.
 PLOTLY_JS = "plotly.min.js"
@@ -40,7 +40,9 @@ def _scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctr
         app.add_js_file("book-interactive.js", priority=601, loading_method="defer")
 
 
-def _copy(app: Sphinx, exception) -> None:
+def copy_plotly(app: Sphinx, exception) -> None:
+    """Copy plotly.js into the HTML output's ``_static/`` (at ``build-finished``, and earlier:
+    :mod:`.pages`)."""
     if exception is None and app.builder.format == "html":
         static = Path(app.outdir, "_static")
         static.mkdir(parents=True, exist_ok=True)
@@ -52,4 +54,4 @@ def _copy(app: Sphinx, exception) -> None:
 
 def setup(app: Sphinx) -> None:
     app.connect("html-page-context", _scripts)
-    app.connect("build-finished", _copy)
+    app.connect("build-finished", copy_plotly)

@@ -5,6 +5,11 @@
 * A figure pasted from another page with ``{glue:any}`key` `` and ``:doc:`` works: myst-nb 1.4.0
   computes the image's path under ``_images/`` but never writes the file, which gave a broken
   image and a green build; this writes it.
+* The stylesheets and scripts that extensions copy into ``_static/`` only when the build ends
+  (myst-nb's ``mystnb.<hash>.css``, sphinx-proof's ``proof.css``, the offline MathJax, the
+  book's ``plotly.min.js``) are copied before the pages are written too. Sphinx links a static
+  file with a ``?v=<checksum>`` of the file it finds, so a fresh build linked them without one
+  and the next build with one: two builds of the same sources wrote different pages.
 """
 
 from __future__ import annotations
@@ -65,6 +70,25 @@ def _patch_pasted_images() -> None:
     crossref.generate_any_nodes = generate_any_nodes
 
 
+def _copy_late_assets(app: Sphinx) -> None:
+    """Copy the static files extensions copy at ``build-finished`` now, before any page."""
+    if app.builder.format != "html":
+        return
+    import importlib
+
+    import sphinx_proof
+    from myst_nb.sphinx_ext import add_global_html_resources
+
+    from . import interactive
+
+    Path(app.outdir, "_static").mkdir(parents=True, exist_ok=True)
+    add_global_html_resources(app, None)
+    sphinx_proof.copy_asset_files(app, None)
+    importlib.import_module("sphinx-mathjax-offline").copy_mathjax_files(app, None)
+    interactive.copy_plotly(app, None)
+
+
 def setup(app: Sphinx) -> None:
     _patch_pasted_images()
+    app.connect("builder-inited", _copy_late_assets)
     app.connect("html-page-context", _dedupe_scripts, priority=900)

@@ -48,7 +48,10 @@ __all__ = [
     "provenance",
 ]
 
-#: The repository's folder of stored results (override with the ``BOOK_RESULTS`` variable).
+#: The repository's folder of stored results, ``results/`` beside ``lib/`` (override with the
+#: ``BOOK_RESULTS`` variable).
+#:
+#: :meta hide-value:
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,99}")
 
