@@ -343,11 +343,52 @@ class HtmlTable:
         ]  # pandas adds "dataframe" itself
         return self.data.to_html(classes=extra, border=0, escape=True, table_id=self.table_id)
 
+    def _repr_markdown_(self) -> str:
+        """The same cells as a MyST table, for what cannot show HTML: the book's PDF (the LaTeX
+        builder takes ``text/markdown`` over plain text; ``nb_render_markdown_format: myst``).
+
+        A ``{table}`` directive around a pipe table: class ``longtable``, so that a tall table
+        breaks across pages, and column widths in proportion to each column's typical text
+        (header and median cell length, between 4 and 40 characters).
+        """
+        frame = self.data
+
+        def cell(value) -> str:
+            text = " ".join(str(value).split())
+            return _MARKDOWN_SPECIAL.sub(r"\\\g<0>", text) or " "
+
+        def label(value) -> str:
+            return " ".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+        header = [frame.index.name or "", *map(label, frame.columns)]
+        rows = [
+            [label(index), *row]
+            for index, row in zip(frame.index, frame.itertuples(index=False), strict=True)
+        ]
+        columns = list(zip(header, *rows, strict=True))
+        widths = [
+            min(40, max(4, len(str(c[0])), int(np.median([len(str(v)) for v in c[1:]] or [0]))))
+            for c in columns
+        ]
+        lines = [
+            "```{table}",
+            ":class: longtable",
+            ":widths: " + " ".join(map(str, widths)),
+            "",
+            "| " + " | ".join(cell(h) for h in header) + " |",
+            "|" + "---|" * len(header),
+            *("| " + " | ".join(cell(v) for v in row) + " |" for row in rows),
+            "```",
+        ]
+        return "\n".join(lines)
+
     def __repr__(self) -> str:
         return self.data.to_string()
 
 
 _TABLE_NAME = re.compile(r"[a-z][a-z0-9-]{0,59}")
+#: Characters a Markdown (MyST) table cell escapes with a backslash to show them as text.
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_{}\[\]<>()#+!|$~]")
 
 
 def _cell(value, spec: str, missing: str) -> str:

@@ -1,6 +1,7 @@
 """lib.claims: glue coercion, number formatting and check records."""
 
 import json
+import re
 
 import mpmath
 import numpy as np
@@ -261,3 +262,23 @@ def test_number_table_rejects_bad_arguments_naming_them(kwargs, message):
     with pytest.raises(ValueError) as err:
         claims.number_table(**args)
     assert message in str(err.value)
+
+
+def test_html_table_markdown_shows_the_same_cells_as_text():
+    """The PDF's form of a table: a pipe table whose cells read back as the DataFrame's text."""
+    from markdown_it import MarkdownIt
+
+    frame = pd.DataFrame(
+        {"claim": ["a|b holds", "$x_1$ and *y*"], "measured": [0.5, "n\nm"]},
+        index=pd.Index(["C1", "C2"], name="check"),
+    )
+    table = claims.HtmlTable(frame)
+    lines = table._repr_markdown_().splitlines()
+    # a longtable (it may break across PDF pages); widths max(header, median cell) length:
+    # check 5 ("check"), claim 11 (median of 9 and 13), measured 8 ("measured")
+    assert lines[:4] == ["```{table}", ":class: longtable", ":widths: 5 11 8", ""]
+    assert lines[4:6] == ["| check | claim | measured |", "|---|---|---|"]
+    assert lines[6] == "| C1 | a\\|b holds | 0.5 |" and lines[-1] == "```"
+    html = MarkdownIt("commonmark").enable("table").render("\n".join(lines[4:-1]))
+    cells = re.findall(r"<td>(.*?)</td>", html)
+    assert cells == ["C1", "a|b holds", "0.5", "C2", "$x_1$ and *y*", "n m"]

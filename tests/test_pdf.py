@@ -78,6 +78,31 @@ def test_pdf_has_no_unresolved_reference(pdf, pdf_text):
     assert "Citation `" not in log or "undefined" not in log
 
 
+def test_nothing_runs_off_the_page(pdf):
+    """No line or table sticks out of the text block by more than a few characters (LaTeX's
+    overfull boxes; a 528 pt one was a table losing two columns past the margin)."""
+    log = pdf.with_suffix(".log").read_text(errors="replace")
+    widths = [float(w) for w in re.findall(r"Overfull \\hbox \(([\d.]+)pt too wide\)", log)]
+    assert len(widths) == log.count("Overfull \\hbox")  # every one of them read
+    assert max(widths, default=0) <= 60, sorted(widths)[-5:]
+
+
+def test_pdf_text_is_clean(pdf, pdf_text):
+    """No glyph missing from the fonts, no object repr, no box title run into its kind's word
+    ("TheoremK&S Theorem 2"), no table printed as plain text."""
+    log = pdf.with_suffix(".log").read_text(errors="replace")
+    assert "Missing character" not in log, [
+        line for line in log.splitlines() if "Missing character" in line
+    ][:3]
+    assert not re.search(r" at 0x[0-9a-f]{6,}", pdf_text)
+    joined = re.findall(r"(?:Theorem|Lemma|Definition|Corollary|Proposition)(?:K&S|LHSL)", pdf_text)
+    assert not joined, joined[:3]
+    tables = re.split(r"Every\s+check\s+of\s+this\s+chapter:", pdf_text)[1:]
+    assert len(tables) >= 6  # each chapter's table of its checks: a table, not wrapped text
+    for table in tables:
+        assert "↪" not in table[:1500] and "\\\n" not in table[:1500], table[:300]
+
+
 def test_pdf_has_every_figure_of_the_html(site, pdf, pdf_text):
     """Same number of captioned figures as the HTML (interactive ones as their static image)."""
     html = sum(len(soup(site, page).select("figure figcaption")) for page in toc_pages())

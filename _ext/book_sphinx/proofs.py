@@ -73,9 +73,17 @@ def _mark_paper_boxes(app: Sphinx, doctree) -> None:
 
 
 def _depart_unenumerable(original):
+    """sphinx-proof's depart, except for a paper's box, whose title is the paper's label alone:
+    no "Theorem" word is put before it ("TheoremK&S Theorem 2" in the PDF)."""
+
     def depart(self, node):
-        if node.get("book_paper") and not self.__class__.__name__.startswith("LaTeX"):
-            self.body.append("</div>")
+        if node.get("book_paper"):
+            if self.__class__.__name__.startswith("LaTeX"):
+                from sphinx_proof.nodes import latex_admonition_end
+
+                self.body.append(latex_admonition_end)
+            else:
+                self.body.append("</div>")
             return
         original(self, node)
 
@@ -116,6 +124,6 @@ def setup(app: Sphinx) -> None:
         unenumerable_node,
         override=True,
         html=(visit_unenumerable_node, _depart_unenumerable(depart_unenumerable_node)),
-        latex=(visit_unenumerable_node, depart_unenumerable_node),
+        latex=(visit_unenumerable_node, _depart_unenumerable(depart_unenumerable_node)),
     )
     _patch_xref()
