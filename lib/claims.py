@@ -348,8 +348,9 @@ class HtmlTable:
         builder takes ``text/markdown`` over plain text; ``nb_render_markdown_format: myst``).
 
         A ``{table}`` directive around a pipe table: class ``longtable``, so that a tall table
-        breaks across pages, and column widths in proportion to each column's typical text
-        (header and median cell length, between 4 and 40 characters).
+        breaks across pages, and column widths in proportion to each column's text: the longest
+        of its header, its median cell and its longest word (a word cannot wrap), between 4 and
+        40 characters.
         """
         frame = self.data
 
@@ -367,7 +368,15 @@ class HtmlTable:
         ]
         columns = list(zip(header, *rows, strict=True))
         widths = [
-            min(40, max(4, len(str(c[0])), int(np.median([len(str(v)) for v in c[1:]] or [0]))))
+            min(
+                40,
+                max(
+                    4,
+                    len(str(c[0])),
+                    int(np.median([len(str(v)) for v in c[1:]] or [0])),
+                    max((len(w) for v in c[1:] for w in str(v).split()), default=0),
+                ),
+            )
             for c in columns
         ]
         lines = [

@@ -279,6 +279,8 @@ def test_html_table_markdown_shows_the_same_cells_as_text():
     assert lines[:4] == ["```{table}", ":class: longtable", ":widths: 5 11 8", ""]
     assert lines[4:6] == ["| check | claim | measured |", "|---|---|---|"]
     assert lines[6] == "| C1 | a\\|b holds | 0.5 |" and lines[-1] == "```"
+    long = claims.HtmlTable(pd.DataFrame({"x": [1, 2]}, index=["C19.full.fashion-mnist", "C2"]))
+    assert long._repr_markdown_().splitlines()[2] == ":widths: 22 4"  # a word cannot wrap
     html = MarkdownIt("commonmark").enable("table").render("\n".join(lines[4:-1]))
     cells = re.findall(r"<td>(.*?)</td>", html)
     assert cells == ["C1", "a|b holds", "0.5", "C2", "$x_1$ and *y*", "n m"]
