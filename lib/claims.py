@@ -348,9 +348,7 @@ class HtmlTable:
         builder takes ``text/markdown`` over plain text; ``nb_render_markdown_format: myst``).
 
         A ``{table}`` directive around a pipe table: class ``longtable``, so that a tall table
-        breaks across pages, and column widths in proportion to each column's text: the longest
-        of its header, its median cell and its longest word (a word cannot wrap), between 4 and
-        40 characters.
+        breaks across pages, and column widths from each column's text (:func:`_column_widths`).
         """
         frame = self.data
 
@@ -367,18 +365,7 @@ class HtmlTable:
             for index, row in zip(frame.index, frame.itertuples(index=False), strict=True)
         ]
         columns = list(zip(header, *rows, strict=True))
-        widths = [
-            min(
-                40,
-                max(
-                    4,
-                    len(str(c[0])),
-                    int(np.median([len(str(v)) for v in c[1:]] or [0])),
-                    max((len(w) for v in c[1:] for w in str(v).split()), default=0),
-                ),
-            )
-            for c in columns
-        ]
+        widths = _column_widths(columns)
         lines = [
             "```{table}",
             ":class: longtable",
@@ -396,6 +383,34 @@ class HtmlTable:
 
 
 _TABLE_NAME = re.compile(r"[a-z][a-z0-9-]{0,59}")
+
+
+def _column_widths(columns, line: int = 100) -> list[int]:
+    """Relative widths of a table's columns for the PDF, in characters.
+
+    Each column gets at least its header or its longest word, plus one (words do not wrap in a
+    table cell), and asks for up to its median cell length (at most 40). When the asks exceed a
+    ``line`` of characters, only the part above the minimum shrinks, in proportion, so short
+    columns (status, scale) keep room for their words and long ones (claims) wrap.
+
+    Args:
+        columns: one sequence per column, header first, then the cells (any values; ``str``).
+        line: the characters a line of the page holds.
+    """
+    floors, asks = [], []
+    for header, *cells in columns:
+        texts = [str(v) for v in cells]
+        word = max((len(w) for t in texts for w in t.split()), default=0)
+        floor = min(40, max(4, len(str(header)) + 1, word + 1))
+        floors.append(floor)
+        asks.append(max(floor, min(40, int(np.median([len(t) for t in texts] or [0])))))
+    spare, extra = line - sum(floors), sum(asks) - sum(floors)
+    if extra <= 0 or spare >= extra:
+        return asks
+    share = max(spare, 0) / extra
+    return [f + round((a - f) * share) for f, a in zip(floors, asks, strict=True)]
+
+
 #: Characters a Markdown (MyST) table cell escapes with a backslash to show them as text.
 _MARKDOWN_SPECIAL = re.compile(r"[\\`*_{}\[\]<>()#+!|$~]")
 

@@ -274,13 +274,20 @@ def test_html_table_markdown_shows_the_same_cells_as_text():
     )
     table = claims.HtmlTable(frame)
     lines = table._repr_markdown_().splitlines()
-    # a longtable (it may break across PDF pages); widths max(header, median cell) length:
-    # check 5 ("check"), claim 11 (median of 9 and 13), measured 8 ("measured")
-    assert lines[:4] == ["```{table}", ":class: longtable", ":widths: 5 11 8", ""]
+    # a longtable (it may break across PDF pages); widths: header or longest word + 1, or the
+    # median cell if longer: check 6 ("check"), claim 11 (median of 9 and 13), measured 9
+    assert lines[:4] == ["```{table}", ":class: longtable", ":widths: 6 11 9", ""]
     assert lines[4:6] == ["| check | claim | measured |", "|---|---|---|"]
     assert lines[6] == "| C1 | a\\|b holds | 0.5 |" and lines[-1] == "```"
     long = claims.HtmlTable(pd.DataFrame({"x": [1, 2]}, index=["C19.full.fashion-mnist", "C2"]))
-    assert long._repr_markdown_().splitlines()[2] == ":widths: 22 4"  # a word cannot wrap
+    assert long._repr_markdown_().splitlines()[2] == ":widths: 23 4"  # a word cannot wrap
+    # past a line (100 characters), only what the long columns ask above their floor shrinks
+    # floors 4 7 6 7 9 (33), asks 4 7 40 40 40 (131): each long column keeps its floor plus
+    # (ask - floor) * 67 / 98, rounded: 6 + 23, 7 + 23, 9 + 21
+    wide = pd.DataFrame(
+        {"status": ["pass"], "claim": ["w " * 60], "source": ["v " * 60], "expected": ["x " * 60]}
+    )
+    assert claims.HtmlTable(wide)._repr_markdown_().splitlines()[2] == ":widths: 4 7 29 30 30"
     html = MarkdownIt("commonmark").enable("table").render("\n".join(lines[4:-1]))
     cells = re.findall(r"<td>(.*?)</td>", html)
     assert cells == ["C1", "a|b holds", "0.5", "C2", "$x_1$ and *y*", "n m"]
