@@ -31,6 +31,14 @@ kernelspec:
 """
 
 
+def required(message: str):
+    """Skip a check whose tools or data are missing, with ``message`` saying what to install; or
+    fail it where ``CI=true`` (``.ci/run``) makes it required."""
+    if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
+        pytest.fail(message + "; CI=true makes it required")
+    pytest.skip(message)
+
+
 def run_build(
     root: Path, env: dict | None = None, timeout: int = 900, builder: str = "html"
 ) -> subprocess.CompletedProcess:

@@ -2,7 +2,6 @@
 Fashion-MNIST and CIFAR-10 loaders; label and input noise (Chapter 5)."""
 
 import gzip
-import os
 import pickle
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 
 from lib import data
 
-from conftest import ROOT
+from conftest import ROOT, required
 
 
 @pytest.mark.parametrize(
@@ -122,12 +121,9 @@ def _fashion_present() -> bool:
     CI."""
     if data.image_dataset_status()["fashion-mnist"] is None:
         return True
-    if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
-        pytest.fail(
-            "CI=true: Fashion-MNIST must be installed (.ci/run installs dataset-fashion-mnist)"
-        )
-    pytest.skip(
-        "Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist, or make data)"
+    required(
+        "Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist, or make data; "
+        ".ci/run installs it)"
     )
 
 

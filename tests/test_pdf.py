@@ -6,7 +6,6 @@ the tests are skipped with that reason, unless ``CI=true``, where they are requi
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_site import soup, toc_pages
 
-from conftest import ROOT, run_build
+from conftest import ROOT, required, run_build
 
 pytestmark = [pytest.mark.build, pytest.mark.pdf]
 
@@ -28,13 +27,10 @@ def pdf(site) -> Path:
     """``make pdf``'s build (after the HTML one: it reuses the execution cache); the PDF's path."""
     missing = [tool for tool in TOOLS if shutil.which(tool) is None]
     if missing:
-        message = (
+        required(
             f"the PDF check needs XeLaTeX, latexmk and poppler-utils ({', '.join(missing)} "
             "missing: see README, 'The PDF')"
         )
-        if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
-            pytest.fail(message + "; CI=true makes it required")
-        pytest.skip(message)
     result = run_build(ROOT, builder="pdflatex", timeout=1800)
     assert result.returncode == 0, result.stdout[-6000:]
     assert PDF.is_file(), f"no {PDF.relative_to(ROOT)} after a successful build"
