@@ -223,3 +223,20 @@ def test_accessibility_fixes_of_the_theme_markup():
     assert a11y.fix_html(fixed) == fixed  # idempotent
     with pytest.raises(ValueError, match="html must be"):
         a11y.fix_html(b"<html>")
+
+
+def test_page_filters_edit_each_rendered_page_in_order():
+    from types import SimpleNamespace
+
+    from book_sphinx import pages
+
+    templates = SimpleNamespace(render=lambda template, context: f"<p>{context['x']}</p>")
+    app = SimpleNamespace(builder=SimpleNamespace(templates=templates))
+    pages.add_page_filter(app, lambda html, context: html.replace("<p>", "<p class='a'>"))
+    pages.add_page_filter(app, lambda html, context: html + context["x"])
+    pages._wrap_render(app)
+    pages._wrap_render(app)  # wrapped once only
+    assert templates.render("page.html", {"x": "1"}) == "<p class='a'>1</p>1"
+    assert templates.render("searchindex.js", {"x": "2"}) == "<p>2</p>"  # pages only
+    with pytest.raises(ValueError, match="page_filter must be callable"):
+        pages.add_page_filter(app, "not a function")

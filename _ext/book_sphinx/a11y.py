@@ -13,8 +13,8 @@ book does not write itself:
 * the search dialog's form has no submit control: a visually hidden "Search" button is added.
 
 Each fix is a text substitution of the rendered page (:data:`FIXES`), applied right after
-rendering (like the notebook download link of :mod:`.notebooks`); :func:`fix_html` is the
-function, unit-tested on the markup the theme writes.
+rendering (:func:`.pages.add_page_filter`, as the notebook download link of :mod:`.notebooks`);
+:func:`fix_html` is the function, unit-tested on the markup the theme writes.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 
 from sphinx.application import Sphinx
+
+from .pages import add_page_filter
 
 #: ``(pattern, replacement)`` pairs, applied in order by :func:`fix_html`.
 FIXES: list[tuple[re.Pattern, str]] = [
@@ -68,21 +70,5 @@ def fix_html(html: str) -> str:
     return html
 
 
-def _wrap_render(app: Sphinx) -> None:
-    templates = getattr(app.builder, "templates", None)
-    if templates is None or getattr(templates.render, "_book_a11y", False):
-        return
-    original = templates.render
-
-    def render(template: str, context: dict) -> str:
-        html = original(template, context)
-        return fix_html(html) if template.endswith(".html") else html
-
-    render._book_a11y = True
-    render.__wrapped__ = original
-    templates.render = render
-
-
 def setup(app: Sphinx) -> None:
-    # After .notebooks (registered earlier), so both wrappers apply.
-    app.connect("builder-inited", _wrap_render, priority=600)
+    add_page_filter(app, lambda html, context: fix_html(html))

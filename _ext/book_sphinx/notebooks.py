@@ -37,6 +37,8 @@ from pathlib import Path, PurePosixPath
 import nbformat
 from sphinx.application import Sphinx
 
+from .pages import add_page_filter
+
 __all__ = [
     "Resolver",
     "SphinxResolver",
@@ -666,29 +668,18 @@ _BUTTON = re.compile(
 )
 
 
-def _download_attribute(app: Sphinx) -> None:
+def _download_attribute(html: str, context: dict) -> str:
     """Render the notebook's download link with ``download="<page>.ipynb"`` and no new tab.
 
     The theme's link macro writes ``target="_blank"`` on every header link and has no way to
-    add an attribute, so the rendered page is edited, on the server, right after rendering.
+    add an attribute, so the rendered page is edited, on the server, right after rendering
+    (:func:`.pages.add_page_filter`).
     """
-    templates = getattr(app.builder, "templates", None)
-    if templates is None or hasattr(templates.render, "__wrapped__"):
-        return
-    original = templates.render
-
-    def render(template: str, context: dict) -> str:
-        html = original(template, context)
-        name = context.get("book_notebook_download")
-        if name:
-            html = _BUTTON.sub(rf'\1 download="{name}"\2', html)
-        return html
-
-    render.__wrapped__ = original
-    templates.render = render
+    name = context.get("book_notebook_download")
+    return _BUTTON.sub(rf'\1 download="{name}"\2', html) if name else html
 
 
 def setup(app: Sphinx) -> None:
     """Convert each page's notebook for download (before the theme's buttons, priority 400)."""
     app.connect("html-page-context", _notebook_download, priority=400)
-    app.connect("builder-inited", _download_attribute)
+    add_page_filter(app, _download_attribute)

@@ -88,7 +88,41 @@ def _copy_late_assets(app: Sphinx) -> None:
     interactive.copy_plotly(app, None)
 
 
+def add_page_filter(app: Sphinx, page_filter) -> None:
+    """Have ``page_filter(html, context) -> html`` edit every page right after it is rendered.
+
+    For markup that the theme's templates write and no configuration reaches (the notebook
+    download link, accessibility fixes). Filters run in the order they were added.
+
+    Raises:
+        ValueError: if ``page_filter`` is not callable.
+    """
+    if not callable(page_filter):
+        raise ValueError(f"page_filter must be callable, got {page_filter!r}")
+    app.__dict__.setdefault("book_page_filters", []).append(page_filter)
+
+
+def _wrap_render(app: Sphinx) -> None:
+    """Wrap the builder's template rendering once, to apply :func:`add_page_filter`'s filters."""
+    templates = getattr(app.builder, "templates", None)
+    filters = app.__dict__.get("book_page_filters", [])
+    if templates is None or not filters or hasattr(templates.render, "__wrapped__"):
+        return
+    original = templates.render
+
+    def render(template: str, context: dict) -> str:
+        html = original(template, context)
+        if template.endswith(".html"):
+            for page_filter in filters:
+                html = page_filter(html, context)
+        return html
+
+    render.__wrapped__ = original
+    templates.render = render
+
+
 def setup(app: Sphinx) -> None:
     _patch_pasted_images()
+    app.connect("builder-inited", _wrap_render)
     app.connect("builder-inited", _copy_late_assets)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
