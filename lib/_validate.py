@@ -19,6 +19,8 @@ import numbers
 import numpy as np
 import torch
 
+from . import _mkl  # noqa: F401  settles oneMKL's vector-math dispatch before any parallel call
+
 __all__ = [
     "as_float_array",
     "real_array",

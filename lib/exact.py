@@ -25,6 +25,7 @@ __all__ = [
     "to_mpf",
     "boltz_mp",
     "lse_mp",
+    "softmax_entropy_mp",
     "min_gap",
     "attention_mp",
     "project_mp",
@@ -126,6 +127,37 @@ def lse_mp(a, dps: int = 50) -> mpmath.mpf:
     with mpmath.workdps(dps):
         top = max(entries)
         return top + mpmath.log(mpmath.fsum(mpmath.exp(x - top) for x in entries))
+
+
+def softmax_entropy_mp(a, dps: int = 50) -> mpmath.mpf:
+    r"""Shannon entropy :math:`H(\sigma_S[a]) = -\sum_i p_i \log p_i` of the softmax of ``a``.
+
+    Evaluated from its definition at ``dps`` digits: first :math:`p_i = e^{a_i - m} / \sum_j
+    e^{a_j - m}` (``m = max(a)``), then the logarithm of each :math:`p_i`. It does not use the
+    identity :math:`H = \operatorname{LSE}(a) - \operatorname{boltz}(a)`, so it can serve as an
+    independent reference for it (Chapter 1, check C1).
+
+    Args:
+        a: 1-D sequence of ``n >= 1`` real entries, as for :func:`boltz_mp`.
+        dps: decimal digits of working precision, ``>= 15``.
+
+    Returns:
+        An ``mpmath.mpf`` in ``[0, log(n)]`` (natural logarithm, so the unit is nats).
+
+    Raises:
+        ValueError: as :func:`boltz_mp` for bad ``a`` or ``dps``.
+
+    Source: the entropy term of the identity behind K&S Lemma 1's ``log n`` bounds (the
+    identity is the book's reconstruction). Used in Chapter 1.
+    """
+    dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
+    entries = _entries(a, dps)
+    with mpmath.workdps(dps):
+        top = max(entries)
+        weights = [mpmath.exp(x - top) for x in entries]
+        total = mpmath.fsum(weights)
+        p = [w / total for w in weights]
+        return -mpmath.fsum(q * mpmath.log(q) for q in p if q > 0)
 
 
 def _entries(a, dps: int) -> list:

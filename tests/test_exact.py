@@ -188,3 +188,38 @@ def test_attention_mp_rows_are_the_first_rows_of_the_full_output():
         exact.attention_mp(X, layer, 40, rows=6)
     with pytest.raises(ValueError, match="rows must be >= 1"):
         exact.attention_mp(X, layer, 40, rows=0)
+
+
+def test_softmax_entropy_mp_closed_forms():
+    with mpmath.workdps(60):
+        # uniform weights: H = log n exactly
+        assert abs(exact.softmax_entropy_mp([2.5] * 5, dps=60) - mpmath.log(5)) < mpmath.mpf(
+            "1e-58"
+        )
+        # two entries (0, x): p = (1, e^x) / (1 + e^x), H = log(1 + e^x) - x e^x / (1 + e^x)
+        x = mpmath.mpf(3)
+        want = mpmath.log(1 + mpmath.e**x) - x * mpmath.e**x / (1 + mpmath.e**x)
+        assert abs(exact.softmax_entropy_mp([0, 3], dps=60) - want) < mpmath.mpf("1e-58")
+    assert exact.softmax_entropy_mp([7.0]) == 0
+    # no overflow far from the origin, and a weight that underflows float64 still counts
+    assert float(exact.softmax_entropy_mp([1e6, 1e6])) == pytest.approx(math.log(2), rel=1e-15)
+    tiny = exact.softmax_entropy_mp([0.0, -800.0], dps=50)
+    assert 0 < tiny < mpmath.mpf("1e-340")
+
+
+def test_softmax_entropy_mp_is_the_identity_other_side():
+    # LSE - H = boltz, each side computed on its own (the identity behind Chapter 1's C1)
+    rng = np.random.default_rng(11)
+    for a in rng.normal(0, 3, size=(20, 6)):
+        with mpmath.workdps(50):
+            gap = exact.lse_mp(a) - exact.softmax_entropy_mp(a) - exact.boltz_mp(a)
+        assert abs(gap) < mpmath.mpf("1e-45")
+
+
+@pytest.mark.parametrize(
+    ("a", "dps", "match"),
+    [([], 50, "at least one entry"), ([1.0, float("nan")], 50, r"a\[1\]"), ([1.0], 10, "dps")],
+)
+def test_softmax_entropy_mp_bad_input(a, dps, match):
+    with pytest.raises(ValueError, match=match):
+        exact.softmax_entropy_mp(a, dps=dps)
