@@ -34,6 +34,7 @@ from ._validate import (
     capped_comb,
     check_size,
     finite_real,
+    flag,
     positive_int,
     real_tensor,
     short_repr,
@@ -422,6 +423,7 @@ def lemma1_bound(n: int, r: float, *, log10: bool = False) -> float:
     """
     n = positive_int("n", n, minimum=2)
     r = finite_real("r", r, minimum=0.0)
+    log10 = flag("log10", log10)
     ln10 = math.log(10.0)
     if log10:  # r * (2 / ln 10) stays finite where 2 r would overflow
         return 2.0 * math.log(math.log(n)) / ln10 - r * (2.0 / ln10)

@@ -24,7 +24,7 @@ import pandas as pd
 import torch
 
 from ._constants import CLAIM_PREFIX
-from ._validate import finite_real, positive_int, short_repr
+from ._validate import finite_real, flag, positive_int, short_repr
 
 __all__ = [
     "fmt",
@@ -245,8 +245,7 @@ def record(
             ``passed`` that is not a bool, or an unknown ``scale`` or ``basis``.
     """
     entry = _entry(check_id, claim, measured, expected, source, scale, basis)
-    if not isinstance(passed, bool | np.bool_):
-        raise ValueError(f"passed must be a bool, got {short_repr(passed)}")
+    passed = flag("passed", passed)
     if verdict is not None and (
         not isinstance(verdict, tuple)
         or len(verdict) != 2

@@ -17,7 +17,7 @@ import mpmath
 import numpy as np
 import torch
 
-from ._validate import as_float_array, check_size, positive_int, short_repr
+from ._validate import as_float_array, check_size, flag, positive_int, short_repr
 
 __all__ = [
     "MAX_DPS",
@@ -204,6 +204,7 @@ def min_gap(values, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
     Used in Chapters 1-2.
     """
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
+    distinct = flag("distinct", distinct)
     if isinstance(values, torch.Tensor | np.ndarray):
         values = list(
             np.asarray(values.tolist() if isinstance(values, torch.Tensor) else values).ravel()
@@ -369,6 +370,7 @@ def min_distance(points, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
     Used in Chapter 2.
     """
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
+    distinct = flag("distinct", distinct)
     if not isinstance(points, list | tuple) or len(points) < 2:
         raise ValueError(f"points must be a list of at least two vectors, got {short_repr(points)}")
     check_size(

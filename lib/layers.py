@@ -28,6 +28,7 @@ from ._validate import (
     all_finite,
     as_float_array,
     check_size,
+    flag,
     float_dtype,
     one_of,
     positive_int,
@@ -100,8 +101,7 @@ class SingleHead(nn.Module):
         )
         one_of("normalizer", normalizer, NORMALIZERS)
         self.normalizer = normalizer
-        if not isinstance(residual, bool):
-            raise ValueError(f"residual must be a bool, got {residual!r}")
+        residual = flag("residual", residual)
         if residual and d_out != d_q:
             raise ValueError(f"residual needs d_out == d_q, got d_out={d_out}, d_q={d_q}")
         self.residual = residual
@@ -520,8 +520,7 @@ class FeedForward(nn.Module):
         self.d_in = positive_int("d_in", d_in)
         self.width = positive_int("width", width)
         self.d_out = self.d_in if d_out is None else positive_int("d_out", d_out)
-        if not isinstance(residual, bool):
-            raise ValueError(f"residual must be a bool, got {residual!r}")
+        residual = flag("residual", residual)
         if residual and self.d_out != self.d_in:
             raise ValueError(
                 f"a residual layer needs d_out == d_in, got {self.d_out} and {self.d_in}"

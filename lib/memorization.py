@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ._validate import as_float_array, finite_real, positive_int, short_repr
+from ._validate import as_float_array, finite_real, flag, positive_int, short_repr
 from .layers import FeedForward
 
 __all__ = [
@@ -506,22 +506,32 @@ def ffn_mp(Z, weights: dict, residual: bool = True) -> list:
         ``workdps``).
 
     Raises:
-        ValueError: for mismatched shapes.
+        ValueError: for mismatched shapes, for an entry of ``Z`` or of a weight that is not a
+            finite real (NaN, inf, bools, strings that are not decimals, complex numbers), naming
+            it, and if ``residual`` is not a bool.
 
     Source: K&S's residual feed-forward layer; used for the exact evaluations of Chapters 3-4.
     """
+    from .exact import to_mpf
+
+    residual = flag("residual", residual)
+    if not isinstance(weights, dict) or not {"W1", "b1", "W2", "b2"} <= set(weights):
+        raise ValueError(f"weights must be a dict with W1, b1, W2, b2, got {short_repr(weights)}")
     W1, b1, W2, b2 = (_rows(k, weights[k]) for k in ("W1", "b1", "W2", "b2"))
     b1, b2 = b1[0], b2[0]
     if len(b1) != len(W1) or any(len(r) != len(b1) for r in W2) or len(b2) != len(W2):
         raise ValueError(
             "weights must have shapes W1 (H, d_in), b1 (H,), W2 (d_out, H), b2 (d_out,)"
         )
-    W1 = [[mpmath.mpf(x) for x in r] for r in W1]
-    W2 = [[mpmath.mpf(x) for x in r] for r in W2]
-    b1, b2 = [mpmath.mpf(x) for x in b1], [mpmath.mpf(x) for x in b2]
+    W1 = [[to_mpf(f"W1[{i}][{j}]", x) for j, x in enumerate(r)] for i, r in enumerate(W1)]
+    W2 = [[to_mpf(f"W2[{i}][{j}]", x) for j, x in enumerate(r)] for i, r in enumerate(W2)]
+    b1 = [to_mpf(f"b1[{i}]", x) for i, x in enumerate(b1)]
+    b2 = [to_mpf(f"b2[{i}]", x) for i, x in enumerate(b2)]
     out = []
-    for z in Z:
-        z = [mpmath.mpf(x) for x in z]
+    for k, z in enumerate(Z):
+        if not isinstance(z, list | tuple | np.ndarray):
+            raise ValueError(f"Z[{k}] must be a row of reals, got {short_repr(z)}")
+        z = [to_mpf(f"Z[{k}][{i}]", x) for i, x in enumerate(z)]
         if len(z) != len(W1[0]) or (residual and len(z) != len(W2)):
             raise ValueError(
                 f"a row of Z has {len(z)} entries; the layer needs {len(W1[0])}"

@@ -16,7 +16,7 @@ import math
 import torch
 from torch import nn
 
-from ._validate import all_finite, finite_real, float_dtype, positive_int, short_repr
+from ._validate import all_finite, finite_real, flag, float_dtype, positive_int, short_repr
 from .layers import FeedForward, SelfAttention, SingleHead, _check_parameters
 
 __all__ = ["TokenTagger", "PatchAttentionClassifier"]
@@ -75,8 +75,7 @@ class TokenTagger(nn.Module):
         sparse_embedding: bool = False,
     ):
         super().__init__()
-        if not isinstance(sparse_embedding, bool):
-            raise ValueError(f"sparse_embedding must be a bool, got {short_repr(sparse_embedding)}")
+        sparse_embedding = flag("sparse_embedding", sparse_embedding)
         self.vocab_size = positive_int("vocab_size", vocab_size, minimum=2)
         self.n_tags = positive_int("n_tags", n_tags, minimum=2)
         self.d = positive_int("d", d)

@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from . import config
-from ._validate import all_finite, finite_real, positive_int, short_repr
+from ._validate import all_finite, finite_real, flag, positive_int, short_repr
 
 __all__ = ["IGNORE", "StopRule", "bucket_batches", "fit", "evaluate", "epochs_to"]
 
@@ -356,8 +356,7 @@ def fit(
     seed = positive_int("seed", seed, minimum=0, maximum=2**62)
     if stop is not None and not callable(stop):
         raise ValueError(f"stop must be callable (e.g. a StopRule), got {short_repr(stop)}")
-    if not isinstance(progress, bool):
-        raise ValueError(f"progress must be a bool, got {short_repr(progress)}")
+    progress = flag("progress", progress)
     optimizers = _optimizers(model, lr)
     schedules = (
         []

@@ -147,7 +147,7 @@ def test_record_follows_a_forced_failure(glued, monkeypatch):
         ({"check_id": "C 1"}, "check_id must match"),
         ({"claim": "  "}, "claim must be"),
         ({"source": ""}, "source must be"),
-        ({"passed": 1}, "passed must be a bool"),
+        ({"passed": 1}, "passed must be True or False"),
         ({"measured": [1, 2]}, "measured must be"),
         ({"scale": "fast"}, "scale must be one of"),
         ({"basis": None}, "basis must be one of"),

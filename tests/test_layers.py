@@ -84,7 +84,7 @@ def test_hardmax_averages_ties_and_no_residual():
         ({"d": 3, "rank": 2}, "rank must be <= 1"),
         ({"d": 3, "normalizer": "sparsemax"}, "normalizer"),
         ({"d": 3, "dtype": torch.float16}, "dtype"),
-        ({"d": 3, "residual": 1}, "residual must be a bool"),
+        ({"d": 3, "residual": 1}, "residual must be True or False"),
     ],
 )
 def test_constructor_validation(kwargs, match):

@@ -319,3 +319,35 @@ def test_weight_lower_bound_hand_computed_and_met():
     assert res.max_coeff >= memorization.weight_lower_bound(z, y[:, None])
     with pytest.raises(ValueError, match="strictly increasing"):
         memorization.weight_lower_bound([1.0, 0.0], [[0.0], [1.0]])
+
+
+@pytest.mark.parametrize(
+    ("Z", "weights", "match"),
+    [
+        (
+            [[float("nan")]],
+            {"W1": [[1.0]], "b1": [0.0], "W2": [[1.0]], "b2": [0.0]},
+            r"Z\[0\]\[0\]",
+        ),
+        (
+            [[1.0]],
+            {"W1": [[float("inf")]], "b1": [0.0], "W2": [[1.0]], "b2": [0.0]},
+            r"W1\[0\]\[0\]",
+        ),
+        ([[1.0]], {"W1": [[1.0]], "b1": [True], "W2": [[1.0]], "b2": [0.0]}, r"b1\[0\]"),
+        ([[1.0]], {"W1": [[1.0]], "b1": [0.0], "W2": [["x"]], "b2": [0.0]}, r"W2\[0\]\[0\]"),
+        ([1.0], {"W1": [[1.0]], "b1": [0.0], "W2": [[1.0]], "b2": [0.0]}, r"Z\[0\]"),
+        ([[1.0]], {"W1": [[1.0]]}, "weights must be a dict"),
+    ],
+)
+def test_ffn_mp_refuses_what_is_not_a_finite_real(Z, weights, match):
+    with pytest.raises(ValueError, match=match):
+        memorization.ffn_mp(Z, weights)
+
+
+def test_ffn_mp_closed_form():
+    # relu(2 z - 1) * 3 + 0.5, plus z (residual), at z = 2: 3 * 3 + 0.5 + 2 = 11.5, read exactly
+    w = {"W1": [[2.0]], "b1": [-1.0], "W2": [[3.0]], "b2": [0.5]}
+    assert memorization.ffn_mp([[2.0]], w) == [[11.5]]
+    assert memorization.ffn_mp([[2.0]], w, residual=False) == [[9.5]]
+    assert memorization.ffn_mp([[0.25]], w) == [[0.75]]  # relu cuts: 0 + 0.5 + 0.25

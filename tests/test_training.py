@@ -336,5 +336,5 @@ def test_sparse_embedding_updates_only_the_rows_of_the_batch():
     seen = set(batches[0][0].flatten().tolist())
     changed = (model.embed.weight.detach() != before).any(dim=1)
     assert {i for i in range(len(vocab)) if changed[i]} == seen - {data.PAD}
-    with pytest.raises(ValueError, match="sparse_embedding must be a bool"):
+    with pytest.raises(ValueError, match="sparse_embedding must be True or False"):
         TokenTagger(10, 3, sparse_embedding="yes")

@@ -11,6 +11,8 @@ import torch
 from lib import _validate as V
 from lib import approximation, boltzmann, contextual, data, exact, maxaffine, memorization
 
+from conftest import ROOT
+
 
 def test_capped_comb_is_exact_where_it_matters():
     for n in range(0, 70):
@@ -118,3 +120,67 @@ def test_label_noise_keeps_refusing_bool_and_input_noise_is_unchanged_for_real_i
     np.testing.assert_array_equal(data.add_input_noise(t, 0.0, 0), t.to(torch.float32).numpy())
     b = torch.tensor([[0.5, 0.25]], dtype=torch.bfloat16)
     np.testing.assert_array_equal(data.add_input_noise(b, 0.0, 0), b.to(torch.float32).numpy())
+
+
+# Yes/no options: every public function or class of lib reads a bool-default parameter through
+# _validate.flag, so "False" (a string, which is truthy) or 0 is refused instead of obeyed.
+_DELEGATED = {
+    # parameter handed unchanged to a callee that reads it through flag
+    ("layers.py", "__init__", "residual"),
+    ("experiments/conll.py", "conll_experiment", "sparse_embedding"),
+}
+
+
+def _bool_options_not_read_by_flag():
+    import ast
+
+    root = ROOT / "lib"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "_validate.py":
+            continue
+        text = path.read_text()
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, ast.FunctionDef) or (
+                node.name.startswith("_") and node.name != "__init__"
+            ):
+                continue
+            a = node.args
+            pos = a.posonlyargs + a.args
+            defaults = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
+            src = ast.get_source_segment(text, node)
+            for arg, default in [
+                *zip(pos, defaults, strict=True),
+                *zip(a.kwonlyargs, a.kw_defaults, strict=True),
+            ]:
+                if isinstance(default, ast.Constant) and isinstance(default.value, bool):
+                    key = (str(path.relative_to(root)), node.name, arg.arg)
+                    if f'flag("{arg.arg}"' not in src and key not in _DELEGATED:
+                        found.append(key)
+    return found
+
+
+def test_every_yes_no_option_is_read_by_flag():
+    assert _bool_options_not_read_by_flag() == []
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: boltzmann.lemma1_bound(3, 2.0, log10="False"), "log10"),
+        (lambda: exact.min_gap([1.0, 2.0], distinct="False"), "distinct"),
+        (
+            lambda: exact.min_distance([[0.0], [1.0]], distinct=0),
+            "distinct",
+        ),
+        (
+            lambda: memorization.ffn_mp(
+                [[1.0]], {"W1": [[1.0]], "b1": [0.0], "W2": [[1.0]], "b2": [0.0]}, residual="False"
+            ),
+            "residual",
+        ),
+    ],
+)
+def test_string_or_int_for_a_yes_no_option_is_refused(call, name):
+    with pytest.raises(ValueError, match=rf"{name} must be True or False"):
+        call()
