@@ -143,10 +143,10 @@ class LimitReversals:
     pairs: int
 
 
-def _sequences(X) -> np.ndarray:
-    arr = as_float_array("X", X, min_ndim=3)
+def _sequences(X, name: str = "X") -> np.ndarray:
+    arr = as_float_array(name, X, min_ndim=3)
     if arr.ndim != 3:
-        raise ValueError(f"X must have shape (N, n, d), got {arr.shape}")
+        raise ValueError(f"{name} must have shape (N, n, d), got {arr.shape}")
     return arr
 
 
@@ -725,7 +725,7 @@ def id_difference(layer: SelfAttention, pair, token: int = 0, dps: int = 50) -> 
 
     from . import exact
 
-    arr = _sequences(pair)
+    arr = _sequences(pair, "pair")
     if arr.shape[0] != 2:
         raise ValueError(f"pair must hold two sequences, got shape {arr.shape}")
     token = positive_int("token", token, minimum=0, maximum=arr.shape[1] - 1)
@@ -898,7 +898,7 @@ def hardmax_trials(
 
     from ._validate import flag
 
-    arr = _sequences(pair)
+    arr = _sequences(pair, "pair")
     if arr.shape[0] != 2:
         raise ValueError(f"pair must hold two sequences, got shape {arr.shape}")
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))

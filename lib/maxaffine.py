@@ -46,7 +46,7 @@ from ._geometry import (
     midpoints,
     relative_pieces,
 )
-from ._validate import as_float_array, finite_real, positive_int, short_repr
+from ._validate import as_float_array, check_size, finite_real, positive_int, short_repr
 
 __all__ = [
     "affine_scores",
@@ -290,15 +290,24 @@ def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.nd
         order).
 
     Raises:
-        ValueError: for ``m < 1``, ``dim < 1``, ``high <= low``, non-finite bounds, or more than
-            ``2**20`` cells.
+        ValueError: for ``m < 1``, ``dim < 1``, ``high <= low``, non-finite bounds, more than
+            :data:`MAX_CELLS` cells or more than :data:`MAX_MATRIX_ENTRIES` coordinates (checked
+            before anything is built).
 
     Source: the grid of the book's reconstruction of LHSL's construction; checks C13–C17.
     Chapters 5-6.
     """
     m, dim = positive_int("m", m), positive_int("dim", dim)
-    if dim > 20 or m**dim > MAX_CELLS:
-        raise ValueError(f"m**dim = {m}**{dim} exceeds {MAX_CELLS} cells")
+    cells = 1 if m == 1 else (m**dim if dim * math.log2(m) < 64 else math.inf)
+    check_size(
+        f"grid_centres({m}, {dim}): the number of cells m**dim", cells, MAX_CELLS, "MAX_CELLS"
+    )
+    check_size(
+        f"grid_centres({m}, {dim}): the coordinates m**dim * dim",
+        cells * dim,
+        MAX_MATRIX_ENTRIES,
+        "MAX_MATRIX_ENTRIES",
+    )
     axis, _ = midpoints(m, low, high)
     return np.stack(np.meshgrid(*([axis] * dim), indexing="ij"), axis=-1).reshape(-1, dim)
 

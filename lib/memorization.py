@@ -428,12 +428,21 @@ def weight_lower_bound(z, targets) -> mpmath.mpf:
         The bound as an mpf (at the caller's precision; 0 for one id).
 
     Raises:
-        ValueError: for ids that are not strictly increasing, or mismatched lengths.
+        ValueError: for ids that are not strictly increasing, mismatched lengths, or an id or
+            target that is not a finite real (NaN, inf, bools, strings that are not decimals),
+            naming it.
 
     Source: the book's derivation (Chapter 3, check C10): the weight-norm price of close ids.
     """
-    z = [mpmath.mpf(x) for x in z]
+    from .exact import to_mpf
+
+    if isinstance(z, torch.Tensor | np.ndarray):
+        z = z.tolist()
+    if not isinstance(z, list | tuple) or not z:
+        raise ValueError(f"z must be a non-empty sequence of ids, got {short_repr(z)}")
+    z = [to_mpf(f"z[{i}]", x) for i, x in enumerate(z)]
     rows = _rows("targets", targets) if len(z) > 1 else [[0]]
+    rows = [[to_mpf(f"targets[{i}][{j}]", x) for j, x in enumerate(r)] for i, r in enumerate(rows)]
     if len(rows) != len(z):
         raise ValueError(f"targets must have {len(z)} rows like z, got {len(rows)}")
     if any(b <= a for a, b in zip(z, z[1:], strict=False)):
@@ -805,12 +814,14 @@ def float64_memorization(X, Y, gamma: float) -> Float64Memorization:
         A :class:`Float64Memorization`.
 
     Raises:
-        ValueError: for ``X`` that is not ``(N, n, 1)``, mismatched ``Y``, or a bad ``gamma``.
+        ValueError: for ``X`` that is not ``(N, n, 1)``, mismatched ``Y``, or a ``gamma`` that is
+            not a positive finite real (``None`` included: this function has no default).
 
     Source: this book (Chapter 3, a regime outside K&S Theorem 2).
     """
     from . import contextual
 
+    gamma = finite_real("gamma", gamma, minimum=0.0, strict=True)
     X = as_float_array("X", X, min_ndim=3)
     if X.ndim != 3 or X.shape[2] != 1:
         raise ValueError(f"X must have shape (N, n, 1), got {X.shape}")

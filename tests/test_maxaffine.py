@@ -148,7 +148,7 @@ def test_grid_margin_bound_h2_and_2h2_by_hand():
         (lambda: M.voronoi_affine(np.zeros((0, 2))), "centres must not be empty"),
         (lambda: M.indicator_bound(1.0, -0.1, 3), "margin must be >= 0"),
         (lambda: M.indicator_bound(1.0, 0.1, 0), "n_cells must be >= 1"),
-        (lambda: M.grid_centres(2000, 2), "exceeds"),
+        (lambda: M.grid_centres(2000, 2), "more than the limit MAX_CELLS"),
         (lambda: M.grid_centres(4, 2, low=1.0, high=0.0), "high must exceed low"),
         (
             lambda: L.attention_approximator(target, np.zeros((0, 2)), 1.0),

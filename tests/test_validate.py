@@ -184,3 +184,39 @@ def test_every_yes_no_option_is_read_by_flag():
 def test_string_or_int_for_a_yes_no_option_is_refused(call, name):
     with pytest.raises(ValueError, match=rf"{name} must be True or False"):
         call()
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: memorization.weight_lower_bound([0.0, float("nan")], [[0], [1]]), r"z\[1\]"),
+        (lambda: memorization.weight_lower_bound([0.0, 1.0], [[0], [float("inf")]]), "targets"),
+        (lambda: memorization.weight_lower_bound([0.0, True], [[0], [1]]), r"z\[1\]"),
+        (lambda: memorization.weight_lower_bound("01", [[0], [1]]), "z must be"),
+        (
+            lambda: memorization.float64_memorization(np.ones((1, 2, 1)), np.ones((1, 2)), None),
+            "gamma",
+        ),
+        (
+            lambda: maxaffine.grid_centres(2, 21),
+            "the number of cells m\\*\\*dim would be 2,097,152",
+        ),
+        (lambda: contextual.hardmax_trials([[1.0]]), "^pair must"),
+        (lambda: contextual.id_distance(None, np.ones((2, 2))), "^pair must"),
+        (lambda: boltzmann.lattice_vectors(10**18, 3, 1.0), "^n must be <="),
+    ],
+)
+def test_refusals_name_the_argument_at_fault(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_values_that_were_refused_by_mistake():
+    # one cell in 21 dimensions is a valid grid
+    assert maxaffine.grid_centres(1, 21).tolist() == [[0.5] * 21]
+    # mellowmax is finite although the distance to the maximum overflows: the far entry's weight
+    # is 0, so mm(a) = max a + log(1/2) exactly as in real arithmetic (rounded to 1e308)
+    assert boltzmann.mellowmax([1e308, -1e308]) == 1e308 - math.log(2)
+    assert boltzmann.mellowmax([4.0, -1e308]) == pytest.approx(4.0 - math.log(2), abs=1e-15)
+    # closed form of the weight bound: slopes 1/1 and 3/2 over M = 3 units -> 0.5
+    assert memorization.weight_lower_bound([0.0, 1.0, 3.0], [[0], [1], [4]]) == 0.5
