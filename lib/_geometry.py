@@ -46,15 +46,28 @@ def midpoints(m: int, low: float, high: float) -> tuple[np.ndarray, float]:
     and 6) both use it.
 
     Raises:
-        ValueError: for ``m < 1``, non-finite bounds, or ``high <= low`` (or a width that
-            overflows).
+        ValueError: as :func:`grid_step`.
     """
-    m = positive_int("m", m)
+    m, low, high, h = grid_step(m, low, high)
+    return low + (np.arange(m) + 0.5) * h, h
+
+
+def grid_step(m: int, low: float, high: float) -> tuple[int, float, float, float]:
+    """``(m, low, high, h)`` checked, with the cell width ``h = (high - low) / m``.
+
+    The one check of a grid's arguments: :func:`midpoints` and the quantizer of
+    :mod:`lib.approximation` use it.
+
+    Raises:
+        ValueError: for ``m < 1`` or ``m`` above :data:`MAX_MATRIX_ENTRIES` (a grid line or a
+            midpoint per cell would not fit one step's memory), non-finite bounds, or
+            ``high <= low`` (or a width that overflows).
+    """
+    m = positive_int("m", m, maximum=MAX_MATRIX_ENTRIES)
     low, high = finite_real("low", low), finite_real("high", high)
     if not high > low or not math.isfinite(high - low):
         raise ValueError(f"high must exceed low by a finite amount, got low={low}, high={high}")
-    h = (high - low) / m
-    return low + (np.arange(m) + 0.5) * h, h
+    return m, low, high, (high - low) / m
 
 
 def check_affine(A, b) -> tuple[np.ndarray, np.ndarray]:

@@ -46,7 +46,7 @@ import numpy as np
 import torch
 
 from . import metrics
-from ._geometry import midpoints
+from ._geometry import grid_step, midpoints
 from ._validate import (
     as_float_array,
     capped_comb,
@@ -82,13 +82,7 @@ MAX_TABLE_ENTRIES = 200_000
 MAX_MEASURE_BITS = 2**20
 
 
-def _grid(m: int, low: float, high: float) -> tuple[int, float, float, float]:
-    m = positive_int("m", m)
-    low = finite_real("low", low)
-    high = finite_real("high", high)
-    if not high > low:
-        raise ValueError(f"high must exceed low, got low={low}, high={high}")
-    return m, low, high, (high - low) / m
+_grid = grid_step  # the quantizer's grid is checked as every grid of lib is
 
 
 def _ramp_width(tau, h: float) -> float:

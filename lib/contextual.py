@@ -29,9 +29,10 @@ from ._validate import (
     short_repr,
 )
 from .boltzmann import lemma1_gap
-from .layers import SelfAttention
+from .layers import SelfAttention, _check_parameters
 
 __all__ = [
+    "check_head_dim",
     "ScoreSeparation",
     "Theorem2Delta",
     "ContextIds",
@@ -463,6 +464,21 @@ def best_direction(vocab, draws: int = 64, seed: int = 0) -> tuple[np.ndarray, f
     return best, best_c
 
 
+def check_head_dim(head_dim, d: int) -> int:
+    """``head_dim`` of a rank-1 layer on ``d``-dimensional tokens, checked before anything is built.
+
+    Raises:
+        ValueError: if ``head_dim`` is not a positive integer, or the layer's parameters would
+            exceed :data:`lib.layers.MAX_PARAMETERS`.
+    """
+    head_dim = positive_int("head_dim", head_dim)
+    _check_parameters(
+        f"a rank-1 layer with head_dim={head_dim:,} on d={d:,}",
+        SelfAttention.parameter_count(d, d, d, head_dim, 1),
+    )
+    return head_dim
+
+
 class RankOneAttention(SelfAttention):
     r"""The rank-1 self-attention layer of K&S Theorem 2, as the book reconstructs its construction.
 
@@ -521,6 +537,7 @@ class RankOneAttention(SelfAttention):
     ):
         V = _vocab(vocab)
         n = positive_int("n", n, minimum=2)
+        head_dim = check_head_dim(head_dim, V.shape[1])
         if len(V) < 2:
             raise ValueError(
                 f"vocab must hold at least two tokens (eps is undefined), got {len(V)}"
@@ -559,7 +576,7 @@ class RankOneAttention(SelfAttention):
             gamma = lemma1_gap(n) / (c_w**2 * const["r_min"] * const["eps"])
         gamma = finite_real("gamma", gamma, minimum=0.0, strict=True)
         d = V.shape[1]
-        e1 = np.zeros(positive_int("head_dim", head_dim))
+        e1 = np.zeros(head_dim)
         e1[0] = 1.0
         super().__init__(d, head_dim=head_dim, rank=1, residual=True, dtype=torch.float64)
         self.set_weights(

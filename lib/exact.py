@@ -22,6 +22,7 @@ from ._validate import as_float_array, check_size, flag, positive_int, short_rep
 __all__ = [
     "MAX_DPS",
     "MAX_PAIRS",
+    "MAX_MP_TERMS",
     "to_mpf",
     "boltz_mp",
     "lse_mp",
@@ -37,6 +38,11 @@ __all__ = [
 MAX_DPS = 100_000
 #: Largest number of pairs :func:`min_distance` compares (``m (m - 1) / 2`` for ``m`` points).
 MAX_PAIRS = 1_000_000
+#: Largest number of exact terms one evaluation takes on: the attention scores of
+#: :func:`attention_mp` (sequences x outputs x keys x head size) and the triangular solve of
+#: :func:`lib.memorization.interpolation_mp` (``M**2 k``). About 20 microseconds each at 50
+#: digits on the book's reference machine, so the limit is a few minutes of work.
+MAX_MP_TERMS = 10_000_000
 
 
 def to_mpf(name: str, value) -> mpmath.mpf:
@@ -306,7 +312,8 @@ def attention_mp(X, layer, dps: int = 50, rows: int | None = None) -> list:
 
     Raises:
         ValueError: for a shape that does not match the layer, NaN/inf, complex or bool input,
-            a bad ``dps`` or ``rows``.
+            a bad ``dps`` or ``rows``, or more than :data:`MAX_MP_TERMS` score terms (checked
+            before any is computed).
 
     Source: K&S (ICLR 2024), the layer of Theorem 2, evaluated exactly because float64 reports
     false collisions between its context ids. Chapter 2 (checks C6-C8).
@@ -320,6 +327,14 @@ def attention_mp(X, layer, dps: int = 50, rows: int | None = None) -> list:
     if arr.ndim not in (2, 3) or arr.shape[-1] != layer.d:
         raise ValueError(f"X must have shape (n, {layer.d}) or (N, n, {layer.d}), got {arr.shape}")
     rows = arr.shape[-2] if rows is None else positive_int("rows", rows, maximum=arr.shape[-2])
+    sequences = arr.shape[0] if arr.ndim == 3 else 1
+    check_size(
+        f"attention_mp on {sequences:,} sequence(s) of {arr.shape[-2]:,} tokens: the exact score "
+        "terms (sequences x outputs x keys x head size)",
+        sequences * rows * arr.shape[-2] * layer.head_dim,
+        MAX_MP_TERMS,
+        "lib.exact.MAX_MP_TERMS",
+    )
     if arr.ndim == 3:
         return [attention_mp(seq, layer, dps, rows) for seq in arr]
     with mpmath.workdps(dps):

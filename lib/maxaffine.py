@@ -136,13 +136,24 @@ def partition_indicator(x, A, b) -> np.ndarray:
     Ties go to the lowest index, as in :func:`cell_index`.
 
     Raises:
-        ValueError: as :func:`affine_scores`.
+        ValueError: as :func:`affine_scores`, or when points x pieces exceeds
+            :data:`MAX_MATRIX_ENTRIES` (checked before anything is built).
 
     Source: LHSL (NeurIPS 2025), the partition indicator. Chapter 5.
     """
     A, b = check_affine(A, b)
+    x = check_points(x, A.shape[1])
+    N = A.shape[0]
+    check_size(
+        f"partition_indicator: the one-hot matrix of {x[..., 0].size:,} points x {N:,} pieces",
+        x[..., 0].size * N,
+        MAX_MATRIX_ENTRIES,
+        "lib.maxaffine.MAX_MATRIX_ENTRIES",
+    )
     idx = cell_index(x, A, b)
-    return np.eye(A.shape[0])[idx]
+    out = np.zeros(idx.shape + (N,))
+    np.put_along_axis(out, idx[..., None], 1.0, axis=-1)
+    return out
 
 
 def margin(x, A, b) -> np.ndarray:

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ._validate import as_float_array, finite_real, flag, positive_int, short_repr
+from ._validate import as_float_array, check_size, finite_real, flag, positive_int, short_repr
 from .layers import FeedForward
 
 __all__ = [
@@ -286,11 +286,13 @@ def interpolation_mp(z, y, dps: int = 50) -> dict:
         An :class:`Interpolation` (``max_error`` evaluated at ``dps`` digits).
 
     Raises:
-        ValueError: for fewer than one id, repeated ids, non-finite values, mismatched shapes.
+        ValueError: for fewer than one id, repeated ids, non-finite values, mismatched shapes,
+            or more than :data:`lib.exact.MAX_MP_TERMS` exact terms (``M**2 k``; checked before
+            any is computed).
 
     Source: the interpolation step of K&S Corollary 1 (reconstructed by the book). Chapter 3.
     """
-    from .exact import MAX_DPS, to_mpf
+    from .exact import MAX_DPS, MAX_MP_TERMS, to_mpf
 
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
     if not isinstance(z, list | tuple | np.ndarray | torch.Tensor) or len(z) == 0:
@@ -299,6 +301,13 @@ def interpolation_mp(z, y, dps: int = 50) -> dict:
     Y = Y[:, None] if Y.ndim == 1 else Y
     if Y.ndim != 2 or len(Y) != len(z):
         raise ValueError(f"y must have shape ({len(z)}, k) to match z, got {Y.shape}")
+    check_size(
+        f"interpolation_mp over {len(z):,} ids: the exact terms M^2 k of the triangular solve "
+        "and its check",
+        len(z) ** 2 * Y.shape[1],
+        MAX_MP_TERMS,
+        "lib.exact.MAX_MP_TERMS",
+    )
     with mpmath.workdps(dps):
         zs = [
             to_mpf(f"z[{i}]", v)
@@ -622,6 +631,7 @@ def memorizing_transformer(
     if Xa.ndim != 3:
         raise ValueError(f"X must have shape (N, n, d), got {Xa.shape}")
     N, n, d = Xa.shape
+    head_dim = contextual.check_head_dim(head_dim, d)  # before the work, not after it
     Ya = as_float_array("Y", Y, min_ndim=2)
     Ya = Ya[..., None] if Ya.ndim == 2 and d == 1 else Ya
     if Ya.shape != Xa.shape:

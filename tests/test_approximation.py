@@ -370,8 +370,10 @@ def test_sizes_are_checked_before_anything_is_built(monkeypatch):
     )  # 1 - (1 - 1/N), N = 2^60
     with pytest.raises(ValueError, match=r"MAX_TABLE_ENTRIES"):
         A.ks_approximator(product_target, 10**6, 3, 4, 1e-9)
-    with pytest.raises(ValueError, match=r"MAX_PARAMETERS"):
+    with pytest.raises(ValueError, match=r"m must be <= 134217728"):  # the grid's own limit
         A.quantizer(10**9, 1, 1e-12)
+    with pytest.raises(ValueError, match=r"MAX_PARAMETERS"):
+        A.quantizer(10**7, 20, 1e-12)
     with pytest.raises(ValueError, match=r"MAX_SAMPLE_ENTRIES"):
         metrics.uniform_sampler(3, 2)(np.random.default_rng(0), 10**9)
     monkeypatch.setattr(

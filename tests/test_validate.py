@@ -220,3 +220,60 @@ def test_values_that_were_refused_by_mistake():
     assert boltzmann.mellowmax([4.0, -1e308]) == pytest.approx(4.0 - math.log(2), abs=1e-15)
     # closed form of the weight bound: slopes 1/1 and 3/2 over M = 3 units -> 0.5
     assert memorization.weight_lower_bound([0.0, 1.0, 3.0], [[0], [1], [4]]) == 0.5
+
+
+def _vocab_layer():
+    V = np.array([[1.0], [2.0], [3.0]])
+    return contextual.RankOneAttention(V, 2, w=[1.0], gamma=0.01)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        # one point and 40,000 pieces: a 40,000-entry answer, not a 40,000^2 identity matrix
+        (
+            lambda: maxaffine.partition_indicator(
+                np.zeros((4000, 2)), np.ones((40000, 2)), np.zeros(40000)
+            ),
+            "MAX_MATRIX_ENTRIES",
+        ),
+        (lambda: approximation.cell_representatives(10**9), "m must be <="),
+        (lambda: approximation.bad_sets(np.zeros((1, 2, 1)), 10**9, 1e-12), "m must be <="),
+        (
+            lambda: contextual.RankOneAttention(np.array([[1.0], [2.0]]), 2, head_dim=10**9),
+            "MAX_PARAMETERS",
+        ),
+        (
+            lambda: memorization.memorizing_transformer(
+                np.array([[[1.0], [2.0]]]), np.array([[0.0, 1.0]]), head_dim=10**9
+            ),
+            "MAX_PARAMETERS",
+        ),
+        (
+            lambda: exact.attention_mp(np.arange(1.0, 5001.0)[:, None], _vocab_layer()),
+            "MAX_MP_TERMS",
+        ),
+        (
+            lambda: memorization.interpolation_mp(np.arange(20000.0), np.zeros(20000)),
+            "MAX_MP_TERMS",
+        ),
+    ],
+)
+def test_work_beyond_the_limits_is_refused_at_once(call, match):
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=match):
+        call()
+    assert time.perf_counter() - start < 1.0  # refused before any work, not after it
+
+
+def test_partition_indicator_is_the_one_hot_of_the_nearest_centre():
+    c = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    A, b = maxaffine.voronoi_affine(c)
+    x = np.array([[0.1, 0.1], [0.9, 0.2], [0.2, 0.7]])
+    assert maxaffine.partition_indicator(x, A, b).tolist() == np.eye(3).tolist()
+    one = maxaffine.partition_indicator(
+        np.array([[0.5, 0.5]]), np.ones((40000, 2)), np.zeros(40000)
+    )
+    assert one.shape == (1, 40000) and one[0, 0] == 1 and one.sum() == 1  # ties: lowest index
