@@ -61,6 +61,7 @@ from .layers import MAX_PARAMETERS, FeedForward
 __all__ = [
     "cell_representatives",
     "quantizer",
+    "quantizer_float64_error",
     "duplicate_cell_measure",
     "ramp_measure",
     "KSApproximator",
@@ -173,6 +174,40 @@ def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -
     ffn = FeedForward(d, width, d, residual=True)
     ffn.set_weights(W1=W1, b1=b1, W2=W2, b2=np.full(d, reps[0]))
     return ffn
+
+
+def quantizer_float64_error(
+    m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0, x_max: float = 1.0
+) -> float:
+    r"""A bound on the float64 rounding error of :func:`quantizer`'s layer at one coordinate.
+
+    Each grid line's pair of units computes :math:`t + b` with :math:`|b| \le B`, ``B =
+    max(|low|, |high|, x_max) + tau``, each with an error of at most ``2 eps B`` (the bias and the
+    sum), and their difference is multiplied by ``h / tau``; the output adds the ``w = 2(m-1) + 2``
+    terms of one coordinate, each at most ``2 B max(h / tau, 1)`` in size, with an error of at
+    most ``w eps`` times their total (any order of summation). Hence
+
+    .. math:: E = \epsilon\, B\, \max(h/\tau, 1)\,\big(4(m-1) + 2 w^2\big) + 2 \epsilon B,
+
+    ``eps`` the float64 unit roundoff :math:`2^{-53}`.
+
+    Returns:
+        ``E`` as a float (absolute, in the units of the tokens).
+
+    Raises:
+        ValueError: as :func:`quantizer` for ``m``, ``tau`` and the bounds, and for a negative
+            or non-finite ``x_max``.
+
+    Source: the book's error analysis of its quantizer for K&S Proposition 1 (Chapter 4).
+    """
+    m, low, high, h = _grid(m, low, high)
+    positive_int("d", d)
+    tau = _ramp_width(tau, h)
+    x_max = finite_real("x_max", x_max, minimum=0.0)
+    u = 2.0**-53
+    B = max(abs(low), abs(high), x_max) + tau
+    w = 2 * (m - 1) + 2
+    return u * B * max(h / tau, 1.0) * (4 * (m - 1) + 2 * w * w) + 2 * u * B
 
 
 def duplicate_cell_measure(m: int, n: int, d: int) -> float:
@@ -299,16 +334,31 @@ class KSApproximator:
         """``F_FF1(X)``, with float64 rounding on cell interiors removed.
 
         On a cell interior the quantizer equals the representative exactly; evaluated in float64
-        it is off by about 1e-16, far more than the gaps between context ids. Coordinates within
-        ``1e-9 h`` of a representative are therefore set to it (on a ramp this moves the output
-        by at most ``1e-9 h``).
+        it is off by up to :func:`quantizer_float64_error` (about ``1e-16 h / tau`` times the
+        width: the ramps' output weights ``h / tau`` multiply the rounding of their inputs), far
+        more than the gaps between context ids. Coordinates within that bound (at least
+        ``1e-9 h``) of a representative are therefore set to it (on a ramp this moves the output
+        by at most that much).
+
+        Raises:
+            ValueError: if the bound reaches a quarter cell, ``h / 4``, where float64 can no
+                longer tell which cell a coordinate is in (``tau`` too small for these inputs).
         """
         with torch.no_grad():
             Q = self.quantizer(torch.as_tensor(X)).numpy()
         reps = cell_representatives(self.m, self.low, self.high)
         nearest = reps[np.abs(Q[..., None] - reps).argmin(axis=-1)]
         h = (self.high - self.low) / self.m
-        return np.where(np.abs(Q - nearest) <= 1e-9 * h, nearest, Q)
+        x_max = float(np.abs(X).max()) if np.size(X) else 0.0
+        bound = quantizer_float64_error(self.m, self.d, self.tau, self.low, self.high, x_max)
+        if not bound < h / 4:
+            raise ValueError(
+                f"tau={self.tau!r} is too small for float64: the quantizer's rounding error "
+                f"bound {bound:.3g} on inputs up to {x_max:.3g} reaches a quarter cell "
+                f"(h/4 = {h / 4:.3g}); use a larger tau"
+            )
+        snap = max(bound, 1e-9 * h)  # never below the 1e-9 h the book's tables were made with
+        return np.where(np.abs(Q - nearest) <= snap, nearest, Q)
 
     def context_ids(self, X: np.ndarray):
         """Context ids ``F_SA(F_FF1(X))`` of every token: ``(batch * n, d)`` float64, or that many

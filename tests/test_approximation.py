@@ -414,3 +414,43 @@ def test_sizes_are_checked_before_anything_is_built(monkeypatch):
 def test_complex_and_bool_values_are_refused(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_small_ramp_widths_keep_clean_inputs_exact():
+    # tau = 1e-10: the ramps' output weights h / tau amplify float64 rounding to about 1e-6,
+    # which a fixed snapping tolerance of 1e-9 h let through (550 of 1,091 clean inputs wrong)
+    g = A.ks_approximator(product_target, 3, 2, 1, 1e-10)
+    reps = A.cell_representatives(3)  # 1/6, 1/2, 5/6: 0.4 -> 1/2 and 0.95 -> 5/6
+    want = product_target(np.array([[[reps[1]], [reps[2]]]]))  # (1/3, 5/9)
+    assert np.array_equal(g(np.array([[[0.4], [0.95]]])), want)
+    X = np.random.default_rng(0).random((300, 2, 1))
+    ramp, dup = A.bad_sets(X, 3, 1e-10)
+    clean = ~ramp & ~dup
+    Q = reps[np.minimum((X * 3).astype(int), 2)]
+    assert clean.sum() > 150  # expected 200: two tokens share one of 3 cells with probability 1/3
+    assert np.abs(g(X[clean]) - product_target(Q[clean])).max() == 0.0
+
+
+@pytest.mark.parametrize("tau", [1e-2, 1e-6, 1e-10, 2.5e-13])
+def test_quantizer_float64_error_bounds_the_measured_error(tau):
+    import mpmath
+
+    from lib.memorization import ffn_mp
+
+    m = 4
+    layer = A.quantizer(m, 1, tau)
+    x = np.random.default_rng(1).random(400)
+    x = np.concatenate([x, [0.52495, 0.25 - tau / 2, 0.75 - tau / 3]])
+    with torch.no_grad():
+        got = layer(torch.as_tensor(x[:, None])).numpy()[:, 0]
+    weights = {k: v.detach().numpy() for k, v in layer.weights().items()}
+    with mpmath.workdps(60):
+        want = np.array([float(r[0]) for r in ffn_mp(x[:, None].tolist(), weights)])
+    bound = A.quantizer_float64_error(m, 1, tau, x_max=1.0)
+    assert np.abs(got - want).max() <= bound
+
+
+def test_ramps_too_narrow_for_float64_are_refused():
+    g = A.ks_approximator(product_target, 2, 2, 1, 1e-15)  # h / tau = 5e14
+    with pytest.raises(ValueError, match="tau=1e-15 is too small for float64"):
+        g(np.array([[[0.2], [0.7]]]))
