@@ -628,7 +628,10 @@ def theorem2_delta(
     Raises:
         ValueError: for out-of-range arguments, among them ``eps > 2 r_max`` (two different
             tokens of norm at most ``r_max`` are at most ``2 r_max`` apart, so no vocabulary has
-            such constants) and ``r_max < r_min``.
+            such constants) and ``r_max < r_min``; and when a base-10 logarithm itself lies
+            beyond float64's range (about ``c_w < 1e-150`` for unit-size constants): the
+            computation is in log space, so nothing overflows on the way, but such a logarithm
+            cannot be returned as a float.
 
     Source: K&S (ICLR 2024), Theorem 2 (formula recalled, see the Sources and certainty page;
     the book's reconstruction of the construction reproduces it exactly). Chapter 2.
@@ -643,7 +646,7 @@ def theorem2_delta(
     eps = finite_real("eps", eps, minimum=0.0, strict=True, maximum=2 * r_max)
     c_w = None if c_w is None else finite_real("c_w", c_w, minimum=0.0, strict=True, maximum=1.0)
 
-    with mpmath.workdps(30):  # log space in mpmath: no overflow or underflow for any valid input
+    with mpmath.workdps(30):  # log space in mpmath: no overflow or underflow on the way
         worst = (mpmath.mpf(K) + 1) ** -2 * mpmath.sqrt(8 / (mpmath.pi * d))
 
         def log10_delta(c) -> float:
@@ -653,7 +656,14 @@ def theorem2_delta(
                 mpmath.log(eps * mpmath.log(n) ** 2 / (4 * gamma * mpmath.mpf(r_max) ** 2))
                 - 2 * gamma * mpmath.mpf(r_max) ** 2
             )
-            return float(ln / mpmath.log(10))
+            out = ln / mpmath.log(10)
+            if not mpmath.fabs(out) < mpmath.mpf(np.finfo(np.float64).max):
+                raise ValueError(
+                    f"log10 of Theorem 2's delta is {mpmath.nstr(out, 5)}, beyond float64's "
+                    f"range: c_w={mpmath.nstr(c, 5)}, r_min={r_min!r}, eps={eps!r} are too small "
+                    f"for it to be stored as a float (gamma alone is {mpmath.nstr(gamma, 5)})"
+                )
+            return float(out)
 
         paper = log10_delta(worst)
         construction = paper if c_w is None else log10_delta(c_w)

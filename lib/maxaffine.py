@@ -43,10 +43,11 @@ from ._geometry import (
     check_centres,
     check_points,
     chunked,
+    grid_step,
     midpoints,
     relative_pieces,
 )
-from ._validate import as_float_array, check_size, finite_real, positive_int, short_repr
+from ._validate import as_float_array, check_size, positive_int, short_repr
 
 __all__ = [
     "affine_scores",
@@ -351,15 +352,13 @@ def grid_margin(x, m: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
 
     Raises:
         ValueError: for ``m < 1``, bounds as :func:`grid_centres`, non-finite, complex or bool
-            ``x``, or points outside ``[low, high]^D``.
+            ``x``, points outside ``[low, high]^D``, or a margin that overflows float64 (cells
+            wider than about ``1e154``; ``inf`` is kept for "no rival").
 
     Source: the book's Proposition on grid margins, used to size the indicator bound of LHSL's
     lemma (check B5.2). Chapter 5.
     """
-    m = positive_int("m", m)
-    low, high = finite_real("low", low), finite_real("high", high)
-    if not high > low or not math.isfinite(high - low):
-        raise ValueError(f"high must exceed low by a finite amount, got low={low}, high={high}")
+    m, low, high, h = grid_step(m, low, high)
     x = as_float_array("x", x)
     if ((x < low) | (x > high)).any():
         raise ValueError(
@@ -367,13 +366,19 @@ def grid_margin(x, m: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
         )
     if m == 1:
         return np.full(x.shape[:-1], np.inf)
-    h = (high - low) / m
     t = (x - low) / h
     cell = np.clip(np.floor(t), 0, m - 1)
     u = t - cell - 0.5
     up = np.where(cell < m - 1, 1.0 - 2.0 * u, np.inf)
     down = np.where(cell > 0, 1.0 + 2.0 * u, np.inf)
-    return h * h * np.minimum(up, down).min(axis=-1)
+    with np.errstate(over="ignore"):
+        out = h * (h * np.minimum(up, down).min(axis=-1))  # the factor is in [0, 2]: finite
+    if not np.isfinite(out).all():  # inf here would read as "no rival", which m > 1 excludes
+        raise ValueError(
+            f"the margin (of order h^2) overflows float64 for the cell width h = {h:.3g}; "
+            "rescale the box"
+        )
+    return out
 
 
 # --- LHSL Appendix B: the scale of W_K and W_Q against training noise (check C19) -------------

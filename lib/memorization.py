@@ -567,6 +567,26 @@ def ffn_mp(Z, weights: dict, residual: bool = True) -> list:
     return out
 
 
+def _first_of_each_key(X: np.ndarray, labels: np.ndarray) -> list[int]:
+    """Index (into the flattened ``(N n)`` tokens) of the first token of each equivalence key.
+
+    Raises:
+        ValueError: if two tokens forced to share a context id (same key, see
+            :func:`_equivalence_keys`) ask different labels (rows of ``labels``).
+    """
+    n = X.shape[1]
+    first: dict[tuple, int] = {}
+    for i, key in enumerate(_equivalence_keys(X)):
+        j = first.setdefault(key, i)
+        if not np.array_equal(labels[i], labels[j]):
+            raise ValueError(
+                f"inconsistent labels: (sequence {i // n}, token {i % n}) and (sequence {j // n}, "
+                f"token {j % n}) are forced to share a context id "
+                f"but ask {labels[i]} and {labels[j]}"
+            )
+    return sorted(first.values())
+
+
 def _equivalence_keys(X: np.ndarray) -> list[tuple]:
     """Key of each (sequence, token): the sorted multiset of the sequence and the token itself.
 
@@ -641,17 +661,8 @@ def memorizing_transformer(
             + f" (labels in the token space: the layers are residual), got {Ya.shape}"
         )
     contextual.tokenwise_separation(Xa)  # rejects repeated tokens inside a sequence
-    keys = _equivalence_keys(Xa)
     labels = Ya.reshape(N * n, d)
-    first: dict[tuple, int] = {}
-    for i, key in enumerate(keys):
-        j = first.setdefault(key, i)
-        if not np.array_equal(labels[i], labels[j]):
-            raise ValueError(
-                f"inconsistent labels: (sequence {i // n}, token {i % n}) and (sequence {j // n}, "
-                f"token {j % n}) are forced to share a context id "
-                f"but ask {labels[i]} and {labels[j]}"
-            )
+    reps = _first_of_each_key(Xa, labels)  # one (sequence, token) per context; rejects conflicts
     layer = contextual.RankOneAttention(
         contextual.vocabulary(Xa), n, seed=seed, head_dim=positive_int("head_dim", head_dim)
     )
@@ -667,7 +678,6 @@ def memorizing_transformer(
     else:
         dps = positive_int("dps", dps, minimum=15, maximum=exact.MAX_DPS)
     ids = [row for out in exact.attention_mp(Xa, layer, dps) for row in out]
-    reps = sorted(first.values())  # one (sequence, token) per context
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
     candidates = [layer.w] + [rng.normal(size=d) for _ in range(directions)]
     with mpmath.workdps(dps):
@@ -824,8 +834,10 @@ def float64_memorization(X, Y, gamma: float) -> Float64Memorization:
         A :class:`Float64Memorization`.
 
     Raises:
-        ValueError: for ``X`` that is not ``(N, n, 1)``, mismatched ``Y``, or a ``gamma`` that is
-            not a positive finite real (``None`` included: this function has no default).
+        ValueError: for ``X`` that is not ``(N, n, 1)``, mismatched ``Y``, labels that differ
+            between tokens forced to share a context id (permuted sequences, as for
+            :func:`memorizing_transformer`), or a ``gamma`` that is not a positive finite real
+            (``None`` included: this function has no default).
 
     Source: this book (Chapter 3, a regime outside K&S Theorem 2).
     """
@@ -841,11 +853,14 @@ def float64_memorization(X, Y, gamma: float) -> Float64Memorization:
     layer = contextual.RankOneAttention(contextual.vocabulary(X), X.shape[1], w=[1.0], gamma=gamma)
     with torch.no_grad():
         ids = layer(torch.as_tensor(X))
-    z = ids.numpy().reshape(-1)
+    z_all, y_all = ids.numpy().reshape(-1), Y.reshape(-1)
+    # tokens of permuted sequences share their id by equivariance: one id per equivalence key
+    keep = _first_of_each_key(X, y_all[:, None])
+    z, y = z_all[keep], y_all[keep]
     gap = float(np.diff(np.unique(z)).min(initial=np.inf)) if len(np.unique(z)) == len(z) else 0.0
-    if gap == 0.0:  # float64 ids collide: no layer can separate them
+    if gap == 0.0:  # float64 ids of different keys collide: no layer can separate them
         return Float64Memorization(float(gamma), gap, math.nan, math.nan)
-    fit = interpolating_ffn(z, Y.reshape(-1) - z).weights()  # the residual absorbed: targets y - z
+    fit = interpolating_ffn(z, y - z).weights()  # the residual absorbed: targets y - z
     ffn = residual_ffn([1.0], -fit["b1"].numpy(), fit["W2"].numpy().T)
     with torch.no_grad():
         out = ffn(ids).numpy().reshape(Y.shape)  # the network's forward pass F_FF(F_SA(X))

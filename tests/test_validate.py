@@ -277,3 +277,29 @@ def test_partition_indicator_is_the_one_hot_of_the_nearest_centre():
         np.array([[0.5, 0.5]]), np.ones((40000, 2)), np.zeros(40000)
     )
     assert one.shape == (1, 40000) and one[0, 0] == 1 and one.sum() == 1  # ties: lowest index
+
+
+def test_docstring_promises_kept_at_the_extremes():
+    # theorem2_delta: log space all the way; a logarithm beyond float64 is refused, not -inf
+    assert contextual.theorem2_delta(3, 5, 1, 1.0, 5.0, 1.0, c_w=1e-100).construction < -1e200
+    with pytest.raises(ValueError, match="beyond float64's range"):
+        contextual.theorem2_delta(3, 5, 1, 1.0, 5.0, 1.0, c_w=1e-300)
+    # grid_margin: inf means "no rival" (m = 1); an overflowing margin is refused instead
+    assert maxaffine.grid_margin([[0.3]], 1).tolist() == [math.inf]
+    with pytest.raises(ValueError, match="overflows float64"):
+        maxaffine.grid_margin([[0.4e308]], 2, low=-0.8e308, high=0.8e308)
+
+
+def test_float64_memorization_accepts_permuted_sequences():
+    # the second sequence permutes the first: its tokens share their ids by equivariance and
+    # carry the same labels, as memorizing_transformer accepts; it is no collision
+    X = np.array([[[1.0], [2.0], [3.0]], [[3.0], [1.0], [2.0]], [[1.0], [2.0], [4.0]]])
+    Y = np.array([[0.0, 1.0, 2.0], [2.0, 0.0, 1.0], [1.0, 1.0, 0.0]])
+    run = memorization.float64_memorization(X, Y, 0.5)
+    assert run.min_gap64 > 0 and run.max_error < 1e-12
+    layer = contextual.RankOneAttention(contextual.vocabulary(X), 3, w=[1.0], gamma=0.5)
+    with torch.no_grad():
+        ids = layer(torch.as_tensor(X[[0, 2]])).numpy().ravel()  # the six distinct contexts
+    assert run.min_gap64 == np.diff(np.sort(ids)).min()
+    with pytest.raises(ValueError, match="inconsistent labels"):
+        memorization.float64_memorization(X, Y[[0, 0, 2]], 0.5)
