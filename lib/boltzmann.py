@@ -607,16 +607,26 @@ def lemma1_check(vectors, *, dps: int | None = None) -> Lemma1Check:
     threshold = lemma1_gap(n)
     bound = lemma1_bound(n, r)
     log10_bound = lemma1_bound(n, r, log10=True)
+    # Both decisions in exact arithmetic: the entries are binary floats, so their differences
+    # and r are exact mpf; the threshold 2 log n + 3 and the bound (log n)^2 e^(-2r) are evaluated
+    # at dps digits, so an input within a rounding of either is decided right, not by float64.
+    with mpmath.workdps(dps):
+        exact_entries = [mpmath.mpf(float(v)) for v in entries]
+        delta_mp = min(
+            (b - a for a, b in zip(exact_entries, exact_entries[1:], strict=False)),
+            default=mpmath.inf,
+        )
+        hypothesis = bool(delta_mp > 2 * mpmath.log(n) + 3)
+        conclusion = bool(gap > mpmath.log(n) ** 2 * mpmath.exp(-2 * mpmath.mpf(r)))
     with mpmath.workdps(30):
         log10_gap = float(mpmath.log10(gap)) if gap > 0 else -math.inf
-    conclusion = log10_gap > log10_bound
     return Lemma1Check(
         m=m,
         n=n,
         r=r,
         delta=delta,
         threshold=threshold,
-        hypothesis=delta > threshold,
+        hypothesis=hypothesis,
         bound=bound,
         min_gap=min_gap,
         conclusion=conclusion,

@@ -362,12 +362,17 @@ def projection_constant(w, vocab) -> float:
     V = _vocab(vocab)
     u = _unit(w, V.shape[1])
     _check_pairs(len(V) + 1, V.shape[1])
-    V = V / np.abs(V).max() if np.any(V) else V  # c_w is scale invariant: avoid over/underflow
     points = np.vstack([V, np.zeros((1, V.shape[1]))]) if not (V == 0).all(axis=1).any() else V
     if len(points) < 2:
         raise ValueError("vocab must hold a non-zero token")
     i, j = np.triu_indices(len(points), 1)
-    diff = points[i] - points[j]
+    # Subtract the tokens as given (exact for close tokens), then scale each difference by its
+    # own largest entry: c_w is scale invariant per pair. Rescaling V first would round close
+    # tokens before they are subtracted.
+    with np.errstate(over="ignore"):
+        diff = points[i] - points[j]
+    far = ~np.isfinite(diff).all(axis=1)  # opposite tokens near float64's top: halve them first
+    diff[far] = 0.5 * points[i[far]] - 0.5 * points[j[far]]
     scale = np.abs(diff).max(axis=1, keepdims=True)
     diff = diff / scale
     c = float((np.abs(diff @ u) / np.linalg.norm(diff, axis=1)).min())

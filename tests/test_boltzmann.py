@@ -464,3 +464,16 @@ def test_expansion_ratio_against_closed_forms():
 def test_expansion_ratio_refuses_bad_input(a, b, match):
     with pytest.raises(ValueError, match=match):
         boltzmann.expansion_ratio(boltzmann.boltz, a, b)
+
+
+def test_lemma1_check_decides_at_the_threshold_exactly():
+    import mpmath
+
+    t = 2 * math.log(2) + 3  # the float64 rounding of 2 ln 2 + 3 lies 1.8e-16 above it
+    with mpmath.workdps(40):
+        assert mpmath.mpf(t) > 2 * mpmath.log(2) + 3
+    check = boltzmann.lemma1_check(np.array([[0.0, t], [0.0, -t]]))
+    assert check.delta == check.threshold  # float64 cannot tell them apart ...
+    assert check.hypothesis  # ... but the separation is strictly larger, as decided exactly
+    below = np.nextafter(t, 0)
+    assert not boltzmann.lemma1_check(np.array([[0.0, below], [0.0, -below]])).hypothesis
