@@ -240,3 +240,38 @@ def test_page_filters_edit_each_rendered_page_in_order():
     assert templates.render("searchindex.js", {"x": "2"}) == "<p>2</p>"  # pages only
     with pytest.raises(ValueError, match="page_filter must be callable"):
         pages.add_page_filter(app, "not a function")
+
+
+def test_a_forced_failure_build_has_inputs_of_its_own(tmp_path, monkeypatch):
+    (tmp_path / "lib").mkdir()
+    monkeypatch.delenv("BOOK_FORCE_FAIL", raising=False)
+    ordinary = guard.inputs_hash(tmp_path)
+    monkeypatch.setenv("BOOK_FORCE_FAIL", "C1")
+    assert guard.inputs_hash(tmp_path) != ordinary  # it can neither reuse nor poison the cache
+
+
+def test_a_killed_build_does_not_clear_the_next_builds_cache(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    for name in guard.ENV_INPUTS:
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "a.py").write_text("x = 1\n")
+    build = tmp_path / "_build"
+    app = SimpleNamespace(
+        outdir=str(build / "html"), srcdir=str(tmp_path), doctreedir=str(build / ".doctrees")
+    )
+    config = SimpleNamespace(nb_execution_cache_path="")
+    cache = build / ".jupyter_cache"
+    cache.mkdir(parents=True)
+    (cache / "stale").write_text("from unknown inputs")
+    guard._check(app, config)  # no record of the inputs: the cache is cleared, the stamp written
+    assert not cache.exists()
+    assert (build / guard.INPUTS_STAMP).read_text().strip() == guard.inputs_hash(tmp_path)
+    cache.mkdir()
+    (cache / "chapter").write_text("executed by the build that is then killed")
+    guard._check(app, config)  # the next build, same inputs, no _write in between
+    assert (cache / "chapter").is_file()
+    (tmp_path / "lib" / "a.py").write_text("x = 2\n")
+    guard._check(app, config)  # lib changed: cleared again
+    assert not cache.exists()

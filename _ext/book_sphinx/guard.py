@@ -12,8 +12,9 @@ Two fingerprints are kept in ``_build/`` and compared at ``config-inited``:
   incremental build keeps the old navigation on unchanged pages; so the HTML output and the
   doctrees are deleted (the execution cache is kept: no chapter re-executes for this).
 
-A failed build keeps the execution cache (it holds only chapters that succeeded with the current
-inputs) but deletes the doctrees and the site stamp, so the next build re-reads every page and
+A failed or killed build keeps the execution cache and its inputs stamp (the cache holds only
+chapters that succeeded with the current inputs, and the stamp is written as soon as the cache is
+cleared for new inputs) but loses the site stamp, so the next build re-reads every page and
 reports the failure again instead of finding nothing out of date.
 """
 
@@ -33,9 +34,11 @@ SITE_STAMP = ".site-sha256"
 _HERE = Path(__file__).resolve().parent
 _SOURCE_SUFFIXES = (".md", ".ipynb", ".rst")
 #: Environment variables that change what the chapters compute (lib.config, lib.data,
-#: lib.experiments.store).
+#: lib.experiments.store) or record (``BOOK_FORCE_FAIL``, read by lib.claims: a forced-failure
+#: build must neither reuse nor leave behind cached chapters of an ordinary one).
 ENV_INPUTS = (
     "BOOK_MODE",
+    "BOOK_FORCE_FAIL",
     "BOOK_THREADS",
     "BOOK_DEVICE",
     "BOOK_FASHION_MNIST",
@@ -141,13 +144,22 @@ def _check(app: Sphinx, config) -> None:
         name: path.read_text().strip() if path.is_file() else None
         for name, (path, _) in stamps.items()
     }
-    if old["inputs"] != stamps["inputs"][1]:
+    inputs_path, inputs_digest = stamps["inputs"]
+    if old["inputs"] != inputs_digest:
         if cache.exists():
             LOGGER.info(
-                "book_sphinx: lib/, the pins, _config.yml or the mode changed: clearing %s", cache
+                "book_sphinx: %s: clearing %s",
+                "lib/, results/, the pins, _config.yml or a BOOK_* setting changed"
+                if old["inputs"] is not None
+                else "no record of the inputs this execution cache was made with",
+                cache,
             )
         shutil.rmtree(cache, ignore_errors=True)
         shutil.rmtree(app.doctreedir, ignore_errors=True)
+        # The emptied cache belongs to the current inputs from now on: recorded at once, so a
+        # build killed before its end does not make the next one clear the chapters it cached.
+        inputs_path.parent.mkdir(parents=True, exist_ok=True)
+        inputs_path.write_text(inputs_digest + "\n")
     if old["site"] != stamps["site"][1]:
         if old["site"] is not None:
             LOGGER.info(
@@ -156,8 +168,7 @@ def _check(app: Sphinx, config) -> None:
             )
         _empty(Path(app.outdir))
         shutil.rmtree(app.doctreedir, ignore_errors=True)
-    for path, _ in stamps.values():
-        path.unlink(missing_ok=True)
+    stamps["site"][0].unlink(missing_ok=True)  # written again only by a clean build
 
 
 def _write(app: Sphinx, exception) -> None:
