@@ -111,3 +111,35 @@ def test_gate_rejects_bad_results_and_files(tmp_path):
         store.load_or_run("conll", "b", 1, {}, lambda: {}, allow_compute=False, root=tmp_path)
     with pytest.raises(ValueError, match="run must be"):
         store.load_or_run("conll", "B/../x", 1, {}, lambda: {}, allow_compute=True, root=tmp_path)
+
+
+def test_a_stored_number_edited_by_hand_is_refused_naming_the_file(tmp_path):
+    import json
+
+    store.save("noise", "r", 1, {"a": 1}, {"norm": 2.5}, wall_s=1.0, root=tmp_path)
+    path = tmp_path / "noise" / "r.json"
+    record = json.loads(path.read_text())
+    assert record["checksum"] == store.checksum(record)
+    assert store.read("noise", "r", root=tmp_path).result == {"norm": 2.5}
+    path.write_text(path.read_text().replace("2.5", "2.7"))  # a hand edit of the result
+    with pytest.raises(ValueError, match=r"r\.json does not match its checksum.*git checkout"):
+        store.read("noise", "r", root=tmp_path)
+    del record["checksum"]  # a file written without one
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match="written without one"):
+        store.read("noise", "r", root=tmp_path)
+    path.write_text(path.read_text()[:40])  # truncated: the remedy is the committed file
+    with pytest.raises(ValueError, match=r"cannot read the stored result .*git checkout --"):
+        store.read("noise", "r", root=tmp_path)
+
+
+def test_every_committed_result_carries_its_checksum():
+    import json
+
+    from conftest import ROOT
+
+    files = sorted((ROOT / "results").rglob("*.json"))
+    assert len(files) >= 60
+    for path in files:
+        record = json.loads(path.read_text())
+        assert record.get("checksum") == store.checksum(record), path

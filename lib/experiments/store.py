@@ -46,6 +46,7 @@ __all__ = [
     "save",
     "read",
     "provenance",
+    "checksum",
 ]
 
 #: The repository's folder of stored results, ``results/`` beside ``lib/`` (override with the
@@ -188,22 +189,54 @@ def provenance(wall_s: float, device: str) -> dict:
     }
 
 
+def checksum(record: dict) -> str:
+    """SHA-256 (hex) of a stored record's ``experiment``, ``run``, ``version``, ``key``,
+    ``settings`` and ``result`` (canonical JSON): what :func:`save` writes as ``checksum`` and
+    every read compares, so a number edited by hand or a damaged file is refused, not shown.
+
+    Raises:
+        ValueError: if one of those fields is missing or not a JSON value.
+    """
+    fields = ("experiment", "run", "version", "key", "settings", "result")
+    if not isinstance(record, dict) or not set(fields) <= set(record):
+        raise ValueError(f"record must hold {fields}, got {short_repr(record)}")
+    text = json.dumps(
+        json_value("record", {k: record[k] for k in fields}), sort_keys=True, allow_nan=False
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _restore_hint(path: Path) -> str:
+    return (
+        f"restore the committed file (`git checkout -- {path}`), or recompute it with `make full`"
+    )
+
+
 def _read(path: Path) -> dict:
     try:
         stored = json.loads(path.read_text(encoding="utf8"))
     except (OSError, ValueError) as exc:
         raise ValueError(
-            f"cannot read the stored result {path} ({exc}); run `make full` to recompute it"
+            f"cannot read the stored result {path} ({exc}); {_restore_hint(path)}"
         ) from None
     if not isinstance(stored, dict) or not {
+        "experiment",
+        "run",
         "key",
         "settings",
         "result",
         "provenance",
         "version",
     } <= set(stored):
+        raise ValueError(f"{path} is not a stored result of this book; {_restore_hint(path)}")
+    try:
+        same = stored.get("checksum") == checksum(stored)
+    except ValueError:
+        same = False
+    if not same:
         raise ValueError(
-            f"{path} is not a stored result of this book; run `make full` to recompute it"
+            f"the stored result {path} does not match its checksum (edited by hand, damaged, or "
+            f"written without one); {_restore_hint(path)}"
         )
     return stored
 
@@ -331,6 +364,7 @@ def save(
         "result": json_value("result", result),
         "provenance": provenance(wall_s, device),
     }
+    record["checksum"] = checksum(record)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(
