@@ -475,6 +475,9 @@ def check_head_dim(head_dim, d: int) -> int:
     Raises:
         ValueError: if ``head_dim`` is not a positive integer, or the layer's parameters would
             exceed :data:`lib.layers.MAX_PARAMETERS`.
+
+    Source: the head size ``s`` of K&S Theorem 2's rank-1 layer (any ``s >= 1``); used by
+    :class:`RankOneAttention` and :func:`lib.memorization.memorizing_transformer` (Chapters 2-3).
     """
     head_dim = positive_int("head_dim", head_dim)
     _check_parameters(

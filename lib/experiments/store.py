@@ -196,6 +196,9 @@ def checksum(record: dict) -> str:
 
     Raises:
         ValueError: if one of those fields is missing or not a JSON value.
+
+    Source: the book's storage of its paper-scale runs (Chapters 3 and 5, the reproducibility
+    page).
     """
     fields = ("experiment", "run", "version", "key", "settings", "result")
     if not isinstance(record, dict) or not set(fields) <= set(record):
