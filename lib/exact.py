@@ -38,8 +38,8 @@ __all__ = [
 MAX_DPS = 100_000
 #: Largest number of pairs :func:`min_distance` compares (``m (m - 1) / 2`` for ``m`` points).
 MAX_PAIRS = 1_000_000
-#: Largest number of exact terms one evaluation takes on: the attention scores of
-#: :func:`attention_mp` (sequences x outputs x keys x head size) and the triangular solve of
+#: Largest number of exact terms one evaluation takes on, in the attention scores of
+#: :func:`attention_mp` (sequences x outputs x keys x head size) and in the triangular solve of
 #: :func:`lib.memorization.interpolation_mp` (``M**2 k``). About 20 microseconds each at 50
 #: digits on the book's reference machine, so the limit is a few minutes of work.
 MAX_MP_TERMS = 10_000_000

@@ -138,7 +138,7 @@ def partition_indicator(x, A, b) -> np.ndarray:
 
     Raises:
         ValueError: as :func:`affine_scores`, or when points x pieces exceeds
-            :data:`MAX_MATRIX_ENTRIES` (checked before anything is built).
+            ``MAX_MATRIX_ENTRIES`` (checked before anything is built).
 
     Source: LHSL (NeurIPS 2025), the partition indicator. Chapter 5.
     """
@@ -303,7 +303,7 @@ def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.nd
 
     Raises:
         ValueError: for ``m < 1``, ``dim < 1``, ``high <= low``, non-finite bounds, more than
-            :data:`MAX_CELLS` cells or more than :data:`MAX_MATRIX_ENTRIES` coordinates (checked
+            :data:`MAX_CELLS` cells or more than ``MAX_MATRIX_ENTRIES`` coordinates (checked
             before anything is built).
 
     Source: the grid of the book's reconstruction of LHSL's construction; checks C13–C17.
@@ -318,7 +318,7 @@ def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.nd
         f"grid_centres({m}, {dim}): the coordinates m**dim * dim",
         cells * dim,
         MAX_MATRIX_ENTRIES,
-        "MAX_MATRIX_ENTRIES",
+        "lib.maxaffine.MAX_MATRIX_ENTRIES",
     )
     axis, _ = midpoints(m, low, high)
     return np.stack(np.meshgrid(*([axis] * dim), indexing="ij"), axis=-1).reshape(-1, dim)
