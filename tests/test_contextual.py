@@ -6,6 +6,7 @@ import mpmath
 import numpy as np
 import pytest
 import torch
+from oracles import projection_constant_mp
 
 from lib import contextual, exact, layers
 
@@ -467,26 +468,18 @@ def test_projection_miss_expectation_closed_forms_and_sampling():
         contextual.projection_miss_expectation(5, 0)
 
 
-def _c_w_mp(w, V):
-    with mpmath.workdps(60):
-        P = [[mpmath.mpf(float(v)) for v in row] for row in V] + [[mpmath.mpf(0)] * V.shape[1]]
-        u = [mpmath.mpf(float(v)) for v in np.asarray(w) / np.linalg.norm(w)]
-        return min(
-            abs(mpmath.fsum((a - b) * c for a, b, c in zip(P[i], P[j], u, strict=True)))
-            / mpmath.sqrt(mpmath.fsum((a - b) ** 2 for a, b in zip(P[i], P[j], strict=True)))
-            for i in range(len(P))
-            for j in range(i + 1, len(P))
-        )
-
-
 def test_projection_constant_subtracts_tokens_before_scaling():
     # two tokens 1 ulp apart: rescaling V by its largest entry first rounded them (c_w 0.434)
     w = np.array([math.cos(1.1), math.sin(1.1)])
     V = np.array([[0.7, 0.3], [np.nextafter(0.7, 1), 0.3], [-0.2, 0.9]])
-    assert contextual.projection_constant(w, V) == pytest.approx(float(_c_w_mp(w, V)), rel=1e-12)
+    assert contextual.projection_constant(w, V) == pytest.approx(
+        float(projection_constant_mp(w, V)), rel=1e-12
+    )
     rng = np.random.default_rng(5)
     for _ in range(100):  # mixed scales, near-duplicates and huge entries: finite and right
         V = rng.normal(size=(6, 3)) * 10.0 ** rng.integers(-150, 150, size=(6, 1))
         V[1] = np.nextafter(V[0], np.inf)
         w = rng.normal(size=3)
-        assert contextual.projection_constant(w, V) == pytest.approx(float(_c_w_mp(w, V)), rel=1e-9)
+        assert contextual.projection_constant(w, V) == pytest.approx(
+            float(projection_constant_mp(w, V)), rel=1e-9
+        )

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracles import projection_constant_mp
 
 from lib import approximation, boltzmann, contextual, exact
 
@@ -91,20 +92,6 @@ def vocabularies(draw):
     return V
 
 
-def _c_w_mp(w, V):
-    with mpmath.workdps(60):
-        P = [[mpmath.mpf(float(v)) for v in row] for row in V]
-        if not (V == 0).all(axis=1).any():  # V and 0, once
-            P.append([mpmath.mpf(0)] * V.shape[1])
-        u = [mpmath.mpf(float(v)) for v in np.asarray(w) / np.linalg.norm(w)]
-        return min(
-            abs(mpmath.fsum((a - b) * c for a, b, c in zip(P[i], P[j], u, strict=True)))
-            / mpmath.sqrt(mpmath.fsum((a - b) ** 2 for a, b in zip(P[i], P[j], strict=True)))
-            for i in range(len(P))
-            for j in range(i + 1, len(P))
-        )
-
-
 @SETTINGS
 @given(V=vocabularies(), seed=st.integers(0, 1000))
 def test_projection_constant_against_mpmath(V, seed):
@@ -113,7 +100,7 @@ def test_projection_constant_against_mpmath(V, seed):
             contextual.projection_constant(np.ones(V.shape[1]), V)
         return
     w = np.random.default_rng(seed).normal(size=V.shape[1])
-    want = float(_c_w_mp(w, V))
+    want = float(projection_constant_mp(w, V))
     got = contextual.projection_constant(w, V)
     # each scaled difference has unit-size entries: the dot product and norm carry about d u of
     # relative error, relative to the difference's size, i.e. absolute in c_w
