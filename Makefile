@@ -55,7 +55,7 @@ test: $(DEVSTAMP) data
 	$(PY) -m pytest
 
 ## unit: the unit tests of lib and of the book's tooling only (no book build; about a minute)
-unit: $(DEVSTAMP)
+unit: $(DEVSTAMP) data
 	$(PY) -m pytest -m "not build"
 
 ## lint: ruff (check and format) on lib, tests, tools, _ext and the chapters' code cells
