@@ -5,12 +5,19 @@ evaluation in chunks of bounded memory.
 Scores far from the origin. For centres far from the origin, :math:`2c_i^\top x - \|c_i\|^2`
 cancels catastrophically in float64 (centres ``1e7 + 0.025`` and ``1e7 + 0.075`` and the point
 ``1e7 + 0.035`` would go to the far cell). Arg-max and softmax do not change when a per-point
-constant is subtracted, so every score and distance is computed relative to a reference: the
-Voronoi functions and layers translate points and centres by the midpoint of the centres' box
-(:func:`far_reference`, :func:`translate`) when that midpoint lies more than :data:`FAR_FACTOR`
-box sides from the origin; the functions taking pieces ``(A, b)`` subtract the scores of the
-pieces' midpoint (:func:`relative_pieces`) when the scores' size exceeds :data:`FAR_FACTOR` times
-their spread. Inputs nearer the origin (all of the book's) are scored exactly as written.
+constant is subtracted, so no function here needs the scores themselves, only their differences,
+and each computes those without cancellation, point by point, wherever the points and the other
+centres or pieces lie (a translation by one reference for the whole input would fail as soon as
+one centre lies elsewhere):
+
+* the Voronoi closed forms work from squared distances :math:`\|x - c_i\|^2` computed from
+  explicit differences (:func:`sq_distances`);
+* the functions taking pieces ``(A, b)`` score each point relative to its own top piece
+  :math:`k`, :math:`(a_i - a_k)^\top x + (b_i - b_k)`, with the differences of the pieces formed
+  first (:func:`scores_from_top`);
+* the literal layers of :mod:`lib.lookup` compute what a layer computes, translated by the
+  midpoint of the centres' box when that lies far away (:func:`far_reference`), and refuse points
+  whose float64 output their own rounding bound cannot vouch for.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+import torch
 
 from ._validate import as_float_array, finite_real, positive_int
 
@@ -32,7 +40,8 @@ CHUNK = 2048
 MAX_MATRIX_ENTRIES = 2**27
 
 
-#: Scores are computed relative to a reference when the inputs lie more than this many times
+#: The literal layers translate by the centres' midpoint, and :func:`scores_from_top` takes its
+#: first guess relative to the pieces' midpoint, when the inputs lie more than this many times
 #: their own spread from the origin (see the module docstring).
 FAR_FACTOR = 16.0
 
@@ -114,10 +123,59 @@ def far_reference(c: np.ndarray) -> np.ndarray | None:
     return mid if math.isfinite(far) and far > FAR_FACTOR * extent else None
 
 
-def translate(
-    x: np.ndarray, c: np.ndarray, ref: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray]:
-    return (x, c) if ref is None else (x - ref, c - ref)
+def sq_distances(p: np.ndarray, c: np.ndarray) -> torch.Tensor:
+    r"""Squared distances :math:`\|p_j - c_i\|^2`, float64 torch ``(P, N)``, for points ``p``
+    ``(P, D)`` and centres ``c`` ``(N, D)``.
+
+    From explicit differences (``torch.cdist`` without its matrix-product expansion, which
+    cancels far from the origin): each entry within a few ulp of the exact squared distance of
+    the float64 inputs, wherever they lie.
+    """
+    return (
+        torch.cdist(
+            torch.from_numpy(p), torch.from_numpy(c), compute_mode="donot_use_mm_for_euclid_dist"
+        )
+        ** 2
+    )
+
+
+#: Rounds of re-referencing in :func:`scores_from_top` (each moves a point to a piece that scores
+#: strictly higher, or equally with a lower index; one round suffices unless the first guess was
+#: spoiled by cancellation).
+TOP_ROUNDS = 4
+
+
+def scores_from_top(p: np.ndarray, A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Each point's scores relative to its top piece, without cancellation.
+
+    For points ``p`` ``(P, D)`` and pieces ``A`` ``(N, D)``, ``b`` ``(N,)``: ``(r, k)`` with
+    ``k`` int64 ``(P,)`` the arg-max piece of each point (ties: the lowest index) and ``r``
+    float64 ``(P, N)``, :math:`r_{ji} = (a_i - a_k)^	op p_j + (b_i - b_k)` with the differences
+    of the pieces formed before the product (so :math:`r_{jk} = 0` exactly and every other entry
+    carries a rounding of its own terms' size, :math:`\gamma_{D+1}(|a_i - a_k|^	op |p_j| +
+    |b_i - b_k|)`, not the scores' size). A first guess of ``k`` comes from the scores relative to
+    the pieces' midpoint (:func:`relative_pieces`); a point whose relative scores show a better
+    piece is re-referenced to it (at most :data:`TOP_ROUNDS` times). Points sharing a top piece
+    are scored together by one matrix product.
+    """
+    A0, b0 = relative_pieces(p, A, b)
+    k = (p @ A0.T + b0).argmax(axis=1)
+    r = np.empty((len(p), len(A)))
+    todo = np.arange(len(p))
+    for _ in range(TOP_ROUNDS):
+        order = todo[np.argsort(k[todo], kind="stable")]
+        ks = k[order]
+        starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]]) if len(ks) else ks
+        for s, e in zip(starts, np.r_[starts[1:], len(ks)], strict=True):
+            top, rows = ks[s], order[s:e]
+            r[rows] = p[rows] @ (A - A[top]).T + (b - b[top])
+        best = r[todo].argmax(axis=1) if len(todo) else todo
+        moved = best != k[todo]
+        if not moved.any():
+            break
+        todo = todo[moved]
+        k[todo] = best[moved]
+    return r, k
 
 
 def relative_pieces(x: np.ndarray, A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

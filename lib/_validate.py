@@ -27,6 +27,7 @@ __all__ = [
     "finite_real",
     "positive_int",
     "flag",
+    "function",
     "check_size",
     "capped_comb",
     "real_tensor",
@@ -110,6 +111,18 @@ def flag(name: str, value, *, allow_none: bool = False) -> bool | None:
         allowed = "True, False or None" if allow_none else "True or False"
         raise ValueError(f"{name} must be {allowed}, got {short_repr(value)}")
     return bool(value)
+
+
+def function(name: str, value, what: str = "callable"):
+    """Return ``value`` if it is callable.
+
+    Raises:
+        ValueError: naming ``name`` otherwise (``None``, strings, arrays: never a TypeError from
+            the first call).
+    """
+    if not callable(value):
+        raise ValueError(f"{name} must be {what}, got {short_repr(value)}")
+    return value
 
 
 def check_size(what: str, count: int | float, limit: int, limit_name: str) -> int | float:
@@ -223,7 +236,8 @@ def as_float_array(name: str, value, *, min_ndim: int = 1, finite: bool = True) 
     """Convert array-like ``value`` to a float64 numpy array with ``ndim >= min_ndim``.
 
     The dtype rule is :func:`real_array`'s. With ``finite`` (the default) NaN and infinity are
-    refused; with ``finite=False`` they pass and the caller checks what it allows.
+    refused; with ``finite=False`` they pass and the caller checks what it allows. The result is
+    writable (a read-only input is copied), so that ``torch.from_numpy`` of it is safe.
 
     Raises:
         ValueError: if ``value`` cannot be read as a real array (complex, bool, strings,
@@ -238,6 +252,8 @@ def as_float_array(name: str, value, *, min_ndim: int = 1, finite: bool = True) 
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
     arr = arr.astype(np.float64, copy=False)
+    if not arr.flags.writeable:  # a read-only view: torch.from_numpy of it would be unsafe
+        arr = arr.copy()
     if finite and not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite, got {short_repr(arr)}")
     return arr

@@ -53,8 +53,8 @@ from ._validate import (
     check_size,
     finite_real,
     flag,
+    function,
     positive_int,
-    short_repr,
 )
 from .layers import MAX_PARAMETERS, FeedForward
 
@@ -90,7 +90,14 @@ def _ramp_width(tau, h: float) -> float:
     """``tau`` checked as a ramp width: a finite real in ``(0, h)``."""
     tau = finite_real("tau", tau, minimum=0.0, strict=True)
     if not tau < h:
-        raise ValueError(f"tau must be below the cell width h = {h}, got {tau}")
+        raise ValueError(
+            f"tau must be below the cell width h = (high - low) / m = {h}, got tau={tau}"
+        )
+    if not math.isfinite(h / tau):
+        raise ValueError(
+            f"tau={tau!r} is too small for the cell width h = (high - low) / m = {h}: the ramp's "
+            "slope h / tau overflows float64"
+        )
     return tau
 
 
@@ -286,7 +293,15 @@ def check_equivariant(
             entries than :data:`lib.metrics.MAX_SAMPLE_ENTRIES`.
     """
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
-    X = metrics.uniform_sampler(n, d, low, high)(rng, positive_int("probes", probes))
+    sample, probes = metrics.uniform_sampler(n, d, low, high), positive_int("probes", probes)
+    check_size(
+        f"check_equivariant: probes={probes:,} sequences of n={n} tokens in dimension d={d}, "
+        "the number of entries",
+        probes * n * d,
+        metrics.MAX_SAMPLE_ENTRIES,
+        "lib.metrics.MAX_SAMPLE_ENTRIES",
+    )
+    X = sample(rng, probes)
     perms = np.array([rng.permutation(n) for _ in range(len(X))])
     Xp = np.take_along_axis(X, perms[:, :, None], axis=1)
     out, outp = metrics.outputs(f, X), metrics.outputs(f, Xp)
@@ -537,8 +552,7 @@ def ks_approximator(
     from . import contextual
     from . import exact as exact_mod
 
-    if not callable(f):
-        raise ValueError(f"f must be callable, got {short_repr(f)}")
+    function("f", f)
     m, low, high, h = _grid(m, low, high)
     n, d = positive_int("n", n, minimum=2), positive_int("d", d)
     exact = flag("exact", exact, allow_none=True)
@@ -616,6 +630,12 @@ def ks_approximator(
             - math.log10(4 * r2)
             - 2 * r2 / math.log(10)
         )
+        if not math.isfinite(log10_gap):  # gamma r_max^2 overflows float64: far beyond MAX_DPS
+            raise ValueError(
+                f"the context ids would need more than float64 can count digits "
+                f"(gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}), more than "
+                f"lib.exact.MAX_DPS={exact_mod.MAX_DPS}"
+            )
         dps = max(60, 30 + math.ceil(-log10_gap))
     if dps > exact_mod.MAX_DPS:
         raise ValueError(
@@ -806,6 +826,7 @@ def price_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float =
     """
     from .claims import fmt
 
+    gamma = finite_real("gamma", gamma, minimum=0.0, strict=True)  # no default of its own here
     exact = ks_approximator(f, m, n, d, tau)
     practical = ks_approximator(f, m, n, d, tau, gamma=gamma)
     weight = mpmath.mpf(exact.max_weight)

@@ -35,6 +35,7 @@ from ._validate import (
     check_size,
     finite_real,
     flag,
+    function,
     positive_int,
     real_tensor,
     short_repr,
@@ -221,8 +222,7 @@ def linf_lipschitz(op, a: torch.Tensor) -> float:
     Source: Asadi & Littman (ICML 2017), non-expansion of the Boltzmann operator vs mellowmax.
     Used in Chapter 1.
     """
-    if not callable(op):
-        raise ValueError(f"op must be callable, got {short_repr(op)}")
+    function("op", op)
     if not isinstance(a, torch.Tensor) or a.ndim != 2 or not a.is_floating_point():
         raise ValueError(f"a must be a 2-D floating torch tensor, got {short_repr(a)}")
     if a.numel() == 0:
@@ -268,8 +268,7 @@ def expansion_ratio(op, a, b) -> float:
     Source: Asadi & Littman (ICML 2017), the non-expansion property that the Boltzmann operator
     lacks and mellowmax has. Used in Chapter 1 (check B1.3).
     """
-    if not callable(op):
-        raise ValueError(f"op must be callable, got {short_repr(op)}")
+    function("op", op)
     for name, t in (("a", a), ("b", b)):
         if (
             not isinstance(t, torch.Tensor)

@@ -431,6 +431,7 @@ def projection_miss_expectation(vocab_size: int, d: int) -> float:
     import mpmath
 
     b = projection_bound(vocab_size, d)
+    d = positive_int("d", d)
     if d == 1:
         return 0.0
     with mpmath.workdps(30):
@@ -480,6 +481,7 @@ def check_head_dim(head_dim, d: int) -> int:
     :class:`RankOneAttention` and :func:`lib.memorization.memorizing_transformer` (Chapters 2-3).
     """
     head_dim = positive_int("head_dim", head_dim)
+    d = positive_int("d", d)
     _check_parameters(
         f"a rank-1 layer with head_dim={head_dim:,} on d={d:,}",
         SelfAttention.parameter_count(d, d, d, head_dim, 1),
@@ -650,8 +652,12 @@ def theorem2_delta(
     K = positive_int("vocab_size", vocab_size, maximum=10**12)
     d = positive_int("d", d, maximum=10**12)
     r_min = finite_real("r_min", r_min, minimum=0.0, strict=True)
-    r_max = finite_real("r_max", r_max, minimum=r_min)
-    eps = finite_real("eps", eps, minimum=0.0, strict=True, maximum=2 * r_max)
+    r_max = finite_real("r_max", r_max, minimum=0.0, strict=True)
+    if r_max < r_min:
+        raise ValueError(f"r_max must be >= r_min, got r_min={r_min!r}, r_max={r_max!r}")
+    eps = finite_real("eps", eps, minimum=0.0, strict=True)
+    if eps > 2 * r_max:
+        raise ValueError(f"eps must be <= 2 r_max, got eps={eps!r}, r_max={r_max!r}")
     c_w = None if c_w is None else finite_real("c_w", c_w, minimum=0.0, strict=True, maximum=1.0)
 
     with mpmath.workdps(30):  # log space in mpmath: no overflow or underflow on the way
@@ -668,8 +674,9 @@ def theorem2_delta(
             if not mpmath.fabs(out) < mpmath.mpf(np.finfo(np.float64).max):
                 raise ValueError(
                     f"log10 of Theorem 2's delta is {mpmath.nstr(out, 5)}, beyond float64's "
-                    f"range: c_w={mpmath.nstr(c, 5)}, r_min={r_min!r}, eps={eps!r} are too small "
-                    f"for it to be stored as a float (gamma alone is {mpmath.nstr(gamma, 5)})"
+                    f"range: c_w={mpmath.nstr(c, 5)}, r_min={r_min!r}, eps={eps!r} too small or "
+                    f"r_max={r_max!r} too large for it to be stored as a float (gamma alone is "
+                    f"{mpmath.nstr(gamma, 5)})"
                 )
             return float(out)
 
@@ -1136,7 +1143,8 @@ def context_ids(vocab, n: int, *, digits_beyond: int = 30, **kwargs) -> ContextI
         raise ValueError(
             f"these constants (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}, "
             f"c_w={layer.c_w:.3g}) "
-            f"need about {worst:.3g} digits, more than lib.exact.MAX_DPS={MAX_DPS}"
+            f"need about {worst:.3g} digits plus digits_beyond={beyond:,}, more than "
+            f"lib.exact.MAX_DPS={MAX_DPS}"
         )
     dps = beyond + int(worst)
     ids = [row for out in exact.attention_mp(X, layer, dps) for row in out]

@@ -49,8 +49,11 @@ def to_mpf(name: str, value) -> mpmath.mpf:
     """Convert a real scalar (float, int, numpy scalar, decimal string or mpf) to an mpf.
 
     Raises:
-        ValueError: if ``value`` is not a real number or is NaN or infinite.
+        ValueError: if ``value`` is not a real number or is NaN or infinite, or ``name`` (the
+            argument's name in the messages) is not a string.
     """
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a string, got {short_repr(name)}")
     if isinstance(value, torch.Tensor | np.ndarray):
         if value.ndim != 0:
             raise ValueError(f"{name} must be a scalar, got shape {tuple(value.shape)}")

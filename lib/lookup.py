@@ -22,6 +22,15 @@ The book reconstructs the construction as a lookup table over a max-affine parti
 The token layout, the suppression of non-key tokens and the position bonus are the book's
 reconstruction (see the Sources and certainty page). Every layer counts its parameters against
 :data:`lib.layers.MAX_PARAMETERS` before allocating any.
+
+Far from the origin. The closed forms work from squared distances formed from explicit
+differences, so they are right wherever points and centres lie. A literal layer computes what a
+layer computes: its scores :math:`\beta(a_i^\top x + b_i)` are float64 numbers of the size of
+:math:`\beta \|x\|^2`, translated by the midpoint of the centres' box when that lies far away
+(the ``reference``; the sum-of-linear map's constant subtracts it). Where that is not enough
+(one centre far from the others, points far from the centres), rounding breaks the
+construction: every call compares the layer with its closed form (``closed_form``) and refuses
+points where they differ by more than :data:`ROUNDING_TOL` of the values' scale, naming them.
 """
 
 from __future__ import annotations
@@ -45,19 +54,20 @@ from ._geometry import (
     check_values,
     chunked,
     far_reference,
-    translate,
+    sq_distances,
 )
 from ._validate import (
     as_float_array,
     check_size,
     finite_real,
     float_dtype,
+    function,
     positive_int,
     real_array,
     short_repr,
 )
 from .layers import MAX_PARAMETERS, SelfAttention
-from .maxaffine import MAX_CELLS, cell_index, grid_centres, indicator_error, voronoi_affine
+from .maxaffine import MAX_CELLS, grid_centres, soft_indicator, voronoi_affine
 
 __all__ = [
     "hard_lookup",
@@ -78,6 +88,7 @@ __all__ = [
     "rate_points",
     "LookupErrorRow",
     "lookup_error_row",
+    "ROUNDING_TOL",
 ]
 
 
@@ -86,7 +97,9 @@ def hard_lookup(x, centres, values) -> np.ndarray:
     ``(..., *values.shape[1:])``.
 
     The :math:`\beta\to\infty` limit of :func:`attention_approximator`, the reference of check C15.
-    Far from the origin points and centres are translated first (module docstring).
+    Ties go to the lowest index. From squared distances formed from explicit differences
+    (``lib._geometry.sq_distances``): the nearest centre of the float64 inputs wherever they
+    lie, also when one centre lies far from the others.
 
     Raises:
         ValueError: for mismatched shapes or non-finite, complex or bool input.
@@ -95,9 +108,9 @@ def hard_lookup(x, centres, values) -> np.ndarray:
     """
     c = check_centres(centres)
     v = check_values("values", values, c.shape[0])
-    x, c = translate(check_points(x, c.shape[1]), c, far_reference(c))
-    A, b = voronoi_affine(c)
-    return v[cell_index(x, A, b)]
+    x = check_points(x, c.shape[1])
+    nearest = chunked(x, lambda p: sq_distances(p, c).argmin(dim=1).numpy(), c.shape[0])
+    return v[nearest]
 
 
 def soft_lookup(x, centres, values, beta: float) -> np.ndarray:
@@ -115,8 +128,10 @@ def soft_lookup(x, centres, values, beta: float) -> np.ndarray:
     Returns:
         float64 ``(..., k)`` (or ``(...,)`` for 1-D ``values``).
 
-    Far from the origin points and centres are translated first (module docstring): the
-    weights are then those of the exact scores, not of their float64 cancellation.
+    Computed from squared distances formed from explicit differences
+    (``lib._geometry.sq_distances``), since :math:`y_i(x) = \|x\|^2 - \|x - c_i\|^2` and
+    softmax ignores the per-point :math:`\|x\|^2`: the weights are those of the exact scores of
+    the float64 inputs wherever they lie, not of their float64 cancellation.
 
     Raises:
         ValueError: as :func:`lib.maxaffine.soft_indicator` and :func:`hard_lookup`.
@@ -127,14 +142,15 @@ def soft_lookup(x, centres, values, beta: float) -> np.ndarray:
     beta = check_beta(beta)
     c = check_centres(centres)
     v = torch.from_numpy(check_values("values", values, c.shape[0]))
-    x, c = translate(check_points(x, c.shape[1]), c, far_reference(c))
-    A, b = voronoi_affine(c)
+    x = check_points(x, c.shape[1])
     flat = v.reshape(len(v), -1)
-    out = chunked(
-        x,
-        lambda p: (torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1) @ flat).numpy(),
-        A.shape[0],
-    )
+
+    def weighted(p):
+        d2 = sq_distances(p, c)
+        rel = d2 - d2.min(dim=1, keepdim=True).values  # 0 at the nearest centre: never all -inf
+        return (torch.softmax(-beta * rel, dim=-1) @ flat).numpy()
+
+    out = chunked(x, weighted, c.shape[0])
     return out.reshape(out.shape[:-1] + v.shape[1:])
 
 
@@ -143,8 +159,9 @@ def nadaraya_watson(x, centres, values, bandwidth: float) -> np.ndarray:
     :math:`\sum_i K(x - c_i) v_i / \sum_i K(x - c_i)`.
 
     :math:`K(u) = e^{-\|u\|^2 / (2 h^2)}` with ``h = bandwidth``; computed from the distances
-    (``torch.cdist``), independently of the affine scores. With :math:`\beta = 1/(2h^2)` it equals
-    the output of :func:`attention_approximator` on the Voronoi pieces of ``centres``.
+    (:func:`soft_lookup` at :math:`\beta = 1/(2h^2)`, which works from squared distances),
+    independently of the affine scores that :func:`attention_approximator`'s layer computes: the
+    two agree by the identity :math:`a_i^\top x + b_i = \|x\|^2 - \|x - c_i\|^2`.
 
     Args:
         x: points ``(..., D)``; centres: ``(N, D)``; values: ``(N, k)`` or ``(N,)``.
@@ -153,28 +170,47 @@ def nadaraya_watson(x, centres, values, bandwidth: float) -> np.ndarray:
     Returns:
         float64 ``(..., k)`` (or ``(...,)`` for 1-D ``values``).
 
-    Far from the origin points and centres are translated first (module docstring; ``cdist``
-    itself expands the squares and would cancel).
-
     Raises:
-        ValueError: for mismatched shapes, non-finite, complex or bool input or a non-positive
-            bandwidth.
+        ValueError: for mismatched shapes, non-finite, complex or bool input, a non-positive
+            bandwidth, or one so small that :math:`1/(2h^2)` overflows float64.
 
     Source: the kernel-regression reading of LHSL's lookup (the book's remark on its
     reconstruction). Chapter 5.
     """
     h = finite_real("bandwidth", bandwidth, minimum=0.0, strict=True)
-    c = check_centres(centres)
-    v = torch.from_numpy(check_values("values", values, c.shape[0]))
-    x, c = translate(check_points(x, c.shape[1]), c, far_reference(c))
-    ct = torch.from_numpy(c)
+    beta = 0.5 / h / h
+    if not math.isfinite(beta):
+        raise ValueError(f"bandwidth={h!r} is too small: 1/(2 h^2) overflows float64")
+    if beta == 0.0:
+        raise ValueError(f"bandwidth={h!r} is too large: 1/(2 h^2) underflows to 0")
+    return soft_lookup(x, centres, values, beta)
 
-    def nw(p):
-        w = torch.softmax(-(torch.cdist(torch.from_numpy(p), ct) ** 2) / (2 * h * h), dim=-1)
-        return (w @ v.reshape(len(v), -1)).numpy()
 
-    out = chunked(x, nw, c.shape[0])
-    return out.reshape(out.shape[:-1] + v.shape[1:])
+#: How far a literal lookup layer's float64 output may lie from the construction's closed form,
+#: relative to the largest magnitude of the layer's values, for the layer still to return it. The
+#: closed form is :func:`soft_lookup`, computed from distances without cancellation; the value,
+#: three digits, is the book's choice (the layers of the chapters agree to about 1e-13, a grid at
+#: 1e8 translated by its reference to 1e-9). Beyond it float64 rounding of the layer's scores has
+#: broken the construction at that point, for instance when one centre lies far from the others,
+#: and the layer refuses the point.
+ROUNDING_TOL = 1e-3
+
+
+def _refuse_unfaithful(x: torch.Tensor, out: torch.Tensor, closed: torch.Tensor, values) -> None:
+    """Raise ValueError naming the first point where ``out`` and ``closed`` differ by more than
+    :data:`ROUNDING_TOL` times the values' largest magnitude."""
+    limit = ROUNDING_TOL * float(np.abs(values).max()) if np.size(values) else 0.0
+    gap = (out - closed).abs().reshape(len(out), -1).amax(dim=1) if len(out) else out
+    bad = torch.nonzero(gap > limit).flatten()
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(
+            f"x[{i}] = {short_repr(x[i].numpy())}: the layer's float64 output there lies "
+            f"{float(gap[i]):.3g} from the construction's closed form (more than ROUNDING_TOL x "
+            f"max|f(c_i)| = {limit:.3g}): its scores are too large for their differences (the "
+            "point or some centres lie far from the centres' box midpoint); evaluate the closed "
+            "form (the layer's closed_form, lib.lookup.soft_lookup) or translate points and centres"
+        )
 
 
 class SumOfLinear(nn.Module):
@@ -311,12 +347,9 @@ class PartitionLookup(nn.Module):
 
     def _check(self, x) -> torch.Tensor:
         x = _as_points(x, self.D)
-        # the query token's own score must stay far below the best key's (see _build)
-        ref = getattr(self, "reference", None)
-        xs, cs = translate(
-            x, torch.from_numpy(self.centres), None if ref is None else torch.from_numpy(ref)
-        )
-        nearest = torch.cdist(xs, cs).min(dim=1).values ** 2 if len(x) else x[:, 0]
+        # the query token's own score must stay far below the best key's (see _build): by
+        # beta (1 + |x - c_nearest|^2) - suppress, whatever the reference
+        nearest = sq_distances(x.numpy(), self.centres).min(dim=1).values if len(x) else x[:, 0]
         if bool((self.beta * (1.0 + nearest) > self.suppress - 30.0).any()):
             raise ValueError(
                 f"x lies too far from the centres for suppress={self.suppress:.3g} "
@@ -340,7 +373,31 @@ class PartitionLookup(nn.Module):
             if parts
             else torch.empty(0, self.n_positions, self.value_dim, dtype=x.dtype)
         )
+        _refuse_unfaithful(x, out, self._closed(x), self.values)
         return out[:, 0] if self.squeeze else out
+
+    def closed_form(self, x) -> torch.Tensor:
+        r"""The construction's output at points ``x`` ``(batch, D)`` computed from distances,
+        float64 torch of :meth:`forward`'s shape.
+
+        Query :math:`j` gives each key block weight :math:`e^{M[j = j']}` and, within a block,
+        :math:`\sigma(\beta y(x))`: :math:`o_j = (e^M u_j + \sum_{j' \ne j} u_{j'}) /
+        (e^M + P - 1)` with :math:`u_{j'}` = :func:`soft_lookup` of the values of position
+        :math:`j'` (the query tokens' own weight, below :math:`e^{-40}`, left out). :meth:`forward`
+        refuses points where the layer lies further than :data:`ROUNDING_TOL` from it.
+        """
+        out = self._closed(_as_points(x, self.D))
+        return out[:, 0] if self.squeeze else out
+
+    def _closed(self, x: torch.Tensor) -> torch.Tensor:
+        N, P = len(self.centres), self.n_positions
+        v = self.values.reshape(N, P, -1)
+        # distances need no reference: translating would only add a rounding
+        u = torch.from_numpy(
+            soft_lookup(x.numpy(), self.centres, v.reshape(N, -1), self.beta)
+        ).reshape(len(x), P, -1)
+        t = math.exp(-self.bonus)
+        return (u + t * (u.sum(dim=1, keepdim=True) - u)) / (1.0 + t * (P - 1))
 
 
 def _token_width(D: int, token_dim: int | None) -> int:
@@ -391,8 +448,7 @@ def _as_points(x, D: int) -> torch.Tensor:
 
 def _centres_values(f: Callable, centres, n_positions: int | None) -> tuple[np.ndarray, np.ndarray]:
     c = check_centres(centres)
-    if not callable(f):
-        raise ValueError(f"f must be callable, got {short_repr(f)}")
+    function("f", f)
     v = as_float_array("f(centres)", f(c.copy()))
     want = "(N, k)" if n_positions is None else f"(N, {n_positions}, k)"
     ndim = 2 if n_positions is None else 3
@@ -443,6 +499,11 @@ def _build(
     # query tokens >= 40 nats below the best key for x within the centres' box, widened by its span
     if suppress is None:
         suppress = beta * (1.0 + 4.0 * span2) + 40.0
+        if not math.isfinite(suppress):
+            raise ValueError(
+                f"beta={beta!r} is too large for these centres: the query token's default "
+                "suppression beta (1 + 4 span^2) + 40 overflows float64"
+            )
     suppress = finite_real("suppress", suppress, minimum=0.0)
     width = D + 2 + P + k
     X_, ONE, FLAG, POS, VAL = 0, D, D + 1, D + 2, D + 2 + P
@@ -542,7 +603,8 @@ def attention_approximator(
             longer be negligible.
 
     Centres far from the origin are handled by a reference the layer subtracts (module
-    docstring; the ``reference`` attribute).
+    docstring; the ``reference`` attribute); points whose float64 output still departs from
+    ``closed_form`` by more than :data:`ROUNDING_TOL` of the values' scale are refused.
 
     Source: LHSL (NeurIPS 2025), the L_∞ universality of single-head self-attention; the
     construction is reconstructed by the book (see the Sources and certainty page). Checks
@@ -717,9 +779,36 @@ class CrossLookup(nn.Module):
             )[:, 0]
             for i in range(0, len(x), CHUNK)
         ]
-        return (
+        out = (
             torch.cat(parts) if parts else torch.empty(0, self.values.shape[1], dtype=torch.float64)
         )
+        _refuse_unfaithful(x, out, self._closed(x), self.values)
+        return out
+
+    def closed_form(self, x) -> torch.Tensor:
+        r"""The construction's output at points ``x`` ``(batch, D)``, float64 torch ``(batch, k)``.
+
+        For the construction's own context (the Voronoi pieces of ``centres``) computed from
+        distances (:func:`soft_lookup`); for another context, the softmax of its pieces
+        :math:`\sigma(\beta (a_i^\top x + b_i))^\top V` computed relative to each point's top
+        piece (:func:`lib.maxaffine.soft_indicator`). :meth:`forward` refuses points where the
+        layer lies further than :data:`ROUNDING_TOL` from it."""
+        return self._closed(_as_points(x, self.linear.B.shape[1] * self.token_dim))
+
+    def _closed(self, x: torch.Tensor) -> torch.Tensor:
+        D = self.centres.shape[1]
+        ctx = self.context.numpy()
+        A, b, V = ctx[:, :D], ctx[:, D], ctx[:, D + 1 :]
+        cs = self.centres if self.reference is None else self.centres - self.reference
+        voronoi = len(cs) == len(A) and all(
+            np.array_equal(u, w) for u, w in zip(voronoi_affine(cs), (A, b), strict=True)
+        )
+        if voronoi:  # the construction's own context: from distances, exact wherever x lies
+            out = soft_lookup(x.numpy(), self.centres, V, self.beta)
+        else:  # another context (e.g. Chapter 6's linear one): the exact softmax of its pieces
+            xs = x.numpy() if self.reference is None else x.numpy() - self.reference
+            out = soft_indicator(xs, A, b, self.beta) @ V
+        return torch.from_numpy(out).reshape(len(x), -1)
 
 
 def cross_attention_approximator(
@@ -741,7 +830,9 @@ def cross_attention_approximator(
         A :class:`CrossLookup`; ``linear, context, attention = ...`` unpacks it.
 
     Centres far from the origin are handled by a reference (module docstring): the query map
-    subtracts it and the context carries the pieces of ``centres - reference``.
+    subtracts it and the context carries the pieces of ``centres - reference``; points whose
+    float64 output still departs from ``closed_form`` by more than :data:`ROUNDING_TOL` of the
+    values' scale are refused.
 
     Raises:
         ValueError: as :func:`attention_approximator`.
@@ -821,16 +912,15 @@ def context_length(
     x = as_float_array("points", points, min_ndim=2)
     dim = positive_int("dim", dim)
     if x.shape[1] != dim:
-        raise ValueError(f"points must have shape (P, {dim}), got {x.shape}")
+        raise ValueError(f"points must have shape (P, dim) = (P, {dim}), got {x.shape}")
     m_max = positive_int("m_max", m_max)
     check_size(
-        f"context_length: the largest grid, {m_max}**{dim} cells",
+        f"context_length: the largest grid, m_max**dim = {m_max}**{dim} cells",
         m_max**dim if dim * m_max.bit_length() <= 64 else math.inf,
         MAX_CELLS,
         "lib.maxaffine.MAX_CELLS",
     )
-    if not callable(f):
-        raise ValueError(f"f must be callable, got {short_repr(f)}")
+    function("f", f)
     kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
     errors = _errors(errors)
     target = as_float_array("f(points)", f(x))
@@ -842,7 +932,8 @@ def context_length(
         sups.append(
             float(
                 np.abs(
-                    soft_lookup(x, c, as_float_array("f(centres)", f(c)), kappa * m * m) - target
+                    soft_lookup(x, c, as_float_array("f(centres)", f(c)), _grid_beta(kappa, m))
+                    - target
                 ).max()
             )
         )
@@ -879,6 +970,19 @@ def _errors(errors) -> np.ndarray:
     return errors
 
 
+def _grid_beta(kappa, m: int) -> float:
+    r""":math:`\beta = \kappa m^2`, checked: ValueError naming ``kappa`` when it is not a positive
+    finite real or the product overflows or underflows float64."""
+    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
+    beta = kappa * m * m
+    if not (math.isfinite(beta) and beta > 0):
+        raise ValueError(
+            f"kappa={kappa!r} gives beta = kappa m^2 = {beta!r} for m={m}: not finite "
+            "and positive in float64"
+        )
+    return beta
+
+
 def _factor_lookup(
     g: Callable, t: np.ndarray, m: int, kappa: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -889,7 +993,7 @@ def _factor_lookup(
     target = as_float_array("g(points)", g(t[:, None]))
     if values.shape != (m,) or target.shape != t.shape:
         raise ValueError(f"g must map (P, 1) points to (P,), got {values.shape} for {m} points")
-    return soft_lookup(t[:, None], c, values, kappa * m * m), target
+    return soft_lookup(t[:, None], c, values, _grid_beta(kappa, m)), target
 
 
 def product_lookup(g: Callable, points, m: int, kappa: float) -> np.ndarray:
@@ -918,8 +1022,7 @@ def product_lookup(g: Callable, points, m: int, kappa: float) -> np.ndarray:
     Source: the book's reconstruction of LHSL's construction (Chapter 5); used by Chapter 6's
     context-length check B6.1.
     """
-    if not callable(g):
-        raise ValueError(f"g must be callable, got {short_repr(g)}")
+    function("g", g)
     x = as_float_array("points", points, min_ndim=2)
     if x.ndim != 2:
         raise ValueError(f"points must have shape (P, D), got {x.shape}")
@@ -960,19 +1063,18 @@ def product_context_length(
     Source: the curse of dimensionality of the book's reconstruction of LHSL's construction
     (the rate is the book's). Chapter 6, check B6.1.
     """
-    if not callable(g):
-        raise ValueError(f"g must be callable, got {short_repr(g)}")
+    function("g", g)
     dim = positive_int("dim", dim)
     m_max = positive_int("m_max", m_max)
     check_size(
-        f"product_context_length: the largest grid, {m_max} cells per axis",
+        f"product_context_length: the largest grid, m_max = {m_max} cells per axis",
         m_max,
         MAX_CELLS,
         "lib.maxaffine.MAX_CELLS",
     )
     resolution = positive_int("resolution", resolution, minimum=2)
     check_size(
-        f"product_context_length: the lattice, {resolution}**{dim} points",
+        f"product_context_length: the lattice, resolution**dim = {resolution}**{dim} points",
         resolution**dim if dim * resolution.bit_length() <= 64 else math.inf,
         MAX_MATRIX_ENTRIES,
         "lib.maxaffine.MAX_MATRIX_ENTRIES",
@@ -1079,17 +1181,14 @@ def lookup_error_row(
     if x.ndim != 2:
         raise ValueError(f"points must have shape (P, D), got {x.shape}")
     c = grid_centres(m, x.shape[1], low, high)
-    if not callable(f):
-        raise ValueError(f"f must be callable, got {short_repr(f)}")
+    function("f", f)
     target = as_float_array("f(points)", f(x)).reshape(len(x), -1)
     values = as_float_array("f(centres)", f(c)).reshape(len(c), -1)
     hard = metrics.error_summary(hard_lookup(x, c, values) - target)
     if kappa is None:
         return LookupErrorRow(m, math.nan, math.nan, hard.sup, hard.l2, hard.sup, hard.l2, math.nan)
-    beta = finite_real("kappa", kappa, minimum=0.0, strict=True) * m**2
+    beta = _grid_beta(kappa, m)
     soft = metrics.error_summary(soft_lookup(x, c, values, beta) - target)
-    xs, cs = translate(x, c, far_reference(c))
-    A, b = voronoi_affine(cs)
     return LookupErrorRow(
         m,
         float(kappa),
@@ -1098,5 +1197,19 @@ def lookup_error_row(
         soft.l2,
         hard.sup,
         hard.l2,
-        float(indicator_error(xs, A, b, beta).mean()),
+        float(_voronoi_indicator_error(x, c, beta).mean()),
     )
+
+
+def _voronoi_indicator_error(x: np.ndarray, c: np.ndarray, beta: float) -> np.ndarray:
+    """:func:`lib.maxaffine.indicator_error` of the Voronoi pieces of ``c``, from squared distances
+    (``lib._geometry.sq_distances``): no cancellation wherever points and centres lie."""
+
+    def err(p):
+        rel = sq_distances(p, c)
+        top = rel.argmin(dim=1, keepdim=True)
+        rel = -beta * (rel - rel.gather(1, top))
+        rel.scatter_(1, top, -math.inf)
+        return (2 * torch.sigmoid(torch.logsumexp(rel, dim=1))).numpy()
+
+    return chunked(x, err, c.shape[0])

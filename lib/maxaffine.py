@@ -21,9 +21,11 @@ LHSL's (quoted from summaries of the paper; see the Sources and certainty page);
 bound and the grid margins are the book's.
 
 Conventions: points are rows ``(..., D)`` of float64; ``A`` is ``(N, D)`` (row ``i`` is
-:math:`a_i`), ``b`` is ``(N,)``. Scores far from the origin are computed relative to a reference
-(beyond ``FAR_FACTOR`` times their spread from the origin), so that float64 cancellation cannot
-pick the wrong cell; inputs near the origin are scored exactly as written. Evaluations run in
+:math:`a_i`), ``b`` is ``(N,)``. The functions that need only differences of scores (the cell,
+the margin, the soft indicator and its error) score each point relative to its own top piece, so
+float64 cancellation cannot pick the wrong cell wherever points and pieces lie (also when one
+piece lies far from the others); :func:`affine_scores` and :func:`max_affine` return the scores
+themselves, as written. Evaluations run in
 chunks of at most ``CHUNK`` points and ``MAX_MATRIX_ENTRIES`` scores (both re-exported here).
 """
 
@@ -45,7 +47,7 @@ from ._geometry import (
     chunked,
     grid_step,
     midpoints,
-    relative_pieces,
+    scores_from_top,
 )
 from ._validate import as_float_array, check_size, positive_int, short_repr
 
@@ -109,9 +111,10 @@ def max_affine(x, A, b) -> np.ndarray:
 def cell_index(x, A, b) -> np.ndarray:
     r"""The cell :math:`i_x = \arg\max_i (a_i^\top x + b_i)` of each point, int64 ``(...,)``.
 
-    Ties (boundaries, a set of measure zero) go to the lowest index. Far from the origin the
-    scores are taken relative to the pieces' midpoint (module docstring), so the cell is that of
-    the pieces as given, not of their rounded scores.
+    Ties (boundaries, a set of measure zero) go to the lowest index. Each point is scored
+    relative to its own top piece, with the pieces' differences formed first
+    (``lib._geometry.scores_from_top``), so the cell is that of the pieces as given, wherever
+    the points and the pieces lie, not that of their cancelled float64 scores.
 
     Raises:
         ValueError: as :func:`affine_scores`.
@@ -120,13 +123,12 @@ def cell_index(x, A, b) -> np.ndarray:
     """
     A, b = check_affine(A, b)
     x = check_points(x, A.shape[1])
-    A, b = relative_pieces(x, A, b)
 
     def best(p):
-        y = p @ A.T + b
-        if not np.isfinite(y).all():
+        r, k = scores_from_top(p, A, b)
+        if not np.isfinite(r).all():
             raise ValueError("the affine scores overflow float64; rescale x or the affine pieces")
-        return y.argmax(axis=1)
+        return k
 
     return chunked(x, best, A.shape[0]).astype(np.int64)
 
@@ -161,7 +163,8 @@ def margin(x, A, b) -> np.ndarray:
     r"""The top-two gap :math:`\Delta(x) = y_{(1)}(x) - y_{(2)}(x) \ge 0`, float64 ``(...,)``.
 
     ``inf`` when there is a single cell (no competitor); 0 on a boundary. A difference of
-    scores: far from the origin it is computed relative to the pieces' midpoint.
+    scores, computed relative to each point's top piece (:func:`cell_index`): no cancellation
+    wherever the points and pieces lie.
 
     Raises:
         ValueError: as :func:`affine_scores`.
@@ -173,11 +176,11 @@ def margin(x, A, b) -> np.ndarray:
     x = check_points(x, A.shape[1])
     if A.shape[0] == 1:
         return np.full(x.shape[:-1], np.inf)
-    A, b = relative_pieces(x, A, b)
 
     def gap(p):
-        top2 = np.partition(p @ A.T + b, -2, axis=1)[:, -2:]
-        return top2[:, 1] - top2[:, 0]
+        r, k = scores_from_top(p, A, b)
+        r[np.arange(len(p)), k] = -np.inf
+        return -r.max(axis=1)
 
     return chunked(x, gap, A.shape[0])
 
@@ -189,8 +192,8 @@ def soft_indicator(x, A, b, beta: float) -> np.ndarray:
         x: points ``(..., D)``; A, b: the max-affine pieces.
         beta: inverse temperature (> 0), multiplying the affine scores.
 
-    Far from the origin the scores are taken relative to the pieces' midpoint (softmax is
-    unchanged by a per-point constant).
+    The scores are taken relative to each point's top piece (:func:`cell_index`; softmax is
+    unchanged by a per-point constant): no cancellation wherever the points and pieces lie.
 
     Raises:
         ValueError: as :func:`affine_scores`, or for a non-positive or non-finite ``beta``.
@@ -201,9 +204,10 @@ def soft_indicator(x, A, b, beta: float) -> np.ndarray:
     beta = check_beta(beta)
     A, b = check_affine(A, b)
     x = check_points(x, A.shape[1])
-    A, b = relative_pieces(x, A, b)
     return chunked(
-        x, lambda p: torch.softmax(beta * torch.from_numpy(p @ A.T + b), dim=-1).numpy(), A.shape[0]
+        x,
+        lambda p: torch.softmax(beta * torch.from_numpy(scores_from_top(p, A, b)[0]), -1).numpy(),
+        A.shape[0],
     )
 
 
@@ -223,13 +227,11 @@ def indicator_error(x, A, b, beta: float) -> np.ndarray:
     beta = check_beta(beta)
     A, b = check_affine(A, b)
     x = check_points(x, A.shape[1])
-    A, b = relative_pieces(x, A, b)
 
     def err(p):
-        y = torch.from_numpy(p @ A.T + b)
-        top = y.argmax(dim=1, keepdim=True)
-        rel = beta * (y - y.gather(1, top))
-        rel.scatter_(1, top, -math.inf)
+        r, k = scores_from_top(p, A, b)
+        rel = beta * torch.from_numpy(r)
+        rel[torch.arange(len(p)), torch.from_numpy(k)] = -math.inf
         return (2 * torch.sigmoid(torch.logsumexp(rel, dim=1))).numpy()
 
     return chunked(x, err, A.shape[0])
@@ -270,7 +272,15 @@ def voronoi_affine(centres) -> tuple[np.ndarray, np.ndarray]:
     :math:`b_i = -\|c_i\|^2`.
 
     Since :math:`a_i^\top x + b_i = \|x\|^2 - \|x - c_i\|^2`, the arg-max cell is the nearest
-    centre.
+    centre. The pieces are float64 numbers: :math:`a_i = 2c_i` exactly, :math:`b_i` within
+    :math:`\gamma_D \|c_i\|^2` (``D`` rounded squares summed; :math:`\gamma_D = Du/(1 - Du)`,
+    :math:`u = 2^{-53}`). So :func:`cell_index` of these pieces is the nearest centre :math:`c_i`
+    of every point :math:`x` with :math:`\|x - c_j\|^2 - \|x - c_i\|^2 > \gamma_D(\|c_i\|^2 +
+    \|c_j\|^2)` plus :func:`cell_index`'s own rounding for every rival :math:`j`: everywhere but a
+    band of about :math:`10^{-16} \|c\|^2 / \|c_i - c_j\|` around each boundary. Near the origin
+    that band is invisible; for centres far from the origin compared with their spacing it is
+    not (the rounded :math:`b_i` no longer tell neighbours apart): translate centres and points by
+    a nearby point first, or use :func:`lib.lookup.hard_lookup`, which works from distances.
 
     Args:
         centres: ``(N, D)`` real, finite, ``N >= 1``.
@@ -375,7 +385,8 @@ def grid_margin(x, m: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
         out = h * (h * np.minimum(up, down).min(axis=-1))  # the factor is in [0, 2]: finite
     if not np.isfinite(out).all():  # inf here would read as "no rival", which m > 1 excludes
         raise ValueError(
-            f"the margin (of order h^2) overflows float64 for the cell width h = {h:.3g}; "
+            f"the margin (of order h^2) overflows float64 for the cell width h = (high - low) / m "
+            f"= {h:.3g}; "
             "rescale the box"
         )
     return out

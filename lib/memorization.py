@@ -295,7 +295,12 @@ def interpolation_mp(z, y, dps: int = 50) -> dict:
     from .exact import MAX_DPS, MAX_MP_TERMS, to_mpf
 
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
-    if not isinstance(z, list | tuple | np.ndarray | torch.Tensor) or len(z) == 0:
+    if (
+        not isinstance(z, list | tuple | np.ndarray | torch.Tensor)
+        or (isinstance(z, np.ndarray | torch.Tensor) and z.ndim != 1)
+        or len(z) == 0
+        or not all(np.ndim(v) == 0 for v in z)
+    ):
         raise ValueError(f"z must be a non-empty sequence of scalar ids, got {short_repr(z)}")
     Y = as_float_array("y", y)
     Y = Y[:, None] if Y.ndim == 1 else Y
@@ -807,6 +812,11 @@ def interpolation_price(spacings, labels, base: float = 1.0) -> pd.DataFrame:
     rows = []
     for g in spacings:
         z = base + g * np.arange(len(labels))
+        if not (np.isfinite(z).all() and (np.diff(z) > 0).all()):
+            raise ValueError(
+                f"the ids base + spacing * k are not distinct finite float64 numbers for "
+                f"base={base!r} and spacing={g!r}; move base nearer 0 or widen the spacing"
+            )
         f64 = interpolating_ffn(z, labels)
         rows.append(
             {
@@ -852,7 +862,10 @@ def float64_memorization(X, Y, gamma: float) -> Float64Memorization:
         raise ValueError(f"Y must have shape {X.shape[:2]}, got {Y.shape}")
     layer = contextual.RankOneAttention(contextual.vocabulary(X), X.shape[1], w=[1.0], gamma=gamma)
     with torch.no_grad():
-        ids = layer(torch.as_tensor(X))
+        try:
+            ids = layer(torch.as_tensor(X))
+        except ValueError as e:  # the layer's scores, gamma times products of tokens, overflow
+            raise ValueError(f"gamma={gamma!r} is too large for these tokens: {e}") from None
     z_all, y_all = ids.numpy().reshape(-1), Y.reshape(-1)
     # tokens of permuted sequences share their id by equivariance: one id per equivalence key
     keep = _first_of_each_key(X, y_all[:, None])

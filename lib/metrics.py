@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import as_float_array, check_size, finite_real, positive_int
+from ._validate import as_float_array, check_size, finite_real, function, positive_int
 
 __all__ = [
     "MAX_SAMPLE_ENTRIES",
@@ -53,7 +53,8 @@ def uniform_sampler(n: int, d: int, low: float = 0.0, high: float = 1.0) -> Call
     def sample(rng: np.random.Generator, k: int) -> np.ndarray:
         k = positive_int("k", k)
         check_size(
-            f"a sample of {k:,} sequences of {n} tokens in dimension {d}: the number of entries",
+            f"a sample of k={k:,} sequences of n={n} tokens in dimension d={d} (the sampler's k "
+            "is lp_error's and sup_error's n_samples): the number of entries",
             k * n * d,
             MAX_SAMPLE_ENTRIES,
             "lib.metrics.MAX_SAMPLE_ENTRIES",
@@ -64,6 +65,19 @@ def uniform_sampler(n: int, d: int, low: float = 0.0, high: float = 1.0) -> Call
 
 
 def outputs(f: Callable, X: np.ndarray, name: str = "f") -> np.ndarray:
+    """``f(X)`` checked: a finite real ``(batch, n, d_out)`` array for sequences ``X``
+    ``(batch, n, d)``.
+
+    Raises:
+        ValueError: naming ``name`` for a non-callable ``f``, or an output of the wrong shape or
+            kind or not finite; naming ``X`` for sequences that are not a 3-D real array.
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a string, got {type(name).__name__}")
+    function(name, f)
+    X = as_float_array("X", X, min_ndim=3)
+    if X.ndim != 3:
+        raise ValueError(f"X must be sequences (batch, n, d), got shape {X.shape}")
     out = as_float_array(f"{name}(X)", f(X), min_ndim=0, finite=False)
     if out.ndim != 3 or out.shape[:2] != X.shape[:2]:
         raise ValueError(
@@ -75,6 +89,7 @@ def outputs(f: Callable, X: np.ndarray, name: str = "f") -> np.ndarray:
 
 
 def _errors(f: Callable, g: Callable, sampler: Callable, n_samples: int, seed: int) -> np.ndarray:
+    function("f", f), function("g", g), function("sampler", sampler)
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
     X = sampler(rng, positive_int("n_samples", n_samples))
     X = as_float_array("sampler output", X, min_ndim=3)

@@ -312,7 +312,7 @@ def test_lookup_output_stays_within_the_table_range_in_floating_point():
 @pytest.mark.parametrize(
     "tau, match",
     [
-        (0.25, "tau must be below the cell width h = 0.25, got 0.25"),
+        (0.25, "tau must be below the cell width h = (high - low) / m = 0.25, got tau=0.25"),
         (0.3, "tau must be below the cell width"),
         (float("nan"), "tau must be finite, got nan"),
         (-0.01, "tau must be > 0.0, got -0.01"),

@@ -201,9 +201,9 @@ def test_theorem2_delta_refuses_impossible_constants():
     # two different tokens of norm <= r_max are at most 2 r_max apart: eps <= 2 r_max
     d = contextual.theorem2_delta(3, 5, 1, 1.0, 2.0, 4.0)  # eps = 2 r_max: tokens -2 and 2
     assert d.r == 2.0 + 4.0 / 4
-    with pytest.raises(ValueError, match=r"eps must be <= 4.0, got 4.5"):
+    with pytest.raises(ValueError, match=r"eps must be <= 2 r_max, got eps=4.5, r_max=2.0"):
         contextual.theorem2_delta(3, 5, 1, 1.0, 2.0, 4.5)
-    with pytest.raises(ValueError, match="r_max must be >= 1.0"):
+    with pytest.raises(ValueError, match="r_max must be >= r_min, got r_min=1.0, r_max=0.5"):
         contextual.theorem2_delta(3, 5, 1, 1.0, 0.5, 0.1)
     for bad in (True, None, 1j, float("nan")):
         with pytest.raises(ValueError, match="eps must be"):

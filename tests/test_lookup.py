@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from oracles import mp_soft
 
 from lib import lookup as L
 from lib import maxaffine as M
@@ -170,46 +171,6 @@ def test_f_returning_a_bfloat16_tensor_is_accepted():
 OFFSETS = [1e6, 1e7, 3e7, 1e8]
 
 
-def mp_scores(x, A, b, dps=80):
-    """Exact affine scores of float64 points and pieces (mpmath, independent of lib)."""
-    import mpmath
-
-    with mpmath.workdps(dps):
-        return [
-            [
-                mpmath.fsum(
-                    mpmath.mpf(float(a)) * mpmath.mpf(float(p))
-                    for a, p in zip(row, pt, strict=True)
-                )
-                + mpmath.mpf(float(bi))
-                for row, bi in zip(A, b, strict=True)
-            ]
-            for pt in x
-        ]
-
-
-def mp_soft(x, c, v, beta, dps=80):
-    """Softmax-weighted values with exact squared distances (mpmath)."""
-    import mpmath
-
-    with mpmath.workdps(dps):
-        out = []
-        for pt in x:
-            d2 = [
-                mpmath.fsum(
-                    (mpmath.mpf(float(p)) - mpmath.mpf(float(q))) ** 2
-                    for p, q in zip(pt, ci, strict=True)
-                )
-                for ci in c
-            ]
-            top = min(d2)
-            w = [mpmath.exp(-beta * (d - top)) for d in d2]
-            out.append(
-                float(mpmath.fsum(wi * vi for wi, vi in zip(w, v, strict=True)) / mpmath.fsum(w))
-            )
-        return np.array(out)
-
-
 @pytest.mark.parametrize("o", OFFSETS)
 def test_far_soft_lookup_and_kernel_regression_against_mpmath(o):
     c = np.array([[o + 0.1], [o + 0.2]])
@@ -339,7 +300,7 @@ def test_cross_lookup_checks_its_parts():
 def test_context_length_checks_its_largest_grid_first():
     x = np.linspace(0, 1, 11)[:, None]
     with pytest.raises(
-        ValueError, match=r"largest grid, 1000000000000000000\*\*1 cells .*MAX_CELLS"
+        ValueError, match=r"largest grid, m_max\*\*dim = 1000000000000000000\*\*1 cells .*MAX_CELLS"
     ):
         L.context_length(lambda p: p[:, 0], 1, [0.1], 10.0, x, m_max=10**18)
     with pytest.raises(
@@ -391,7 +352,9 @@ def test_product_context_length_is_context_length_on_the_lattice():
 
 
 def test_product_context_length_validates():
-    with pytest.raises(ValueError, match=r"lattice, 1001\*\*3 points .*MAX_MATRIX_ENTRIES"):
+    with pytest.raises(
+        ValueError, match=r"lattice, resolution\*\*dim = 1001\*\*3 points .*MAX_MATRIX"
+    ):
         L.product_context_length(sine, 3, [0.1], 10.0, m_max=2, resolution=1001)
     with pytest.raises(ValueError, match="MAX_CELLS"):
         L.product_context_length(sine, 1, [0.1], 10.0, m_max=2**21)
@@ -419,3 +382,91 @@ def test_rate_points_are_one_fixed_sample_per_mode():
         np.testing.assert_array_equal(pts, L.rate_points(mode))
     with pytest.raises(ValueError, match="mode must be one of"):
         L.rate_points("paper")
+
+
+# --- one centre elsewhere: no shared reference can fix it, the per-point computations do ------
+
+OUTLIER_C = np.array([[1e8 + 0.025], [1e8 + 0.075], [0.0]])
+OUTLIER_X = np.array([[1e8 + 0.035], [1e8 + 0.07], [0.3], [5e7 + 1.0]])
+
+
+def test_nearest_centre_with_one_centre_far_from_the_others():
+    # distances from the float64 inputs, exactly: 0.01 and 0.04 to the first two centres
+    nearest = [
+        int(np.argmin([abs(float(p[0]) - float(c[0])) for c in OUTLIER_C])) for p in OUTLIER_X
+    ]
+    assert nearest == [0, 1, 2, 0]
+    np.testing.assert_array_equal(L.hard_lookup(OUTLIER_X, OUTLIER_C, [0, 1, 2]), nearest)
+
+
+def test_soft_lookup_and_kernel_regression_with_one_centre_far_from_the_others():
+    v = [0.0, 1.0, 2.0]
+    want = mp_soft(OUTLIER_X, OUTLIER_C, v, 100.0)
+    assert want[0] == pytest.approx(1 / (1 + math.exp(100 * (0.04**2 - 0.01**2))), rel=1e-6)
+    np.testing.assert_allclose(L.soft_lookup(OUTLIER_X, OUTLIER_C, v, 100.0), want, atol=1e-9)
+    # 31 centres near 1e6 and one at -1e6 (the kernel-regression form)
+    rng = np.random.default_rng(3)
+    c = np.vstack([1e6 + rng.uniform(size=(31, 1)), [[-1e6]]])
+    vals = rng.normal(size=32)
+    x = 1e6 + rng.uniform(size=(50, 1))
+    np.testing.assert_allclose(
+        L.nadaraya_watson(x, c, vals, 0.05), mp_soft(x, c, vals, 1 / (2 * 0.05**2)), atol=1e-9
+    )
+
+
+def test_layers_with_one_centre_far_from_the_others_refuse_or_agree():
+    v = np.array([0.0, 1.0, 2.0])
+
+    def f(p):
+        return v[np.argmin(np.abs(p - OUTLIER_C[:, 0]), axis=1)]
+
+    for build in (L.attention_approximator, L.cross_attention_approximator):
+        layer = build(f, OUTLIER_C, 100.0)
+        # near the centre at 0 the layer's float64 scores resolve the cells: the right value
+        np.testing.assert_allclose(
+            layer(np.array([[0.3]])).numpy()[:, 0],
+            mp_soft([[0.3]], OUTLIER_C, v, 100.0),
+            atol=1e-12,
+        )
+        # near 1e8 they cannot (scores ~1e18, differences ~0.15): a refusal naming the point,
+        # never the 1.0 of a wrong cell
+        with pytest.raises(ValueError, match=r"x\[0\] = .*closed form"):
+            layer(OUTLIER_X[:1])
+        np.testing.assert_allclose(
+            layer.closed_form(OUTLIER_X).numpy()[:, 0],
+            mp_soft(OUTLIER_X, OUTLIER_C, v, 100.0),
+            atol=1e-9,
+        )
+
+
+def test_closed_form_of_the_seq2seq_layer_equals_the_layer():
+    # the block formula (e^M u_j + sum_{j' != j} u_j') / (e^M + P - 1) against the literal layer,
+    # with and without the position bonus
+    c = M.grid_centres(4, 2)
+    x = np.random.default_rng(5).uniform(size=(100, 2))
+
+    def f(p):
+        return np.stack([target(p), p[:, 0], p[:, 1] ** 2], 1)
+
+    for bonus in (0.0, 2.0, 50.0):
+        layer = L.seq2seq_approximator(f, c, 40.0, 3, bonus)
+        np.testing.assert_allclose(layer(x).numpy(), layer.closed_form(x).numpy(), atol=1e-12)
+    # bonus 0: every position returns the mean of the three (C17's failure case)
+    flat = L.seq2seq_approximator(f, c, 40.0, 3, 0.0).closed_form(x).numpy()
+    np.testing.assert_allclose(flat[:, 0], flat[:, 2], atol=1e-15)
+
+
+def test_cross_lookup_with_another_context_is_checked_against_that_context():
+    # Chapter 6's linear context (offsets 0): the closed form is the softmax of its own pieces,
+    # computed independently here from the plain scores (near the origin, no cancellation)
+    c = M.grid_centres(3, 2)
+    cross = L.cross_attention_approximator(target, c, 40.0)
+    v = np.arange(9.0)
+    ctx = torch.from_numpy(L.context_tokens(c, v, biases=np.zeros(9)))
+    layer = L.CrossLookup(
+        cross.linear, ctx, cross.attention, token_dim=2, beta=40.0, centres=c, values=v[:, None]
+    )
+    x = np.random.default_rng(6).uniform(size=(50, 2))
+    want = torch.softmax(40.0 * torch.from_numpy(x @ (2 * c).T), dim=-1).numpy() @ v
+    np.testing.assert_allclose(layer.closed_form(x).numpy()[:, 0], want, atol=1e-12)
+    np.testing.assert_allclose(layer(x).numpy()[:, 0], want, atol=1e-12)

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from oracles import mp_scores
 
 from lib import lookup as L
 from lib import maxaffine as M
@@ -196,10 +197,18 @@ def pd_rank(a):
     return pd.Series(a).rank().to_numpy()
 
 
+def test_scores_relative_to_the_top_piece_do_not_overflow_where_the_answer_is_finite():
+    # beta * scores overflows (9e308), beta * (differences from the top piece) gives -inf and 0:
+    # the weights are exactly (0, 1), the indicator error exactly 0
+    np.testing.assert_array_equal(
+        M.soft_indicator([[3.0, 9.0]], np.eye(2), [0.0, 0.0], 1e308), [[0, 1]]
+    )
+    assert M.indicator_error([[3.0, 9.0]], np.eye(2), [0.0, 0.0], 1e308)[0] == 0.0
+
+
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: M.soft_indicator([[3.0, 9.0]], np.eye(2), [0.0, 0.0], 1e308), "overflow"),
         (lambda: M.cell_index([[1e300]], [[1e300], [1.0]], [0.0, 0.0]), "overflow"),
         (
             lambda: L.nadaraya_watson([[0.5, 0.5]], M.grid_centres(2, 2), np.ones(4), 1e-200),
@@ -261,46 +270,6 @@ def test_more_extreme_input():
 OFFSETS = [1e6, 1e7, 3e7, 1e8]
 
 
-def mp_scores(x, A, b, dps=80):
-    """Exact affine scores of float64 points and pieces (mpmath, independent of lib)."""
-    import mpmath
-
-    with mpmath.workdps(dps):
-        return [
-            [
-                mpmath.fsum(
-                    mpmath.mpf(float(a)) * mpmath.mpf(float(p))
-                    for a, p in zip(row, pt, strict=True)
-                )
-                + mpmath.mpf(float(bi))
-                for row, bi in zip(A, b, strict=True)
-            ]
-            for pt in x
-        ]
-
-
-def mp_soft(x, c, v, beta, dps=80):
-    """Softmax-weighted values with exact squared distances (mpmath)."""
-    import mpmath
-
-    with mpmath.workdps(dps):
-        out = []
-        for pt in x:
-            d2 = [
-                mpmath.fsum(
-                    (mpmath.mpf(float(p)) - mpmath.mpf(float(q))) ** 2
-                    for p, q in zip(pt, ci, strict=True)
-                )
-                for ci in c
-            ]
-            top = min(d2)
-            w = [mpmath.exp(-beta * (d - top)) for d in d2]
-            out.append(
-                float(mpmath.fsum(wi * vi for wi, vi in zip(w, v, strict=True)) / mpmath.fsum(w))
-            )
-        return np.array(out)
-
-
 @pytest.mark.parametrize("o", OFFSETS)
 def test_far_centres_pick_the_nearest_cell(o):
     c = np.array([[o + 0.025], [o + 0.075]])
@@ -344,9 +313,13 @@ def test_far_pieces_margin_and_indicator_against_mpmath(o):
                 for row, t, si in zip(exact, top2, s, strict=True)
             ]
         )
-    scale = (
-        8 * np.finfo(float).eps * 2e6 * (o / 1e7)
-    )  # rounding of the translated scores (~|x||A - a_ref|)
+    # the documented rounding of scores relative to the top piece k: gamma_{D+3} (|a_i - a_k|^T |x|
+    # + |b_i - b_k|) per score (D + 1 products and sums, and the differences of the pieces)
+    D, u = A.shape[1], 2.0**-53
+    gamma = (D + 3) * u / (1 - (D + 3) * u)
+    top = np.array([max(range(len(row)), key=row.__getitem__) for row in exact])
+    terms = np.abs(A[None] - A[top][:, None]) @ np.ones(D) * np.abs(x).max(1)[:, None]
+    scale = 2 * gamma * (terms + np.abs(b[None] - b[top][:, None])).max()  # two scores per margin
     np.testing.assert_array_equal(
         M.cell_index(x, A, b), [max(range(len(row)), key=row.__getitem__) for row in exact]
     )
@@ -355,18 +328,26 @@ def test_far_pieces_margin_and_indicator_against_mpmath(o):
     np.testing.assert_allclose(M.soft_indicator(x, A, b, beta), soft, rtol=0, atol=beta * scale * 4)
 
 
-def test_scores_near_the_origin_are_computed_as_written():
-    # no reference for the book's grids: the scores are x @ A.T + b bit for bit
+def test_scores_near_the_origin_agree_with_the_plain_formula_to_rounding():
+    # relative to each point's top piece the scores are those of x @ A.T + b up to a per-point
+    # constant: near the origin the two agree to a few ulp of the scores (|scores| <= 3 here)
     rng = np.random.default_rng(10)
     for m in (2, 4, 16):
         c = M.grid_centres(m, 2)
         A, b = M.voronoi_affine(c)
         x = rng.uniform(size=(300, 2))
-        np.testing.assert_array_equal(
+        plain = x @ A.T + b
+        np.testing.assert_allclose(
             M.soft_indicator(x, A, b, 30.0),
-            torch.softmax(30.0 * torch.from_numpy(x @ A.T + b), dim=-1).numpy(),
+            torch.softmax(30.0 * torch.from_numpy(plain), dim=-1).numpy(),
+            rtol=0,
+            atol=30.0 * 3 * 8 * 2.0**-53,
         )
-        np.testing.assert_array_equal(M.cell_index(x, A, b), (x @ A.T + b).argmax(1))
+        np.testing.assert_array_equal(M.cell_index(x, A, b), plain.argmax(1))
+        top2 = np.sort(plain, axis=1)[:, -2:]
+        np.testing.assert_allclose(
+            M.margin(x, A, b), top2[:, 1] - top2[:, 0], rtol=0, atol=3 * 8 * 2.0**-53
+        )
 
 
 # --- validation and sizes -----------------------------------------------------------------------
@@ -410,3 +391,50 @@ def test_affine_scores_hand_computed():
 
 def sine(p):
     return np.prod(np.sin(np.pi * p), axis=1)
+
+
+def test_pieces_with_one_far_from_the_others_against_mpmath():
+    # two pieces with slopes ~2e8 and offsets ~-1e16 (Voronoi-like, of centres near 1e8) and one
+    # elsewhere (slope and offset 0): scores ~1e16 at x ~ 1e8 whose top two differ by ~1e-3 to 1e1;
+    # the pieces' midpoint is no help (their box is as wide as it is far)
+    A = np.array([[2e8 + 0.05], [2e8 + 0.15], [0.0]])
+    b = np.array([-1e16 - 5e6, -1e16 - 1.5e7, 0.0])
+    x = np.array([[1e8 + 0.035], [1e8 + 0.07], [1e8 + 0.2], [0.3], [1e8 - 0.4]])
+    exact = mp_scores(x, A, b)
+    top = [max(range(3), key=row.__getitem__) for row in exact]
+    np.testing.assert_array_equal(M.cell_index(x, A, b), top)
+    want = [float(sorted(row)[-1] - sorted(row)[-2]) for row in exact]
+    # rounding of scores relative to the top piece k: gamma_{D+3} (|a_j - a_k| |x| + |b_j - b_k|)
+    # for the runner-up j (every other piece scores lower by far more than its own rounding)
+    second = [sorted(range(3), key=row.__getitem__)[-2] for row in exact]
+    tol = np.array(
+        [
+            2 * 4 * 2.0**-53 * (abs(A[j, 0] - A[k, 0]) * abs(p[0]) + abs(b[j] - b[k]))
+            for p, j, k in zip(x, second, top, strict=True)
+        ]
+    )
+    np.testing.assert_array_less(np.abs(M.margin(x, A, b) - want), tol)
+
+
+def test_voronoi_pieces_pick_the_nearest_centre_outside_their_rounding_band():
+    # the docstring's promise: nearest centre wherever |x - c_j|^2 - |x - c_i|^2 exceeds
+    # gamma_D (|c_i|^2 + |c_j|^2) plus cell_index's own rounding, for every rival j
+    rng = np.random.default_rng(8)
+    u = 2.0**-53
+    for offset in (0.0, 1e3, 1e6):
+        c = offset + rng.uniform(size=(12, 2))
+        x = offset + rng.uniform(size=(400, 2))
+        A, b = M.voronoi_affine(c)
+        d2 = ((x[:, None, :] - c[None]) ** 2).sum(-1)  # exact enough: differences first
+        near = d2.argmin(1)
+        norms = (c**2).sum(1)
+        gamma2 = 2 * u / (1 - 2 * u)
+        band = gamma2 * (norms[near][:, None] + norms[None]) + 2 * 5 * u * (
+            np.abs(A[None] - A[near][:, None]).sum(-1) * np.abs(x).max(1)[:, None]
+            + np.abs(b[None] - b[near][:, None])
+        )
+        gap = d2 - d2[np.arange(len(x)), near][:, None]
+        gap[np.arange(len(x)), near] = np.inf
+        clear = (gap > band).all(1)
+        assert clear.mean() > 0.5  # the promise covers most points at every offset here
+        np.testing.assert_array_equal(M.cell_index(x[clear], A, b), near[clear])

@@ -87,51 +87,6 @@ def test_noise_datasets_follow_book_cifar10(monkeypatch, tmp_path):
         noise.noise_datasets()
 
 
-# --- scores far from the origin: against mpmath on the same float64 inputs ----------------------
-
-OFFSETS = [1e6, 1e7, 3e7, 1e8]
-
-
-def mp_scores(x, A, b, dps=80):
-    """Exact affine scores of float64 points and pieces (mpmath, independent of lib)."""
-    import mpmath
-
-    with mpmath.workdps(dps):
-        return [
-            [
-                mpmath.fsum(
-                    mpmath.mpf(float(a)) * mpmath.mpf(float(p))
-                    for a, p in zip(row, pt, strict=True)
-                )
-                + mpmath.mpf(float(bi))
-                for row, bi in zip(A, b, strict=True)
-            ]
-            for pt in x
-        ]
-
-
-def mp_soft(x, c, v, beta, dps=80):
-    """Softmax-weighted values with exact squared distances (mpmath)."""
-    import mpmath
-
-    with mpmath.workdps(dps):
-        out = []
-        for pt in x:
-            d2 = [
-                mpmath.fsum(
-                    (mpmath.mpf(float(p)) - mpmath.mpf(float(q))) ** 2
-                    for p, q in zip(pt, ci, strict=True)
-                )
-                for ci in c
-            ]
-            top = min(d2)
-            w = [mpmath.exp(-beta * (d - top)) for d in d2]
-            out.append(
-                float(mpmath.fsum(wi * vi for wi, vi in zip(w, v, strict=True)) / mpmath.fsum(w))
-            )
-        return np.array(out)
-
-
 # --- validation and sizes -----------------------------------------------------------------------
 
 

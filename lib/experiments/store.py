@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .._validate import json_value, short_repr
+from .._validate import function, json_value, short_repr
 
 __all__ = [
     "RESULTS",
@@ -295,8 +295,7 @@ def load_or_run(
         ValueError: for bad names, version or settings, an unreadable file, a ``compute`` that is
             not callable or that returns something other than a dict of JSON values.
     """
-    if not callable(compute):
-        raise ValueError(f"compute must be callable, got {short_repr(compute)}")
+    function("compute", compute)
     key = result_key(experiment, version, settings)
     path = result_path(experiment, run, root)
     if path.exists():

@@ -1,0 +1,654 @@
+"""The bad-input table of lib's public maths functions (used by tests/test_bad_input.py).
+
+For every public function and class of the maths modules, one valid call (``BASELINES``); each
+argument in turn is replaced by values of the wrong kind, out of range or not finite
+(``bad_values``), and each call is classified (``classify``):
+
+* ``right``: it returned the same result as the valid call, for a value that means the same
+  (an int for a float, a list or a tensor for an array, a numpy scalar);
+* ``accepted``: it returned a finite result for a different value that the function documents
+  as valid (listed, for review);
+* ``refused``: a ValueError whose message names the argument;
+* anything else is a defect: a ValueError that does not name the argument, any other exception
+  (a TypeError or MemoryError from inside numpy or torch), a result holding NaN, or a call that
+  takes more than a second.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import signal
+import time
+from collections.abc import Callable
+
+import mpmath
+import numpy as np
+import pandas as pd
+import torch
+
+from lib import (
+    approximation,
+    boltzmann,
+    contextual,
+    exact,
+    layers,
+    lookup,
+    maxaffine,
+    memorization,
+    metrics,
+    models,
+    targets,
+)
+
+#: The maths modules whose public functions and classes the table covers.
+MODULES = (approximation, boltzmann, contextual, exact, layers, lookup, maxaffine,
+           memorization, metrics, models, targets)  # fmt: skip
+
+NAN, INF = math.nan, math.inf
+SECONDS = 1.0
+
+
+def _grid(m: int = 3) -> np.ndarray:
+    return maxaffine.grid_centres(m, 2)
+
+
+def _vocab() -> np.ndarray:
+    return np.array([[0.0, 1.0], [1.0, 0.5], [2.0, 2.5]])
+
+
+def _wave(p):
+    return targets.wave(np.asarray(p))
+
+
+def _layer() -> layers.SelfAttention:
+    return layers.SelfAttention(2, head_dim=1, seed=1)
+
+
+def _memorizer():
+    X = np.array([[[0.0, 1.0], [1.0, 0.5]], [[1.0, 0.5], [2.0, 2.5]]])
+    return memorization.memorizing_transformer(X, np.array([[1.0, 0.0], [0.0, 1.0]]), dps=40)
+
+
+def _first(x, *_):
+    return np.asarray(x, dtype=float)[..., 0]
+
+
+# name -> (callable, args as a dict of keyword values; positional-only order is the dict's)
+def baselines() -> dict[str, tuple[Callable, dict]]:
+    a = [1.0, 2.0, 3.0]
+    X2 = np.array([[[0.0, 1.0], [1.0, 0.5]], [[1.0, 0.5], [2.0, 2.5]]])
+    rank_one = contextual.RankOneAttention(_vocab(), 2)
+    pair = np.array([[[0.0, 1.0], [1.0, 0.5]], [[1.0, 0.5], [0.0, 1.0]]])
+    return {
+        "boltzmann.boltz": (boltzmann.boltz, dict(a=a, beta=1.0, dim=-1)),
+        "boltzmann.boltz_bounds": (boltzmann.boltz_bounds, dict(a=a, dim=-1)),
+        "boltzmann.dboltz_dbeta": (boltzmann.dboltz_dbeta, dict(a=a, beta=1.0, dim=-1)),
+        "boltzmann.linf_lipschitz": (
+            boltzmann.linf_lipschitz,
+            dict(op=boltzmann.boltz, a=torch.tensor([a, [0.0, 1.0, 5.0]], dtype=torch.float64)),
+        ),
+        "boltzmann.expansion_ratio": (
+            boltzmann.expansion_ratio,
+            dict(
+                op=boltzmann.boltz,
+                a=torch.tensor([a], dtype=torch.float64),
+                b=torch.tensor([[1.0, 2.0, 3.5]], dtype=torch.float64),
+            ),
+        ),
+        "boltzmann.soft_max_lse": (boltzmann.soft_max_lse, dict(a=a, beta=1.0, dim=-1)),
+        "boltzmann.mellowmax": (boltzmann.mellowmax, dict(a=a, omega=1.0, dim=-1)),
+        "boltzmann.lemma1_gap": (boltzmann.lemma1_gap, dict(n=3)),
+        "boltzmann.lemma1_bound": (boltzmann.lemma1_bound, dict(n=3, r=1.0, log10=False)),
+        "boltzmann.lemma1_digits": (boltzmann.lemma1_digits, dict(r=1.0)),
+        "boltzmann.one_winner_deficit": (boltzmann.one_winner_deficit, dict(n=3)),
+        "boltzmann.lattice_vectors": (boltzmann.lattice_vectors, dict(n=3, K=3, spacing=10.0)),
+        "boltzmann.lemma1_check": (
+            boltzmann.lemma1_check,
+            dict(vectors=boltzmann.lattice_vectors(3, 4, 10.0), dps=40),
+        ),
+        "contextual.check_head_dim": (contextual.check_head_dim, dict(head_dim=1, d=2)),
+        "contextual.tokenwise_separation": (contextual.tokenwise_separation, dict(X=X2)),
+        "contextual.strict_constants": (
+            contextual.strict_constants,
+            dict(vocab=_vocab(), slack=0.01),
+        ),
+        "contextual.score_separation": (contextual.score_separation, dict(layer=rank_one)),
+        "contextual.vocabulary": (contextual.vocabulary, dict(X=X2)),
+        "contextual.projection_constant": (
+            contextual.projection_constant,
+            dict(w=[1.0, 0.3], vocab=_vocab()),
+        ),
+        "contextual.projection_bound": (
+            contextual.projection_bound,
+            dict(vocab_size=3, d=2),
+        ),
+        "contextual.projection_miss_expectation": (
+            contextual.projection_miss_expectation,
+            dict(vocab_size=3, d=2),
+        ),
+        "contextual.best_direction": (
+            contextual.best_direction,
+            dict(vocab=_vocab(), draws=8, seed=0),
+        ),
+        "contextual.RankOneAttention": (
+            contextual.RankOneAttention,
+            dict(vocab=_vocab(), n=2, head_dim=1, seed=0),
+        ),
+        "contextual.theorem2_delta": (
+            contextual.theorem2_delta,
+            dict(n=2, vocab_size=3, d=2, r_min=1.0, r_max=3.0, eps=0.5, c_w=0.1),
+        ),
+        "contextual.subset_sequences": (
+            contextual.subset_sequences,
+            dict(vocab=_vocab(), n=2),
+        ),
+        "contextual.hardmax_counterexample": (
+            contextual.hardmax_counterexample,
+            dict(v=[1.0, 2.0]),
+        ),
+        "contextual.id_difference": (
+            contextual.id_difference,
+            dict(layer=rank_one, pair=pair, token=0, dps=30),
+        ),
+        "contextual.id_distance": (
+            contextual.id_distance,
+            dict(layer=rank_one, pair=pair, token=0, dps=30),
+        ),
+        "contextual.hardmax_trials": (
+            contextual.hardmax_trials,
+            dict(pair=contextual.hardmax_counterexample([1.0, 2.0]), draws=20, seed=0),
+        ),
+        "contextual.context_ids": (
+            contextual.context_ids,
+            dict(vocab=_vocab(), n=2, digits_beyond=10),
+        ),
+        "memorization.interpolation_knots": (
+            memorization.interpolation_knots,
+            dict(z=[0.0, 1.0, 3.0]),
+        ),
+        "memorization.interpolating_ffn": (
+            memorization.interpolating_ffn,
+            dict(z=[0.0, 1.0, 3.0], y=[1.0, -1.0, 2.0]),
+        ),
+        "memorization.interpolation_mp": (
+            memorization.interpolation_mp,
+            dict(z=[0.0, 1.0, 3.0], y=[1.0, -1.0, 2.0], dps=30),
+        ),
+        "memorization.corollary1_parameter_count": (
+            memorization.corollary1_parameter_count,
+            dict(n=2, N=3, d=2, s=1),
+        ),
+        "memorization.weight_lower_bound": (
+            memorization.weight_lower_bound,
+            dict(z=[0.0, 1.0, 3.0], targets=[[1.0], [-1.0], [2.0]]),
+        ),
+        "memorization.memorizing_transformer": (
+            memorization.memorizing_transformer,
+            dict(X=X2, Y=X2[:, ::-1] + 1.0, dps=40, seed=0, directions=10),
+        ),
+        "memorization.interpolation_price": (
+            memorization.interpolation_price,
+            dict(spacings=[1.0, 0.1], labels=[1.0, -1.0, 2.0], base=1.0),
+        ),
+        "memorization.float64_memorization": (
+            memorization.float64_memorization,
+            dict(X=X2[..., :1] + 0.5, Y=np.array([[1.0, 0.0], [0.0, 1.0]]), gamma=1.0),
+        ),
+        "approximation.cell_representatives": (
+            approximation.cell_representatives,
+            dict(m=3, low=0.0, high=1.0),
+        ),
+        "approximation.quantizer": (
+            approximation.quantizer,
+            dict(m=3, d=1, tau=0.01, low=0.0, high=1.0),
+        ),
+        "approximation.quantizer_float64_error": (
+            approximation.quantizer_float64_error,
+            dict(m=3, d=1, tau=0.01, low=0.0, high=1.0, x_max=1.0),
+        ),
+        "approximation.duplicate_cell_measure": (
+            approximation.duplicate_cell_measure,
+            dict(m=3, n=2, d=1),
+        ),
+        "approximation.ramp_measure": (
+            approximation.ramp_measure,
+            dict(m=3, n=2, d=1, tau=0.01, low=0.0, high=1.0),
+        ),
+        "approximation.ks_approximator": (
+            approximation.ks_approximator,
+            dict(f=targets.mean_product, m=3, n=2, d=1, tau=0.01, seed=0),
+        ),
+        "approximation.check_equivariant": (
+            approximation.check_equivariant,
+            dict(f=targets.mean_product, n=2, d=1, probes=4, seed=0),
+        ),
+        "approximation.bad_sets": (
+            approximation.bad_sets,
+            dict(X=np.array([[[0.2], [0.5]]]), m=3, tau=0.01, low=0.0, high=1.0),
+        ),
+        "approximation.ks_error_row": (
+            approximation.ks_error_row,
+            dict(f=targets.mean_product, m=3, n=2, d=1, tau=0.01, n_samples=200, seed=0),
+        ),
+        "approximation.price_row": (
+            approximation.price_row,
+            dict(f=targets.mean_product, m=3, n=2, d=1, tau=0.01, gamma=1.0),
+        ),
+        "maxaffine.affine_scores": (
+            maxaffine.affine_scores,
+            dict(x=[[0.2, 0.3]], A=np.eye(2), b=[0.0, 0.1]),
+        ),
+        "maxaffine.max_affine": (
+            maxaffine.max_affine,
+            dict(x=[[0.2, 0.3]], A=np.eye(2), b=[0.0, 0.1]),
+        ),
+        "maxaffine.cell_index": (
+            maxaffine.cell_index,
+            dict(x=[[0.2, 0.3]], A=np.eye(2), b=[0.0, 0.1]),
+        ),
+        "maxaffine.partition_indicator": (
+            maxaffine.partition_indicator,
+            dict(x=[[0.2, 0.3]], A=np.eye(2), b=[0.0, 0.1]),
+        ),
+        "maxaffine.margin": (maxaffine.margin, dict(x=[[0.2, 0.3]], A=np.eye(2), b=[0.0, 0.1])),
+        "maxaffine.soft_indicator": (
+            maxaffine.soft_indicator,
+            dict(x=[[0.2, 0.3]], A=np.eye(2), b=[0.0, 0.1], beta=5.0),
+        ),
+        "maxaffine.indicator_error": (
+            maxaffine.indicator_error,
+            dict(x=[[0.2, 0.3]], A=np.eye(2), b=[0.0, 0.1], beta=5.0),
+        ),
+        "maxaffine.indicator_bound": (
+            maxaffine.indicator_bound,
+            dict(beta=5.0, margin=[0.1, 0.2], n_cells=4),
+        ),
+        "maxaffine.voronoi_affine": (maxaffine.voronoi_affine, dict(centres=_grid())),
+        "maxaffine.grid_centres": (
+            maxaffine.grid_centres,
+            dict(m=3, dim=2, low=0.0, high=1.0),
+        ),
+        "maxaffine.grid_margin": (
+            maxaffine.grid_margin,
+            dict(x=[[0.2, 0.3]], m=3, low=0.0, high=1.0),
+        ),
+        "lookup.hard_lookup": (
+            lookup.hard_lookup,
+            dict(x=[[0.2, 0.3]], centres=_grid(), values=np.arange(9.0)),
+        ),
+        "lookup.soft_lookup": (
+            lookup.soft_lookup,
+            dict(x=[[0.2, 0.3]], centres=_grid(), values=np.arange(9.0), beta=50.0),
+        ),
+        "lookup.nadaraya_watson": (
+            lookup.nadaraya_watson,
+            dict(x=[[0.2, 0.3]], centres=_grid(), values=np.arange(9.0), bandwidth=0.1),
+        ),
+        "lookup.SumOfLinear": (
+            lookup.SumOfLinear,
+            dict(A=np.ones((1, 2, 2)), B=np.ones((1, 1, 1)), C=np.zeros((2, 1))),
+        ),
+        "lookup.attention_approximator": (
+            lookup.attention_approximator,
+            dict(f=_wave, centres=_grid(), beta=50.0, chunk=64),
+        ),
+        "lookup.seq2seq_approximator": (
+            lookup.seq2seq_approximator,
+            dict(
+                f=lambda p: np.stack([_wave(p), _wave(p)], 1),
+                centres=_grid(),
+                beta=50.0,
+                n_positions=2,
+                bonus=50.0,
+            ),
+        ),
+        "lookup.context_tokens": (
+            lookup.context_tokens,
+            dict(centres=_grid(), values=np.arange(9.0)),
+        ),
+        "lookup.cross_attention_approximator": (
+            lookup.cross_attention_approximator,
+            dict(f=_wave, centres=_grid(), beta=50.0),
+        ),
+        "lookup.context_length": (
+            lookup.context_length,
+            dict(
+                f=_wave,
+                dim=2,
+                errors=[0.5],
+                kappa=10.0,
+                points=np.random.default_rng(0).uniform(size=(50, 2)),
+                m_max=4,
+            ),
+        ),
+        "lookup.product_lookup": (
+            lookup.product_lookup,
+            dict(g=_first, points=[[0.2, 0.3]], m=3, kappa=10.0),
+        ),
+        "lookup.product_context_length": (
+            lookup.product_context_length,
+            dict(g=_first, dim=2, errors=[0.5], kappa=10.0, m_max=4, resolution=21),
+        ),
+        "lookup.lookup_error_row": (
+            lookup.lookup_error_row,
+            dict(f=_wave, m=3, kappa=10.0, points=[[0.2, 0.3], [0.5, 0.5]]),
+        ),
+        "exact.to_mpf": (exact.to_mpf, dict(name="value", value=1.5)),
+        "exact.boltz_mp": (exact.boltz_mp, dict(a=a, beta=1, dps=30)),
+        "exact.lse_mp": (exact.lse_mp, dict(a=a, dps=30)),
+        "exact.softmax_entropy_mp": (exact.softmax_entropy_mp, dict(a=a, dps=30)),
+        "exact.min_gap": (exact.min_gap, dict(values=a, dps=30, distinct=True)),
+        "exact.attention_mp": (
+            exact.attention_mp,
+            dict(X=np.array([[0.0, 1.0], [1.0, 0.5]]), layer=_layer(), dps=30),
+        ),
+        "exact.project_mp": (exact.project_mp, dict(rows=[[1.0, 2.0]], v=[0.5, 0.5])),
+        "exact.min_distance": (
+            exact.min_distance,
+            dict(points=[[0.0, 1.0], [1.0, 0.5]], dps=30, distinct=True),
+        ),
+        "metrics.uniform_sampler": (
+            metrics.uniform_sampler,
+            dict(n=2, d=1, low=0.0, high=1.0),
+        ),
+        "metrics.outputs": (
+            metrics.outputs,
+            dict(f=targets.mean_product, X=np.full((3, 2, 1), 0.5), name="f"),
+        ),
+        "metrics.lp_error": (
+            metrics.lp_error,
+            dict(
+                f=targets.mean_product,
+                g=targets.max_product,
+                p=2.0,
+                sampler=metrics.uniform_sampler(2, 1),
+                n_samples=50,
+                seed=0,
+            ),
+        ),
+        "metrics.lp_from_errors": (metrics.lp_from_errors, dict(errors=[0.1, -0.2], p=2.0)),
+        "metrics.sup_error": (
+            metrics.sup_error,
+            dict(
+                f=targets.mean_product,
+                g=targets.max_product,
+                sampler=metrics.uniform_sampler(2, 1),
+                n_samples=50,
+                seed=0,
+            ),
+        ),
+        "metrics.error_summary": (metrics.error_summary, dict(errors=[0.1, -0.2])),
+        "targets.mean_product": (targets.mean_product, dict(X=np.full((3, 2, 1), 0.5))),
+        "targets.max_product": (targets.max_product, dict(X=np.full((3, 2, 1), 0.5))),
+        "targets.wave": (targets.wave, dict(p=[[0.2, 0.3]])),
+        "targets.disk": (targets.disk, dict(p=[[0.2, 0.3]])),
+        "layers.SelfAttention": (layers.SelfAttention, dict(d=2, head_dim=1, seed=0)),
+        "layers.CrossAttention": (
+            layers.CrossAttention,
+            dict(d_q=2, d_kv=3, head_dim=1, seed=0),
+        ),
+        "layers.FeedForward": (layers.FeedForward, dict(d_in=2, width=3, seed=0)),
+        "models.TokenTagger": (
+            models.TokenTagger,
+            dict(vocab_size=10, n_tags=3, d=4, n_layers=1, seed=0),
+        ),
+        "models.PatchAttentionClassifier": (
+            models.PatchAttentionClassifier,
+            dict(image_size=8, patch=4, d=4, n_classes=3, seed=0),
+        ),
+    }
+
+
+# --- the bad values, by the kind of the valid value they replace -----------------------------
+
+
+def _kind(value) -> str:
+    if isinstance(value, bool | np.bool_):
+        return "flag"
+    if isinstance(value, torch.dtype):
+        return "dtype"
+    if isinstance(value, int | np.integer):
+        return "int"
+    if isinstance(value, float | np.floating):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, np.ndarray | list | tuple | torch.Tensor):
+        return "array"
+    if callable(value) and not isinstance(value, torch.nn.Module):
+        return "callable"
+    return "object"
+
+
+def _same_arrays(value):
+    """Values meaning the same as an array ``value``: a list, a tensor, a read-only view."""
+    arr = np.asarray(value.detach() if isinstance(value, torch.Tensor) else value, dtype=float)
+    view = arr.copy()
+    view.flags.writeable = False
+    return [arr.tolist(), torch.from_numpy(arr.copy()), view]
+
+
+def bad_values(value) -> list[tuple[str, object, bool]]:
+    """``(label, value, same)`` triples; ``same`` marks a value meaning the same as ``value``."""
+    kind = _kind(value)
+    common = [("None", None, False), ("a string", "abc", False), ("an object", object(), False)]
+    if kind == "flag":
+        return common + [
+            ("the string 'False'", "False", False),
+            ("the int 2", 2, False),
+            ("the int 1", 1, False),
+            ("numpy bool", np.bool_(value), True),
+        ]
+    if kind == "dtype":
+        return common + [("torch.int64", torch.int64, False), ("numpy float64", np.float64, False)]
+    if kind == "int":
+        return common + [
+            ("0", 0, False),
+            ("-1", -1, False),
+            ("2.5", 2.5, False),
+            ("True", True, False),
+            ("the string of it", str(value), False),
+            ("10**18", 10**18, False),
+            ("NaN", NAN, False),
+            ("numpy int64", np.int64(value), True),
+            ("a 1-element list", [value], False),
+        ]
+    if kind == "float":
+        return common + [
+            ("NaN", NAN, False),
+            ("inf", INF, False),
+            ("-inf", -INF, False),
+            ("True", True, False),
+            ("complex", complex(value, 1.0), False),
+            ("the string of it", str(value), False),
+            ("0", 0.0, False),
+            ("-1", -1.0, False),
+            ("1e308", 1e308, False),
+            ("5e-324", 5e-324, False),
+            ("a 1-element list", [value], False),
+            ("numpy float64", np.float64(value), True),
+            ("a 0-d tensor", torch.tensor(float(value), dtype=torch.float64), True),
+        ]
+    if kind == "array":
+        arr = np.asarray(value.detach() if isinstance(value, torch.Tensor) else value, dtype=float)
+        with_nan, with_inf = arr.copy(), arr.copy()
+        with_nan.flat[0], with_inf.flat[-1] = NAN, INF
+        out = common + [
+            ("a scalar", 0.5, False),
+            ("an empty array", np.zeros((0,) + arr.shape[1:]), False),
+            ("NaN inside", with_nan, False),
+            ("inf inside", with_inf, False),
+            ("bool entries", arr > arr.flat[0], False),
+            ("complex entries", arr + 1j, False),
+            ("strings inside", arr.astype(str), False),
+            ("one more axis", arr[None], False),
+            ("one axis less", arr.reshape(-1) if arr.ndim > 1 else arr[:1].reshape(()), False),
+            ("a ragged list", [[1.0], [1.0, 2.0]], False),
+        ]
+        return out + [(f"as {type(v).__name__}", v, True) for v in _same_arrays(value)]
+    if kind == "callable":
+        return common + [
+            ("returns None", lambda *a, **k: None, False),
+            ("returns a string", lambda *a, **k: "x", False),
+            ("returns NaN", _nan_like, False),
+            ("raises", _raises, False),
+        ]
+    if kind == "str":
+        return common + [("an unknown option", "nonsense", False), ("an int", 3, False)]
+    return common + [("a float", 1.5, False), ("an array", np.ones((2, 2)), False)]
+
+
+USERS_ERROR = "the user's function failed"
+
+
+def _nan_like(*args, **kwargs):
+    """NaN of the shape a function of points, sequences or (rng, k) would return."""
+    first = args[0] if args else None
+    if isinstance(first, np.random.Generator):
+        return np.full((args[1], 2, 1), NAN)
+    shape = np.shape(first)
+    return np.full(shape[:-1] if len(shape) > 1 else shape, NAN)
+
+
+def _raises(*args, **kwargs):
+    raise RuntimeError(USERS_ERROR)
+
+
+# --- classification ---------------------------------------------------------------------------
+
+
+def _leaves(result):
+    if isinstance(result, torch.nn.Module):
+        yield from (p.detach().numpy() for p in result.parameters())
+        return
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        for f in dataclasses.fields(result):
+            yield from _leaves(getattr(result, f.name))
+        return
+    if isinstance(result, dict):
+        for v in result.values():
+            yield from _leaves(v)
+        return
+    if isinstance(result, list | tuple):
+        for v in result:
+            yield from _leaves(v)
+        return
+    if isinstance(result, pd.DataFrame):
+        yield result.select_dtypes("number").to_numpy(dtype=float)
+        return
+    if isinstance(result, torch.Tensor):
+        yield result.detach().to(torch.float64).numpy()
+        return
+    if isinstance(result, mpmath.mpf):
+        yield np.array(float(result))
+        return
+    if isinstance(result, float | int | np.ndarray | np.floating | np.integer):
+        arr = np.asarray(result)
+        if arr.dtype.kind in "fiub":
+            yield arr.astype(float)
+
+
+def has_nan(result) -> bool:
+    return any(np.isnan(leaf).any() for leaf in _leaves(result))
+
+
+def same_result(a, b) -> bool:
+    la, lb = list(_leaves(a)), list(_leaves(b))
+    return len(la) == len(lb) and all(
+        x.shape == y.shape and np.allclose(x, y, rtol=1e-12, atol=0, equal_nan=True)
+        for x, y in zip(la, lb, strict=True)
+    )
+
+
+def names(message: str, arg: str, function: str) -> bool:
+    """Whether an error message names the argument: the name as a word of its own (``arg must``,
+    ``arg=``, ``m**dim``, ``f(centres)``; for ``a``, not the article), or the whole call quoted
+    (``grid_centres(10**18, 2): ...``)."""
+    follow = r"\s*(?:must|=|holds|has|is|:|\(|\[)" if arg == "a" else r"(?!\w)"
+    if re.search(rf"(?<![\w.]){re.escape(arg)}{follow}", message):
+        return True
+    return f"{function.rsplit('.', 1)[-1]}(" in message
+
+
+class _Slow(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Slow
+
+
+def classify(fn: Callable, kwargs: dict, arg: str, value, same: bool, want) -> tuple[str, str]:
+    """Call ``fn(**kwargs)`` with ``kwargs[arg] = value``; ``(outcome, detail)``."""
+    call = dict(kwargs, **{arg: value})
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, 10 * SECONDS)
+    start = time.perf_counter()
+    try:
+        result = fn(**call)
+    except _Slow:
+        return "hang", "stopped after 10 s"
+    except ValueError as e:
+        took = time.perf_counter() - start
+        if took > SECONDS:
+            return "slow", f"refused after {took:.1f} s"
+        named = names(str(e), arg, getattr(fn, "__qualname__", ""))
+        return ("refused", str(e)) if named else ("unnamed", str(e)[:160])
+    except RuntimeError as e:
+        if str(e) == USERS_ERROR:  # the user's own function failed: passed on unchanged
+            return "passed on", ""
+        return "other", f"RuntimeError: {str(e)[:160]}"
+    except Exception as e:  # noqa: BLE001 - the point: every other kind is a defect
+        return "other", f"{type(e).__name__}: {str(e)[:160]}"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    took = time.perf_counter() - start
+    if took > SECONDS:
+        return "slow", f"returned after {took:.1f} s"
+    if has_nan(result):
+        return "nan", "a result holding NaN"
+    if same:
+        return (
+            ("right", "") if same_result(result, want) else ("wrong", "differs from the valid call")
+        )
+    return "accepted", ""
+
+
+DEFECTS = ("unnamed", "other", "nan", "slow", "hang", "wrong")
+
+#: Functions whose results hold NaN by their documentation: a grid that never reaches the target
+#: (context lengths), the soft columns of a hard-only error row.
+DOCUMENTED_NAN = (
+    "lookup.context_length",
+    "lookup.product_context_length",
+    "lookup.lookup_error_row",
+)
+
+
+def table() -> pd.DataFrame:
+    """One row per call: function, argument, bad value, outcome, detail."""
+    rows = []
+    for name, (fn, kwargs) in baselines().items():
+        want = fn(**kwargs)
+        for arg, value in kwargs.items():
+            for label, bad, same in bad_values(value):
+                outcome, detail = classify(fn, kwargs, arg, bad, same, want)
+                if outcome == "nan" and name in DOCUMENTED_NAN:
+                    outcome = "accepted"
+                rows.append(
+                    dict(function=name, argument=arg, value=label, outcome=outcome, detail=detail)
+                )
+    return pd.DataFrame(rows)
+
+
+if __name__ == "__main__":
+    t = table()
+    print(t.outcome.value_counts().to_string())
+    bad = t[t.outcome.isin(DEFECTS)]
+    with pd.option_context(
+        "display.max_rows", None, "display.max_colwidth", 140, "display.width", 250
+    ):
+        print(bad.to_string())
