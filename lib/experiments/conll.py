@@ -40,6 +40,8 @@ __all__ = [
     "conll_subset",
     "conll_experiment",
     "conll_run",
+    "conll_run_settings",
+    "conll_compute",
 ]
 
 #: The version of this experiment's code; raise it when a change alters what :func:`conll_run`
@@ -316,6 +318,76 @@ def conll_experiment(
     )
 
 
+def conll_run_settings(n_layers: int, rank: int | None, mode: str) -> tuple[str, dict]:
+    """The stored run's name and settings of :func:`conll_run` (depth, rank, mode's settings; in
+    full mode ``epochs`` is the depth's cap).
+
+    Raises:
+        ValueError: as :func:`conll_run`.
+    """
+    one_of("mode", mode, config.MODES)
+    n_layers = positive_int("n_layers", n_layers)
+    rank = None if rank is None else positive_int("rank", rank)
+    base = CONLL_SETTINGS[mode]
+    settings = {**base, "n_layers": n_layers, "rank": rank, "mode": mode}
+    run = f"layers-{n_layers}-rank-{rank or 'full'}"
+    if mode == "full":
+        cap_key = "full" if rank is None else str(n_layers)
+        if cap_key not in base["max_epochs"]:
+            raise ValueError(
+                f"full mode has no epoch cap for {n_layers} layer(s) of rank {rank or 'full'}; "
+                f"CONLL_SETTINGS['full']['max_epochs'] has {sorted(base['max_epochs'])}"
+            )
+        settings = {k: v for k, v in settings.items() if k != "max_epochs"}
+        settings["epochs"] = base["max_epochs"][cap_key]
+    return run, settings
+
+
+def conll_compute(settings: dict) -> dict:
+    """Train the run of ``settings`` (from :func:`conll_run_settings`) and return what is stored:
+    ``history`` (lists, ``None`` for epochs without a validation score), ``train_acc``,
+    ``val_acc``, ``parameters``, ``vocab_size``, ``tokens``, ``stopped``. A full-mode run keeps
+    its epoch checkpoint under ``BOOK_RESULTS/.partial``
+    (:func:`lib.experiments.store.checkpoint_path`).
+
+    Raises:
+        ValueError: as :func:`conll_experiment`.
+    """
+    mode, n_layers, rank = settings["mode"], settings["n_layers"], settings["rank"]
+    run = f"layers-{n_layers}-rank-{rank or 'full'}"
+    train = conll_subset("train", settings["sentences"], settings["seed"])
+    valid = conll_subset("validation", settings["validation_sentences"], settings["seed"])
+    out = conll_experiment(
+        train,
+        valid,
+        n_layers=n_layers,
+        rank=rank,
+        d=settings["d"],
+        batch_size=settings["batch_size"],
+        lr=settings["lr"],
+        epochs=settings["epochs"],
+        eval_every=settings["eval_every"],
+        final_lr=settings["final_lr"],
+        seed=settings["seed"],
+        stop=training.StopRule(**settings["stop"]) if "stop" in settings else None,
+        sparse_embedding=settings.get("sparse_embedding", False),
+        checkpoint=None
+        if mode == "fast"
+        else store.checkpoint_path("conll", run, CONLL_VERSION, settings),
+    )
+    return {
+        "history": out.history.astype(object)
+        .where(out.history.notna(), None)
+        .to_dict(orient="list"),  # epochs without a validation score: None (JSON null)
+        "train_acc": out.train_acc,
+        "val_acc": out.val_acc,
+        "parameters": out.parameters,
+        "vocab_size": out.vocab_size,
+        "tokens": out.tokens,
+        "stopped": out.stopped,
+    }
+
+
 def conll_run(
     n_layers: int, rank: int | None, mode: str | None = None, *, allow_compute: bool | None = None
 ) -> ConllRun:
@@ -351,54 +423,10 @@ def conll_run(
     Source: K&S (ICLR 2024) Section 5. Chapter 3 and ``tools/full_mode.py``.
     """
     mode = config.MODE if mode is None else mode
-    one_of("mode", mode, config.MODES)
-    n_layers = positive_int("n_layers", n_layers)
-    rank = None if rank is None else positive_int("rank", rank)
-    base = CONLL_SETTINGS[mode]
-    settings = {**base, "n_layers": n_layers, "rank": rank, "mode": mode}
-    run = f"layers-{n_layers}-rank-{rank or 'full'}"
-    if mode == "full":
-        cap_key = "full" if rank is None else str(n_layers)
-        if cap_key not in base["max_epochs"]:
-            raise ValueError(
-                f"full mode has no epoch cap for {n_layers} layer(s) of rank {rank or 'full'}; "
-                f"CONLL_SETTINGS['full']['max_epochs'] has {sorted(base['max_epochs'])}"
-            )
-        settings = {k: v for k, v in settings.items() if k != "max_epochs"}
-        settings["epochs"] = base["max_epochs"][cap_key]
+    run, settings = conll_run_settings(n_layers, rank, mode)
 
     def compute() -> dict:
-        train = conll_subset("train", settings["sentences"], settings["seed"])
-        valid = conll_subset("validation", settings["validation_sentences"], settings["seed"])
-        out = conll_experiment(
-            train,
-            valid,
-            n_layers=n_layers,
-            rank=rank,
-            d=settings["d"],
-            batch_size=settings["batch_size"],
-            lr=settings["lr"],
-            epochs=settings["epochs"],
-            eval_every=settings["eval_every"],
-            final_lr=settings["final_lr"],
-            seed=settings["seed"],
-            stop=training.StopRule(**settings["stop"]) if "stop" in settings else None,
-            sparse_embedding=settings.get("sparse_embedding", False),
-            checkpoint=None
-            if mode == "fast"
-            else store.checkpoint_path("conll", run, CONLL_VERSION, settings),
-        )
-        return {
-            "history": out.history.astype(object)
-            .where(out.history.notna(), None)
-            .to_dict(orient="list"),  # epochs without a validation score: None (JSON null)
-            "train_acc": out.train_acc,
-            "val_acc": out.val_acc,
-            "parameters": out.parameters,
-            "vocab_size": out.vocab_size,
-            "tokens": out.tokens,
-            "stopped": out.stopped,
-        }
+        return conll_compute(settings)
 
     provenance = None
     if mode == "fast":

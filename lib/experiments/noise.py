@@ -35,7 +35,10 @@ __all__ = [
     "RUN_KEYS",
     "noise_datasets",
     "noise_run_names",
+    "noise_run_names_for",
+    "noise_run_key",
     "noise_experiment",
+    "noise_experiments",
     "noise_runs",
     "trend_test",
 ]
@@ -158,6 +161,15 @@ def noise_experiment(
     Source: LHSL (NeurIPS 2025) Appendix B, Figure 2 (every setting here is the book's own; see
     the Sources and certainty page). Check C19, Chapter 5.
     """
+    model, batches, test = _prepare(
+        dataset, kind, level, seed, train_images, test_images, batch_size, d, qk_init
+    )
+    history = training.fit(model, batches, epochs=epochs, lr=lr, seed=seed, progress=False)
+    return _measure(model, history, test, dataset, kind, level, seed)
+
+
+def _prepare(dataset, kind, level, seed, train_images, test_images, batch_size, d, qk_init):
+    """One run's model, training batches and clean test batches (see :func:`noise_experiment`)."""
     one_of("dataset", dataset, NOISE_DATASETS)
     one_of("kind", kind, ("label", "input"))
     seed = positive_int("seed", seed, minimum=0, maximum=2**31)
@@ -168,8 +180,9 @@ def noise_experiment(
         y = data.add_label_noise(y, level, 10, seed)
     else:
         x = data.add_input_noise(x, level, seed)
-    x, xt = torch.tensor((x - mean) / std), torch.tensor((xt - mean) / std)
-    y, yt = torch.tensor(y), torch.tensor(yt)
+    device = config.DEVICE
+    x, xt = (torch.tensor((a - mean) / std, device=device) for a in (x, xt))
+    y, yt = torch.tensor(y, device=device), torch.tensor(yt, device=device)
     batch_size = positive_int("batch_size", batch_size)
     order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
     batches = [
@@ -183,21 +196,89 @@ def noise_experiment(
         d=d,
         qk_init=qk_init,
         seed=seed,
-    )
-    history = training.fit(model, batches, epochs=epochs, lr=lr, seed=seed, progress=False)
+    ).to(device)
     test = [(xt[i : i + 1000], yt[i : i + 1000]) for i in range(0, len(xt), 1000)]
+    return model, batches, test
+
+
+def _measure(model, history, test, dataset, kind, level, seed) -> dict:
+    """The result dict of :func:`noise_experiment` for a trained model and its history."""
     return {
         "dataset": dataset,
         "kind": kind,
         "level": float(level),
         "seed": seed,
         **model.attention_norms(),
-        "entropy": model.attention_entropy(xt[:1000]),
+        "entropy": model.attention_entropy(test[0][0]),
         "train_acc": float(history.train_acc.iloc[-1]),
         "test_acc": training.evaluate(model, test),
         "seconds": float(history.seconds.iloc[-1]),
         "history": {c: history[c].tolist() for c in ("epoch", "loss", "train_acc")},
     }
+
+
+def noise_experiments(
+    dataset: str,
+    runs,
+    *,
+    train_images: int | None,
+    test_images: int | None,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    d: int,
+    qk_init: float,
+    **_,
+) -> list[dict]:
+    """:func:`noise_experiment` for several runs of one dataset at once, trained as one stacked
+    model (:func:`lib.batched.fit_stacked`).
+
+    Each run keeps its own noise, initialisation and batch order, so run ``i``'s result is
+    :func:`noise_experiment`'s for it up to floating-point rounding (``tests/test_batched.py``
+    checks that in float64). ``seconds`` is the wall time of the whole batch (the runs share it).
+
+    Args:
+        dataset: a key of :data:`NOISE_DATASETS`.
+        runs: ``(kind, level, seed)`` triples (:func:`noise_run_names`).
+        train_images, test_images, epochs, batch_size, lr, d, qk_init: as
+            :func:`noise_experiment`.
+
+    Returns:
+        A list of :func:`noise_experiment`'s dicts, one per run, in the order of ``runs``, each
+        with ``batched`` (the number of runs trained together).
+
+    Raises:
+        ValueError: as :func:`noise_experiment`, and for an empty or malformed ``runs``.
+
+    Source: LHSL (NeurIPS 2025) Appendix B, Figure 2; batched for ``make full`` (Chapter 5).
+    """
+    from ..batched import fit_stacked
+
+    if not isinstance(runs, (list, tuple)) or not runs:
+        raise ValueError(f"runs must be a non-empty list of (kind, level, seed), got {runs!r}")
+    prepared = []
+    for i, run in enumerate(runs):
+        if not isinstance(run, (list, tuple)) or len(run) != 3:
+            raise ValueError(f"runs[{i}] must be a (kind, level, seed) triple, got {run!r}")
+        kind, level, seed = run
+        prepared.append(
+            _prepare(dataset, kind, level, seed, train_images, test_images, batch_size, d, qk_init)
+        )
+    models = [m for m, _, _ in prepared]
+    histories = fit_stacked(
+        models,
+        [b for _, b, _ in prepared],
+        epochs=epochs,
+        lr=lr,
+        seeds=[int(seed) for _, _, seed in runs],
+        progress=False,
+    )
+    return [
+        _measure(model, history, test, dataset, kind, level, int(seed)) | {"batched": len(runs)}
+        for (model, _, test), history, (kind, level, seed) in zip(
+            prepared, histories, runs, strict=True
+        )
+    ]
 
 
 def noise_run_names(mode: str | None = None) -> list[tuple[str, float, int]]:
@@ -212,7 +293,12 @@ def noise_run_names(mode: str | None = None) -> list[tuple[str, float, int]]:
     """
     mode = config.MODE if mode is None else mode
     one_of("mode", mode, config.MODES)
-    settings = NOISE_SETTINGS[mode]
+    return noise_run_names_for(NOISE_SETTINGS[mode])
+
+
+def noise_run_names_for(settings: dict) -> list[tuple[str, float, int]]:
+    """:func:`noise_run_names` for a settings dict with ``label_ratios``, ``input_sigmas`` and
+    ``seeds`` (those of :data:`NOISE_SETTINGS`, or smaller ones)."""
     runs = [
         ("label", float(level), seed)
         for level in settings["label_ratios"]
@@ -224,6 +310,19 @@ def noise_run_names(mode: str | None = None) -> list[tuple[str, float, int]]:
         if level > 0
         for seed in settings["seeds"]
     ]
+
+
+def noise_run_key(dataset: str, kind: str, level: float, seed: int, settings: dict):
+    """The stored run's name and settings of one noise run: ``<dataset>-<kind>-<level>-seed-<seed>``
+    and :data:`RUN_KEYS` of ``settings`` with the dataset, kind, level and seed."""
+    run_settings = {
+        **{k: settings[k] for k in RUN_KEYS},
+        "dataset": dataset,
+        "kind": kind,
+        "level": float(level),
+        "seed": seed,
+    }
+    return f"{dataset}-{kind}-{float(level):g}-seed-{seed}", run_settings
 
 
 def noise_runs(dataset: str, mode: str | None = None, *, allow_compute: bool | None = None):
@@ -266,16 +365,10 @@ def noise_runs(dataset: str, mode: str | None = None, *, allow_compute: bool | N
         if mode == "fast":
             rows.append(noise_experiment(dataset, kind, level, seed, **settings))
             continue
-        run_settings = {
-            **{k: settings[k] for k in RUN_KEYS},
-            "dataset": dataset,
-            "kind": kind,
-            "level": level,
-            "seed": seed,
-        }
+        run, run_settings = noise_run_key(dataset, kind, level, seed, settings)
         stored = store.load_or_run(
             "noise",
-            f"{dataset}-{kind}-{level:g}-seed-{seed}",
+            run,
             NOISE_VERSION,
             run_settings,
             lambda kind=kind, level=level, seed=seed: noise_experiment(

@@ -43,6 +43,7 @@ __all__ = [
     "result_path",
     "checkpoint_path",
     "load_or_run",
+    "lookup",
     "save",
     "read",
     "provenance",
@@ -147,7 +148,7 @@ def _git(*args: str) -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
-def provenance(wall_s: float, device: str) -> dict:
+def provenance(wall_s: float, device: str, **extra) -> dict:
     """Where and how a result was computed, for the stored file.
 
     Returns:
@@ -155,7 +156,8 @@ def provenance(wall_s: float, device: str) -> dict:
         8601), ``machine`` (``cores``, ``processor``, ``system``, ``device``), ``python``,
         ``torch``, ``numpy``, ``threads`` (torch's intra-op threads) and ``wall_s`` (the wall
         time of the call that computed and stored it, in seconds; a run resumed from a checkpoint
-        keeps its earlier time in its own history).
+        keeps its earlier time in its own history), then the ``extra`` keyword values (JSON values,
+        e.g. ``batched``: the number of runs trained together, ``worker``: the Dask worker).
     """
     import numpy as np
     import torch
@@ -186,6 +188,7 @@ def provenance(wall_s: float, device: str) -> dict:
         "numpy": np.__version__,
         "threads": torch.get_num_threads(),
         "wall_s": round(float(wall_s), 1),
+        **json_value("extra", extra),
     }
 
 
@@ -330,6 +333,21 @@ def load_or_run(
     )
 
 
+def lookup(experiment: str, run: str, version: int, settings: dict, root=None):
+    """The stored run ``experiment/run`` when its key matches these settings and code version,
+    else ``None`` (missing or stale): what ``make full`` asks before it plans a run.
+
+    Raises:
+        ValueError: for bad names, version or settings, or an unreadable file.
+    """
+    key = result_key(experiment, version, settings)
+    path = result_path(experiment, run, root)
+    if not path.exists():
+        return None
+    stored = _read(path)
+    return _stored_run(experiment, run, stored, path) if stored["key"] == key else None
+
+
 def save(
     experiment: str,
     run: str,
@@ -340,11 +358,15 @@ def save(
     wall_s: float,
     device: str = "cpu",
     root=None,
+    provenance_: dict | None = None,
 ) -> StoredRun:
     """Store ``result`` as ``experiment/run`` with its key and provenance (written to a temporary
     file and renamed, so a reader never sees half a file).
 
-    :func:`load_or_run` stores through this; ``make bench`` stores its measurements with it.
+    :func:`load_or_run` stores through this; ``make bench`` stores its measurements with it; the
+    Dask client of ``make full`` stores each finished run with the ``provenance_`` its worker
+    made (:func:`provenance` on the machine that computed it; ``wall_s`` and ``device`` are then
+    ignored).
 
     Returns:
         The :class:`StoredRun` written.
@@ -364,7 +386,9 @@ def save(
         "key": key,
         "settings": json_value("settings", settings),
         "result": json_value("result", result),
-        "provenance": provenance(wall_s, device),
+        "provenance": provenance(wall_s, device)
+        if provenance_ is None
+        else json_value("provenance_", provenance_),
     }
     record["checksum"] = checksum(record)
     path.parent.mkdir(parents=True, exist_ok=True)

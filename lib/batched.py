@@ -1,0 +1,563 @@
+r"""Independent training runs of one model shape, trained together as one stacked model.
+
+``make full`` trains many small models that differ only in their seed, noise level or noise kind
+(Chapter 5's noise grid, 27 runs per dataset) or in their seed (Chapter 3's CoNLL-2003 runs). Run
+one at a time, such a model leaves most of a CPU core idle between small matrix products. Here ``K``
+runs of one shape are trained as one model whose parameters carry a leading run axis ``K``: every
+matrix product of the ``K`` runs is one batched product (``torch.matmul`` broadcasting over the run
+axis, ``torch.einsum``), and one ``torch.optim.Adam`` (``fused=True``) updates all of them.
+
+Why this is exactly ``K`` separate trainings (up to floating-point rounding):
+
+* each run keeps its own initialisation (its model is built alone and its parameters copied in),
+  its own data (labels, input noise) and its own batch order (one generator per run, seeded and
+  drawn exactly as :func:`lib.training.fit` draws it);
+* the loss is the **sum** of the runs' mean losses, so the gradient of run ``k``'s parameters is
+  the gradient of run ``k``'s own loss (no other run's loss depends on them);
+* Adam is elementwise and its step counter is shared by runs that step together, so its update of
+  run ``k``'s slice is the update run ``k`` would get alone;
+* a run that its stop rule ends leaves the batch: its parameters are written back to its model and
+  its slice is cut out of the stacked parameters and of Adam's moments, so that the remaining runs
+  go on exactly as before.
+
+Stacked products rather than ``torch.func.vmap``: on the book's 2-core CPU, one training step of
+the noise model (batch 128) for ``K = 3, 9, 14`` runs was 1.2-1.3 times faster than ``K`` steps
+alone through ``vmap(functional_call(...))`` and 1.5-1.7 times faster through the stacked products
+here (the same prototype, one sitting); ``vmap`` also cannot trace the layers' input checks
+(data-dependent ``bool``), which these stacked forwards do outside the products instead.
+``tests/test_batched.py`` checks in float64 that ``K`` stacked runs and the same runs one by one
+give the same parameters, Adam moments and histories.
+
+* :class:`StackedPatchAttention`: ``K`` :class:`lib.models.PatchAttentionClassifier` (Chapter 5);
+* :class:`StackedTokenTagger`: ``K`` :class:`lib.models.TokenTagger` (Chapter 3);
+* :func:`fit_stacked`: :func:`lib.training.fit` for ``K`` runs at once.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from . import config
+from ._validate import finite_real, flag, positive_int, short_repr
+from .models import PatchAttentionClassifier, TokenTagger
+from .training import IGNORE, _check_batches, _check_model, evaluate
+
+__all__ = ["StackedModel", "StackedPatchAttention", "StackedTokenTagger", "stack", "fit_stacked"]
+
+
+def _lin(Z: torch.Tensor, W: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """``Z W_k^T (+ b_k)`` for every run ``k``: ``Z`` ``(K, ..., c)``, ``W`` ``(K, r, c)``, ``bias``
+    ``(K, r)``; one ``torch.bmm``/``baddbmm`` over the flattened tokens of each run (broadcasting
+    ``W[:, None]`` over the batch would run one small product per sequence instead)."""
+    K, c = Z.shape[0], Z.shape[-1]
+    flat = Z.reshape(K, -1, c)
+    out = torch.bmm(flat, W.mT) if bias is None else torch.baddbmm(bias[:, None], flat, W.mT)
+    return out.reshape(*Z.shape[:-1], W.shape[1])
+
+
+def _stacked(models: list, name: str) -> nn.Parameter:
+    """The parameter ``name`` (a dotted path) of every model, stacked along a new axis 0."""
+    values = [m.get_parameter(name).detach() for m in models]
+    return nn.Parameter(torch.stack(values).clone())
+
+
+class StackedModel(nn.Module):
+    """Base of the stacked models: the parameters of ``K`` models of one shape, as ``(K, ...)``.
+
+    Not used directly (see :class:`StackedPatchAttention`, :class:`StackedTokenTagger`).
+
+    Args:
+        models: the ``K`` models; their current parameters are copied (stacked along axis 0).
+        names: each stacked parameter's attribute name -> the dotted name of the parameter in one
+            model (``"attn.W_Q"``).
+        shape_of: a function of one model whose value every model must share (sizes, dtypes).
+
+    Raises:
+        ValueError: for an empty list, a model of the wrong type, or models of different shapes.
+    """
+
+    _TYPE: type = nn.Module
+
+    def __init__(self, models, names: dict[str, str], shape_of):
+        super().__init__()
+        if not isinstance(models, (list, tuple)) or not models:
+            raise ValueError(
+                f"models must be a non-empty list of {self._TYPE.__name__}, got "
+                f"{short_repr(models)}"
+            )
+        for i, m in enumerate(models):
+            if not isinstance(m, self._TYPE):
+                raise ValueError(
+                    f"models[{i}] must be a {self._TYPE.__name__}, got {short_repr(m)}"
+                )
+            if shape_of(m) != shape_of(models[0]):
+                raise ValueError(
+                    f"models must share one shape; models[{i}] is {shape_of(m)}, "
+                    f"models[0] is {shape_of(models[0])}"
+                )
+        self.names = dict(names)
+        for attr, name in self.names.items():
+            self.register_parameter(attr, _stacked(models, name))
+
+    @property
+    def runs(self) -> int:
+        """The number ``K`` of runs stacked."""
+        return next(iter(self.parameters())).shape[0]
+
+    @torch.no_grad()
+    def write_back(self, models, rows=None) -> None:
+        """Copy run ``rows[i]``'s parameters into ``models[i]`` (``rows``: all runs, in order)."""
+        rows = range(self.runs) if rows is None else rows
+        if len(models) != len(rows):
+            raise ValueError(f"need one model per run: {len(models)} models, {len(rows)} runs")
+        for model, row in zip(models, rows, strict=True):
+            for attr, name in self.names.items():
+                model.get_parameter(name).copy_(getattr(self, attr)[row])
+
+    @torch.no_grad()
+    def adam_state(self, optimizer: torch.optim.Optimizer, row: int) -> dict:
+        """Run ``row``'s Adam state, keyed by its model's parameter names: ``exp_avg`` and
+        ``exp_avg_sq`` (copies of its slices) and ``step`` (a float)."""
+        out = {}
+        for attr, name in self.names.items():
+            state = optimizer.state.get(getattr(self, attr), {})
+            out[name] = {
+                key: (float(v) if key == "step" else v[row].clone())
+                for key, v in state.items()
+                if isinstance(v, torch.Tensor)
+            }
+        return out
+
+    @torch.no_grad()
+    def keep(self, rows: list[int], optimizer: torch.optim.Optimizer) -> None:
+        """Keep only the runs ``rows`` (indices into the current run axis), in the parameters and
+        in ``optimizer``'s per-parameter state (Adam's moments; its step counters are shared)."""
+        index = torch.as_tensor(rows, dtype=torch.long, device=next(self.parameters()).device)
+        swap = {}
+        for attr in self.names:
+            old = getattr(self, attr)
+            new = nn.Parameter(old.detach().index_select(0, index).clone())
+            state = optimizer.state.pop(old, {})
+            optimizer.state[new] = {
+                key: value.index_select(0, index).clone()
+                if isinstance(value, torch.Tensor) and value.ndim
+                else value
+                for key, value in state.items()
+            }
+            self.register_parameter(attr, new)
+            swap[id(old)] = new
+        for group in optimizer.param_groups:
+            group["params"] = [swap.get(id(p), p) for p in group["params"]]
+
+
+def _tagger_shape(m: TokenTagger) -> tuple:
+    return (
+        m.vocab_size,
+        m.n_tags,
+        m.d,
+        m.n_layers,
+        m.rank,
+        m.pad_id,
+        tuple((n, tuple(p.shape), p.dtype) for n, p in m.named_parameters()),
+        m.embed.sparse,
+    )
+
+
+def _patch_shape(m: PatchAttentionClassifier) -> tuple:
+    return (
+        m.image_size,
+        m.patch,
+        m.channels,
+        m.d,
+        m.n_classes,
+        tuple((n, tuple(p.shape), p.dtype) for n, p in m.named_parameters()),
+    )
+
+
+class StackedPatchAttention(StackedModel):
+    r"""``K`` :class:`lib.models.PatchAttentionClassifier` of one shape as one model.
+
+    The forward pass is the classifier's (patch embedding plus position embedding, one dense
+    single-head softmax attention without residual or :math:`1/\sqrt{s}`, mean over the patches,
+    linear head) with a leading run axis; ``W_O`` is applied after the mean over patches (the same
+    linear map, fewer products).
+
+    Args:
+        models: the ``K`` classifiers (same sizes and dtype); their current parameters are copied.
+
+    Input: images ``(K, batch, H, W)`` or ``(K, batch, H, W, C)``, one batch per run, in the models'
+    dtype. Output: logits ``(K, batch, n_classes)``.
+
+    Raises:
+        ValueError: for an empty list, a model that is not a ``PatchAttentionClassifier``, or models
+            of different shapes; in :meth:`forward` for images of the wrong shape or dtype.
+
+    Source: the model of LHSL Appendix B's experiment as the book builds it (Chapter 5), batched
+    for ``make full``.
+    """
+
+    _TYPE = PatchAttentionClassifier
+
+    def __init__(self, models):
+        names = {
+            "embed_weight": "embed_weight",
+            "embed_bias": "embed_bias",
+            "position": "position",
+            "W_Q": "attn.W_Q",
+            "W_K": "attn.W_K",
+            "W_V": "attn.W_V",
+            "W_O": "attn.W_O",
+            "head_weight": "head_weight",
+            "head_bias": "head_bias",
+        }
+        super().__init__(models, names, _patch_shape)
+        self.template = models[0]
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        t = self.template
+        if not isinstance(images, torch.Tensor) or images.ndim < 4 or images.shape[0] != self.runs:
+            raise ValueError(
+                f"images must be a tensor (K={self.runs}, batch, H, W[, C]), got "
+                f"{short_repr(images)}"
+            )
+        K, B = images.shape[:2]
+        x = t.patches(images.reshape(K * B, *images.shape[2:]))
+        x = x.reshape(K, B, *x.shape[1:])  # (K, B, n, f)
+        Z = _lin(x, self.embed_weight, self.embed_bias) + self.position[:, None]
+        q, k, v = _lin(Z, torch.cat([self.W_Q, self.W_K, self.W_V], dim=1)).split(
+            self.W_Q.shape[1], dim=-1
+        )
+        P = torch.softmax(q @ k.mT, dim=-1)
+        out = _lin((P @ v).mean(dim=2), self.W_O)  # (K, B, d)
+        return _lin(out, self.head_weight, self.head_bias)
+
+
+class StackedTokenTagger(StackedModel):
+    r"""``K`` :class:`lib.models.TokenTagger` of one shape as one model.
+
+    The forward pass is the tagger's (embedding, ``n_layers`` blocks of residual single-head
+    attention with padding masked and a residual ReLU feed-forward layer, linear head), dense or
+    through the rank-``r`` factors, with a leading run axis. Each run's embedding table is a slice
+    of one ``(K, vocab, d)`` tensor, looked up with run ``k``'s ids offset by ``k * vocab``; padding
+    positions are multiplied by 0, so the padding rows get no gradient (the tagger's
+    ``padding_idx``). Runs whose batches differ in length are padded to the longest
+    (:meth:`stack_inputs`): padding is masked from every key and ignored by the loss, so it changes
+    no counted output.
+
+    Args:
+        models: the ``K`` taggers (same sizes, rank and dtype, ``sparse_embedding=False``).
+
+    Input: word ids ``(K, batch, n)`` int64. Output: logits ``(K, batch, n, n_tags)``.
+
+    Raises:
+        ValueError: for an empty list, a model that is not a ``TokenTagger``, models of different
+            shapes, or a tagger with a sparse embedding (not stacked here); in :meth:`forward`
+            for ids of the wrong shape or outside ``[0, vocab_size)``.
+
+    Source: the model of K&S Section 5's experiment as the book builds it (Chapter 3), batched
+    for ``make full``.
+    """
+
+    _TYPE = TokenTagger
+
+    def __init__(self, models):
+        if isinstance(models, (list, tuple)) and any(
+            isinstance(m, TokenTagger) and m.embed.sparse for m in models
+        ):
+            raise ValueError("StackedTokenTagger stacks taggers with sparse_embedding=False only")
+        t = models[0] if isinstance(models, (list, tuple)) and models else None
+        names = {"embed": "embed.weight", "head_weight": "head.weight", "head_bias": "head.bias"}
+        if isinstance(t, TokenTagger):
+            suffixes = [""] if t.rank is None else ["_A", "_B"]
+            for i in range(t.n_layers):
+                for w in ("W_Q", "W_K", "W_V", "W_O"):
+                    for s in suffixes:
+                        names[f"a{i}_{w}{s}"] = f"attn.{i}.{w}{s}"
+                for w in ("W1", "b1", "W2", "b2"):
+                    names[f"f{i}_{w}"] = f"ffn.{i}.{w}"
+        super().__init__(models, names, _tagger_shape)
+        self.template = t
+
+    def stack_inputs(self, inputs: list[torch.Tensor], targets: list[torch.Tensor]):
+        """One batch per run into ``(K, b, n_max)`` ids (padded with ``pad_id``) and targets
+        (padded with :data:`lib.training.IGNORE`)."""
+        b = max(len(x) for x in inputs)
+        n = max(x.shape[1] for x in inputs)
+        ids = inputs[0].new_full((len(inputs), b, n), self.template.pad_id)
+        tgt = targets[0].new_full((len(inputs), b, n), IGNORE)
+        for k, (x, y) in enumerate(zip(inputs, targets, strict=True)):
+            ids[k, : len(x), : x.shape[1]] = x
+            tgt[k, : len(y), : y.shape[1]] = y
+        return ids, tgt
+
+    def _layer(self, i: int, Z: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        g = lambda name: getattr(self, f"a{i}_{name}")  # noqa: E731  (K, r, c)
+        if self.template.rank is None:
+            q, k, v = _lin(Z, torch.cat([g("W_Q"), g("W_K"), g("W_V")], dim=1)).split(
+                g("W_Q").shape[1], dim=-1
+            )
+            scores, out_matrix = q @ k.mT, g("W_O")
+        else:
+            B = torch.cat([g("W_Q_B"), g("W_K_B"), g("W_V_B")], dim=1)
+            q, k, v = _lin(Z, B).split(self.template.rank, dim=-1)
+            core = g("W_Q_A").mT @ g("W_K_A")  # (K, r, r)
+            scores = _lin(q, core.mT) @ k.mT
+            out_matrix = g("W_O_A") @ (g("W_O_B") @ g("W_V_A"))
+        scores = scores.masked_fill(mask[..., None, :], float("-inf"))
+        # (rows that are all padding, added where the runs' batches differ in size, attend
+        # uniformly instead: their outputs are never counted)
+        Z = Z + _lin(torch.softmax(scores, dim=-1) @ v, out_matrix)
+        f = lambda name: getattr(self, f"f{i}_{name}")  # noqa: E731
+        hidden = _lin(Z, f("W1"), f("b1")).relu()
+        return Z + _lin(hidden, f("W2"), f("b2"))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        t = self.template
+        if (
+            not isinstance(ids, torch.Tensor)
+            or ids.dtype != torch.int64
+            or ids.ndim != 3
+            or ids.shape[0] != self.runs
+        ):
+            raise ValueError(
+                f"ids must be an int64 tensor (K={self.runs}, batch, n), got {short_repr(ids)}"
+            )
+        if bool((ids < 0).any()) or bool((ids >= t.vocab_size).any()):
+            raise ValueError(f"ids must lie in [0, {t.vocab_size})")
+        mask = ids == t.pad_id
+        keys = mask & ~mask.all(dim=-1, keepdim=True)
+        offset = torch.arange(self.runs, device=ids.device)[:, None, None] * t.vocab_size
+        table = self.embed.reshape(-1, self.embed.shape[-1])
+        Z = nn.functional.embedding(ids + offset, table) * (~mask)[..., None]
+        for i in range(t.n_layers):
+            Z = self._layer(i, Z, keys)
+        return _lin(Z, self.head_weight, self.head_bias)
+
+
+def stack(models) -> StackedModel:
+    """The stacked model of ``models`` (:class:`StackedPatchAttention` or
+    :class:`StackedTokenTagger`).
+
+    Raises:
+        ValueError: for an empty list or models of another type or of different shapes.
+    """
+    if not isinstance(models, (list, tuple)) or not models:
+        raise ValueError(f"models must be a non-empty list of models, got {short_repr(models)}")
+    for cls in (StackedPatchAttention, StackedTokenTagger):
+        if isinstance(models[0], cls._TYPE):
+            return cls(models)
+    raise ValueError(
+        "models must be PatchAttentionClassifier or TokenTagger instances, got "
+        f"{short_repr(models[0])}"
+    )
+
+
+def _stack_batch(model: StackedModel, items: list[tuple[torch.Tensor, torch.Tensor]]):
+    inputs, targets = [x for x, _ in items], [y for _, y in items]
+    if isinstance(model, StackedTokenTagger):
+        return model.stack_inputs(inputs, targets)
+    b = max(len(x) for x in inputs)
+    if all(len(x) == b for x in inputs):
+        return torch.stack(inputs), torch.stack(targets)
+    # runs whose batches differ in size at this step (a smaller last batch): the short ones are
+    # filled up with zero images whose targets are IGNORE (each image is classified on its own,
+    # so the filling changes no counted output)
+    x = inputs[0].new_zeros((len(inputs), b, *inputs[0].shape[1:]))
+    y = targets[0].new_full((len(inputs), b, *targets[0].shape[1:]), IGNORE)
+    for k, (xk, yk) in enumerate(zip(inputs, targets, strict=True)):
+        x[k, : len(xk)], y[k, : len(yk)] = xk, yk
+    return x, y
+
+
+def _per_run_counts(logits: torch.Tensor, targets: torch.Tensor):
+    """Per run ``(K,)``, on the logits' device: summed cross-entropy, correct and counted positions.
+
+    Nothing is read back to the host here (one read per epoch instead of one per step, which
+    matters on a GPU); non-finite logits show as a non-finite loss at the end of the epoch.
+    """
+    K, C = logits.shape[0], logits.shape[-1]
+    ce = nn.functional.cross_entropy(
+        logits.reshape(-1, C), targets.reshape(-1), ignore_index=IGNORE, reduction="none"
+    ).reshape(K, -1)
+    counted = (targets != IGNORE).reshape(K, -1)
+    correct = ((logits.argmax(-1) == targets).reshape(K, -1) & counted).sum(dim=1)
+    return ce.sum(dim=1), correct, counted.sum(dim=1)
+
+
+def fit_stacked(
+    models,
+    batches,
+    *,
+    epochs: int,
+    lr: float = 1e-3,
+    final_lr: float | None = None,
+    seeds,
+    validation=None,
+    eval_every: int = 1,
+    stop=None,
+    desc: str | None = None,
+    progress: bool = True,
+    return_state: bool = False,
+) -> list[pd.DataFrame]:
+    """Train ``K`` models of one shape together; the same as ``K`` calls of
+    :func:`lib.training.fit`.
+
+    Run ``k`` trains ``models[k]`` on ``batches[k]`` with batch order seed ``seeds[k]``: each epoch
+    visits its batches in the order ``torch.randperm(len(batches[k]), generator)`` with the
+    generator seeded by ``seeds[k]``, as :func:`lib.training.fit` does; one Adam step
+    (``fused=True``) per batch on the sum over runs of each run's mean cross-entropy. A run whose
+    ``stop`` rule fires leaves the batch (see the module docstring). At the end (and when a run
+    leaves) each run's parameters are written back into its model, so the models can be evaluated
+    and stored as after :func:`lib.training.fit`.
+
+    Args:
+        models: ``K`` :class:`lib.models.PatchAttentionClassifier` or ``K``
+            :class:`lib.models.TokenTagger` of one shape (dense embeddings), on one device.
+        batches: ``K`` lists of ``(inputs, targets)`` pairs, one list per run, all of one length;
+            batches that differ in size (or, for the taggers, in length) are padded at each step
+            with inputs whose targets are :data:`lib.training.IGNORE`.
+        epochs, lr, final_lr, eval_every, desc, progress: as :func:`lib.training.fit`.
+        seeds: ``K`` batch-order seeds.
+        validation: optional ``K`` lists of batches, scored per run as in :func:`lib.training.fit`.
+        stop: optional callable given each run's history after each epoch (as in
+            :func:`lib.training.fit`).
+        return_state: also return each run's Adam state in ``attrs["adam"]`` (as
+            :meth:`StackedModel.adam_state`: per parameter name ``exp_avg``, ``exp_avg_sq``,
+            ``step``), taken when the run leaves the batch or at the end.
+
+    Returns:
+        ``K`` DataFrames, one per run, with the columns and ``attrs["stopped"]`` of
+        :func:`lib.training.fit`; ``seconds`` is the wall time of the whole batch so far (the runs
+        share it), and ``attrs["batched"]`` is ``K``.
+
+    Raises:
+        ValueError: as :func:`lib.training.fit`, and for lists of different lengths, runs with
+            different numbers of batches, or models of different shapes.
+
+    Source: the book's ``make full`` (Chapters 3 and 5); training as :func:`lib.training.fit`.
+    """
+    if not isinstance(models, (list, tuple)) or not models:
+        raise ValueError(f"models must be a non-empty list, got {short_repr(models)}")
+    models = [_check_model(m) for m in models]
+    K = len(models)
+    for name, value in (("batches", batches), ("seeds", seeds), ("validation", validation)):
+        if value is not None and (not isinstance(value, (list, tuple)) or len(value) != K):
+            raise ValueError(
+                f"{name} must be a list of {K} entries (one per run), got {short_repr(value)}"
+            )
+    batches = [_check_batches(f"batches[{k}]", b) for k, b in enumerate(batches)]
+    if len({len(b) for b in batches}) != 1:
+        raise ValueError(
+            f"every run needs the same number of batches, got {[len(b) for b in batches]}"
+        )
+    if validation is not None:
+        validation = [_check_batches(f"validation[{k}]", v) for k, v in enumerate(validation)]
+    seeds = [positive_int(f"seeds[{k}]", s, minimum=0, maximum=2**62) for k, s in enumerate(seeds)]
+    epochs = positive_int("epochs", epochs)
+    eval_every = positive_int("eval_every", eval_every)
+    lr = finite_real("lr", lr, minimum=0.0, strict=True)
+    if final_lr is not None:
+        final_lr = finite_real("final_lr", final_lr, minimum=0.0, strict=True)
+        if final_lr > lr:
+            raise ValueError(
+                "final_lr must not exceed lr (the rate only falls), "
+                f"got final_lr={final_lr} > lr={lr}"
+            )
+    if stop is not None and not callable(stop):
+        raise ValueError(f"stop must be callable (e.g. a StopRule), got {short_repr(stop)}")
+    progress = flag("progress", progress)
+    return_state = flag("return_state", return_state)
+    model = stack(models)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, fused=True)
+    schedule = (
+        None
+        if final_lr is None or epochs == 1
+        else torch.optim.lr_scheduler.LinearLR(
+            optimizer, start_factor=1.0, end_factor=final_lr / lr, total_iters=epochs - 1
+        )
+    )
+    gens = [torch.Generator().manual_seed(s) for s in seeds]
+    rows: list[list[dict]] = [[] for _ in range(K)]
+    stopped: list[str | None] = [None] * K
+    adam: list[dict | None] = [None] * K
+    active = list(range(K))  # the runs still in the batch, in the order of the run axis
+    n_batches = len(batches[0])
+    start = time.perf_counter()
+    model.train()
+    bar = config.progress(range(1, epochs + 1), desc=desc) if progress else range(1, epochs + 1)
+    for epoch in bar:
+        orders = {k: torch.randperm(n_batches, generator=gens[k]).tolist() for k in active}
+        device = next(model.parameters()).device
+        loss_sum = torch.zeros(len(active), dtype=torch.float64, device=device)
+        correct = torch.zeros(len(active), dtype=torch.int64, device=device)
+        total = torch.zeros(len(active), dtype=torch.int64, device=device)
+        for j in range(n_batches):
+            inputs, targets = _stack_batch(model, [batches[k][orders[k][j]] for k in active])
+            ce, c, n = _per_run_counts(model(inputs), targets)
+            optimizer.zero_grad(set_to_none=True)
+            (ce / n.to(ce.dtype)).sum().backward()
+            optimizer.step()
+            loss_sum += ce.detach().double()
+            correct += c
+            total += n
+        loss_sum, correct, total = loss_sum.tolist(), correct.tolist(), total.tolist()
+        seconds = time.perf_counter() - start
+        due = validation is not None and (epoch % eval_every == 0 or epoch == epochs)
+        if due or stop is not None:
+            model.write_back([models[k] for k in active])
+        leaving = []
+        for i, k in enumerate(active):
+            if not np.isfinite(loss_sum[i]):
+                raise ValueError(
+                    f"the training loss of run {k} became {loss_sum[i]} in epoch {epoch}; lower lr"
+                )
+            val = evaluate(models[k], validation[k]) if due else np.nan
+            rows[k].append(
+                {
+                    "epoch": epoch,
+                    "loss": loss_sum[i] / total[i],
+                    "train_acc": correct[i] / total[i],
+                    "val_acc": val,
+                    "lr": optimizer.param_groups[0]["lr"],
+                    "seconds": seconds,
+                }
+            )
+            if stop is not None:
+                stopped[k] = stop(pd.DataFrame(rows[k]))
+                if stopped[k] is not None:
+                    if validation is not None and np.isnan(val):
+                        rows[k][-1]["val_acc"] = evaluate(models[k], validation[k])
+                    leaving.append(k)
+        if schedule is not None:
+            schedule.step()
+        if leaving and return_state:
+            for i, k in enumerate(active):
+                if k in leaving:
+                    adam[k] = model.adam_state(optimizer, i)
+        if leaving:
+            positions = [i for i, k in enumerate(active) if k not in leaving]
+            active = [k for k in active if k not in leaving]
+            if not active:
+                break
+            model.keep(positions, optimizer)
+    if hasattr(bar, "close"):
+        bar.close()
+    if active:
+        model.write_back([models[k] for k in active])
+        if return_state:
+            for i, k in enumerate(active):
+                adam[k] = model.adam_state(optimizer, i)
+    histories = []
+    for k in range(K):
+        history = pd.DataFrame(rows[k])
+        history.attrs["stopped"] = stopped[k]
+        history.attrs["batched"] = K
+        if return_state:
+            history.attrs["adam"] = adam[k]
+        histories.append(history)
+    return histories

@@ -1,0 +1,303 @@
+"""``make full``'s runs as Dask tasks: planned from the settings, computed on workers, stored by the
+client.
+
+* :func:`plan` lists the runs of the current settings whose stored result is missing or stale
+  (:func:`lib.experiments.store.lookup`), as :class:`Task`: one per CoNLL-2003 run (Chapter 3), and
+  one per batch of up to :data:`NOISE_BATCH` noise runs of one dataset (Chapter 5), trained together
+  as one stacked model (:func:`lib.experiments.noise.noise_experiments`).
+* :func:`execute` computes one task; it runs on a Dask worker and returns the results with the
+  worker's own provenance, so that workers need no shared disk for results.
+* :func:`make_client` starts a ``dask.distributed.LocalCluster`` on this machine (``BOOK_WORKERS``
+  worker processes, each running one task at a time with ``BOOK_THREADS`` torch threads), or
+  connects to a running cluster named by ``BOOK_SCHEDULER`` (``tcp://host:8786``).
+* :func:`run_tasks` submits the tasks and writes each finished run into the results folder.
+
+Resuming: a CoNLL-2003 run keeps an epoch checkpoint in ``BOOK_RESULTS/.partial``; a task whose
+worker dies is retried by the scheduler, and where that folder is shared with the worker that takes
+it over (always on a ``LocalCluster``) the retry resumes from the checkpoint, else from epoch 0.
+A noise task (a batch of runs, about a minute of training each on the book's machine) keeps no
+checkpoint and restarts from epoch 0.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+
+from .. import config
+from .._validate import positive_int, short_repr
+from . import conll, noise, store
+
+__all__ = [
+    "NOISE_BATCH",
+    "Task",
+    "plan",
+    "execute",
+    "cluster_shape",
+    "make_client",
+    "run_tasks",
+]
+
+#: Noise runs trained together per task: the batch of runs that trained the most runs per hour in
+#: ``make bench`` on the book's 2-core machine (``results/bench/batched.json``).
+NOISE_BATCH = 9
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of ``make full``'s work: one CoNLL-2003 run, or a batch of noise runs.
+
+    Attributes:
+        label: a short name for progress lines (``"conll layers-1-rank-1"``).
+        experiment: ``"conll"`` or ``"noise"``.
+        version: the experiment code's version its results are stored under.
+        runs: ``(run name, settings)`` of every run it stores, in the order :func:`execute`
+            returns them.
+        params: what :func:`execute` needs (JSON values).
+    """
+
+    label: str
+    experiment: str
+    version: int
+    runs: tuple = field(default_factory=tuple)
+    params: dict = field(default_factory=dict)
+
+
+def plan(
+    mode: str = "full",
+    *,
+    noise_batch: int = NOISE_BATCH,
+    datasets=None,
+    conll_runs=None,
+    noise_settings: dict | None = None,
+    root=None,
+) -> list[Task]:
+    """The tasks that compute every run of ``mode``'s settings not stored yet.
+
+    Args:
+        mode: ``"full"`` (``make full``'s) or ``"fast"``.
+        noise_batch: noise runs per task (>= 1).
+        datasets: the noise experiment's datasets (default: the mode's ``datasets``, or all of
+            :data:`lib.experiments.noise.NOISE_DATASETS` this machine can load).
+        conll_runs: ``(n_layers, rank)`` pairs (default: the mode's depths at rank 1 and one
+            full-rank layer); ``[]`` for none.
+        noise_settings: settings of the noise runs in place of the mode's (the tests' tiny runs).
+        root: the results folder (default :data:`lib.experiments.store.RESULTS` or
+            ``BOOK_RESULTS``).
+
+    Returns:
+        A list of :class:`Task`, CoNLL-2003 runs first (the longest), then the noise batches.
+
+    Raises:
+        ValueError: for an unknown mode, a bad batch size or run.
+    """
+    noise_batch = positive_int("noise_batch", noise_batch, maximum=1000)
+    tasks = []
+    if conll_runs is None:
+        conll_runs = [(n, 1) for n in conll.CONLL_SETTINGS[mode]["layers"]] + [(1, None)]
+    for n_layers, rank in conll_runs:
+        run, settings = conll.conll_run_settings(n_layers, rank, mode)
+        if store.lookup("conll", run, conll.CONLL_VERSION, settings, root) is None:
+            tasks.append(
+                Task(
+                    f"conll {run}",
+                    "conll",
+                    conll.CONLL_VERSION,
+                    ((run, settings),),
+                    {"settings": settings},
+                )
+            )
+    settings = dict(noise.NOISE_SETTINGS[mode] if noise_settings is None else noise_settings)
+    if datasets is None:
+        datasets = settings.get("datasets") or noise.noise_datasets()
+    for dataset in datasets:
+        missing = []
+        for kind, level, seed in noise.noise_run_names_for(settings):
+            run, run_settings = noise.noise_run_key(dataset, kind, level, seed, settings)
+            if store.lookup("noise", run, noise.NOISE_VERSION, run_settings, root) is None:
+                missing.append(((kind, level, seed), (run, run_settings)))
+        for start in range(0, len(missing), noise_batch):
+            part = missing[start : start + noise_batch]
+            tasks.append(
+                Task(
+                    f"noise {dataset} {part[0][1][0]}"
+                    + (f" +{len(part) - 1}" if len(part) > 1 else ""),
+                    "noise",
+                    noise.NOISE_VERSION,
+                    tuple(key for _, key in part),
+                    {
+                        "dataset": dataset,
+                        "runs": [list(r) for r, _ in part],
+                        "settings": {k: settings[k] for k in noise.RUN_KEYS},
+                    },
+                )
+            )
+    return tasks
+
+
+def execute(task: Task) -> list[dict]:
+    """Compute ``task`` (on a Dask worker, or in this process) and return, per run of
+    ``task.runs``, ``{"run", "settings", "result", "provenance"}``.
+
+    The provenance is :func:`lib.experiments.store.provenance` on the machine that computed it,
+    with ``batched`` (runs trained together), ``batch_wall_s`` (the task's wall time; ``wall_s``
+    is each run's share of it) and ``worker`` (host and process id).
+
+    Raises:
+        ValueError: for a task that is not a :class:`Task`, and as the experiments' functions.
+    """
+    if not isinstance(task, Task) or task.experiment not in ("conll", "noise"):
+        raise ValueError(f"task must be a Task of 'conll' or 'noise', got {short_repr(task)}")
+    start = time.perf_counter()
+    if task.experiment == "conll":
+        results = [conll.conll_compute(task.params["settings"])]
+    else:
+        runs = [tuple(r) for r in task.params["runs"]]
+        results = noise.noise_experiments(task.params["dataset"], runs, **task.params["settings"])
+    wall = time.perf_counter() - start
+    out = []
+    for (run, settings), result in zip(task.runs, results, strict=True):
+        result = {k: v for k, v in result.items() if k != "batched"}
+        provenance = store.provenance(
+            wall / len(results),
+            str(config.DEVICE),
+            batched=len(results),
+            batch_wall_s=round(wall, 1),
+            worker=f"{socket.gethostname()}:{os.getpid()}",
+        )
+        out.append({"run": run, "settings": settings, "result": result, "provenance": provenance})
+    return out
+
+
+def cluster_shape(environ=None) -> tuple[int, int]:
+    """``(workers, threads)`` of the local cluster: ``BOOK_WORKERS`` (default 2) worker processes
+    with ``BOOK_THREADS`` (default 1 when there are several workers, else
+    :data:`lib.config.THREADS`) torch threads each.
+
+    Raises:
+        ValueError: for a value that is not a positive integer, or ``workers * threads`` above the
+            machine's cores (oversubscribed workers slow each other down).
+    """
+    environ = os.environ if environ is None else environ
+    cores = os.cpu_count() or 1
+
+    def read(name, default):
+        raw = str(environ.get(name, "")).strip()
+        if not raw:
+            return default
+        try:
+            return positive_int(name, int(raw))
+        except ValueError:
+            raise ValueError(f"{name} must be a positive integer, got {raw!r}") from None
+
+    workers = read("BOOK_WORKERS", min(2, cores))
+    threads = read("BOOK_THREADS", 1 if workers > 1 else config.THREADS)
+    if workers * threads > cores:
+        raise ValueError(
+            f"BOOK_WORKERS={workers} x BOOK_THREADS={threads} oversubscribes this machine's "
+            f"{cores} cores; lower one of them"
+        )
+    return workers, threads
+
+
+def make_client(scheduler: str | None = None, environ=None):
+    """A ``dask.distributed.Client``: to the cluster at ``scheduler`` (default ``BOOK_SCHEDULER``),
+    or to a new ``LocalCluster`` shaped by :func:`cluster_shape`.
+
+    The local workers are processes (``processes=True``), each running one task at a time
+    (``threads_per_worker=1``) with ``BOOK_THREADS`` torch threads and as many OpenMP/MKL
+    threads; their memory is not limited (a batch of noise runs on MNIST holds about 2 GB).
+
+    Raises:
+        ValueError: as :func:`cluster_shape`, or for a scheduler address that is not
+            ``tcp://host:port`` (or another Dask protocol).
+    """
+    import dask
+    from dask.distributed import Client, LocalCluster
+
+    environ = os.environ if environ is None else environ
+    scheduler = (scheduler or str(environ.get("BOOK_SCHEDULER", ""))).strip()
+    if scheduler:
+        if "://" not in scheduler:
+            raise ValueError(
+                f"BOOK_SCHEDULER must be a scheduler address such as tcp://host:8786, got "
+                f"{scheduler!r}"
+            )
+        return Client(scheduler)
+    workers, threads = cluster_shape(environ)
+    env = {name: str(threads) for name in ("BOOK_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit=0,
+            dashboard_address=None,
+            env=env,
+        )
+    return Client(cluster)
+
+
+def run_tasks(tasks, client=None, *, root=None, progress: bool = True, echo=print) -> list:
+    """Compute ``tasks`` on ``client`` (a ``dask.distributed.Client``; ``None``: one by one in
+    this process, the serial path) and store every run as its task finishes.
+
+    One progress bar over the runs; one line per finished run with its wall time (its share of
+    its task's, for runs trained together), the task's and the worker.
+    This process writes the results (:func:`lib.experiments.store.save`, with the provenance of
+    the worker that computed them). A task is retried twice after an error; a task whose worker
+    dies is resubmitted by the scheduler (up to its ``allowed-failures``, 3 by default).
+
+    Returns:
+        The :class:`lib.experiments.store.StoredRun` written, in the order they finished.
+
+    Raises:
+        ValueError: for tasks that are not :class:`Task`; a task's own error, re-raised when its
+            retries are spent.
+    """
+    tasks = list(tasks)
+    for i, t in enumerate(tasks):
+        if not isinstance(t, Task):
+            raise ValueError(f"tasks[{i}] must be a Task, got {short_repr(t)}")
+    if not tasks:
+        return []
+    total = sum(len(t.runs) for t in tasks)
+    bar = config.progress(range(total), desc="make full runs", total=total) if progress else None
+    if client is None:
+        finished = ((t, execute(t)) for t in tasks)
+    else:
+        from dask.distributed import as_completed
+
+        futures = {
+            client.submit(execute, t, key=f"{t.label}-{i}", pure=False, retries=2): t
+            for i, t in enumerate(tasks)
+        }
+        finished = ((futures[f], f.result()) for f in as_completed(futures))
+    stored = []
+    for task, items in finished:
+        for item in items:
+            stored.append(
+                store.save(
+                    task.experiment,
+                    item["run"],
+                    task.version,
+                    item["settings"],
+                    item["result"],
+                    wall_s=item["provenance"]["wall_s"],
+                    root=root,
+                    provenance_=item["provenance"],
+                )
+            )
+            if bar is not None:
+                bar.update(1)
+            p = item["provenance"]
+            together = f", trained with {p['batched'] - 1} other(s)" if p["batched"] > 1 else ""
+            echo(
+                f"{task.experiment}/{item['run']}: stored, {p['wall_s']:.0f} s "
+                f"(task {p['batch_wall_s']:.0f} s{together}) on {p['worker']}"
+            )
+    if bar is not None:
+        bar.close()
+    return stored
