@@ -69,7 +69,7 @@ format: $(DEVSTAMP)
 	$(VENV)/bin/ruff format lib tests tools _ext
 	$(PY) tools/lint_chapters.py --format
 
-## bench: cold build, rebuild with nothing changed, each chapter's execution time against its budget
+## bench: cold build, rebuild, each chapter's time against its budget; training speed; batched runs
 bench: $(STAMP) data
 	$(PY) tools/bench.py
 

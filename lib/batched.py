@@ -1,11 +1,11 @@
 r"""Independent training runs of one model shape, trained together as one stacked model.
 
 ``make full`` trains many small models that differ only in their seed, noise level or noise kind
-(Chapter 5's noise grid, 27 runs per dataset) or in their seed (Chapter 3's CoNLL-2003 runs). Run
-one at a time, such a model leaves most of a CPU core idle between small matrix products. Here ``K``
-runs of one shape are trained as one model whose parameters carry a leading run axis ``K``: every
-matrix product of the ``K`` runs is one batched product (``torch.matmul`` broadcasting over the run
-axis, ``torch.einsum``), and one ``torch.optim.Adam`` (``fused=True``) updates all of them.
+(Chapter 5's noise grid) or in their seed (Chapter 3's CoNLL-2003 runs). Run one at a time, such a
+model keeps the cores far below their peak rate: its matrix products are small. Here ``K`` runs
+of one shape are trained as one model whose parameters carry a leading run axis ``K``: each
+matrix product of the ``K`` runs is one ``torch.bmm`` over each run's flattened tokens, and one
+``torch.optim.Adam`` (``fused=True``) updates all of them.
 
 Why this is exactly ``K`` separate trainings (up to floating-point rounding):
 
@@ -20,11 +20,12 @@ Why this is exactly ``K`` separate trainings (up to floating-point rounding):
   its slice is cut out of the stacked parameters and of Adam's moments, so that the remaining runs
   go on exactly as before.
 
-Stacked products rather than ``torch.func.vmap``: on the book's 2-core CPU, one training step of
-the noise model (batch 128) for ``K = 3, 9, 14`` runs was 1.2-1.3 times faster than ``K`` steps
-alone through ``vmap(functional_call(...))`` and 1.5-1.7 times faster through the stacked products
-here (the same prototype, one sitting); ``vmap`` also cannot trace the layers' input checks
-(data-dependent ``bool``), which these stacked forwards do outside the products instead.
+Stacked products rather than ``torch.func.vmap``: in a prototype on the book's 2-core CPU, one
+training step of the noise model for 3, 9 and 14 runs through ``vmap(functional_call(...))``
+gained less over the same steps one at a time than these stacked products did (``make bench``
+measures the latter); ``vmap`` also cannot trace the layers' input checks (data-dependent
+``bool``), which the stacked forwards leave out: their inputs are the checked batches of the
+runs, and a non-finite loss is caught per run at the end of each epoch.
 ``tests/test_batched.py`` checks in float64 that ``K`` stacked runs and the same runs one by one
 give the same parameters, Adam moments and histories.
 
@@ -219,6 +220,8 @@ class StackedPatchAttention(StackedModel):
         self.template = models[0]
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """Logits ``(K, batch, n_classes)`` for images ``(K, batch, H, W[, C])``, run ``k``'s
+        batch through run ``k``'s parameters."""
         t = self.template
         if not isinstance(images, torch.Tensor) or images.ndim < 4 or images.shape[0] != self.runs:
             raise ValueError(
@@ -317,6 +320,8 @@ class StackedTokenTagger(StackedModel):
         return Z + _lin(hidden, f("W2"), f("b2"))
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """Logits ``(K, batch, n, n_tags)`` for word ids ``(K, batch, n)``, run ``k``'s batch
+        through run ``k``'s parameters; padding is masked from every key."""
         t = self.template
         if (
             not isinstance(ids, torch.Tensor)

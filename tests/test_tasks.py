@@ -102,6 +102,14 @@ def test_a_scheduler_address_must_be_an_address():
         tasks.make_client(environ={"BOOK_SCHEDULER": "localhost"})
 
 
+def test_the_local_scheduler_sends_a_worker_one_task_at_a_time(client):
+    """Worker saturation 1.0: a one-thread worker holds one task, so a short list of long tasks
+    cannot leave one worker idle while another still has a second queued."""
+    saturation = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.WORKER_SATURATION)
+    assert saturation == 1.0
+    assert sorted(client.nthreads().values()) == [1, 1]
+
+
 def test_two_workers_store_what_the_serial_path_stores(tmp_path, client, one_thread):
     serial, dask_root = tmp_path / "serial", tmp_path / "dask"
     tasks.run_tasks(
@@ -126,7 +134,7 @@ def test_two_workers_store_what_the_serial_path_stores(tmp_path, client, one_thr
 
 
 def test_a_killed_worker_leaves_its_task_retried_and_stored_once(tmp_path, client, one_thread):
-    settings = {"train_images": 3000, "epochs": 3}
+    settings = {"train_images": 10000, "epochs": 3}  # several seconds on one thread
     plan = tiny_plan(tmp_path / "dask", noise_batch=3, settings=settings)
     assert len(plan) == 1
     pids = client.run(os.getpid)  # worker address -> pid
@@ -147,7 +155,7 @@ def test_a_killed_worker_leaves_its_task_retried_and_stored_once(tmp_path, clien
     while killed is None and time.monotonic() < deadline:
         busy = [w for w, keys in client.processing().items() if keys]
         if busy:
-            time.sleep(1.0)  # mid-run: the task takes several seconds
+            time.sleep(1.0)  # mid-run: the task takes several seconds on one thread
             killed = pids[busy[0]]
             os.kill(killed, signal.SIGKILL)
         time.sleep(0.05)
@@ -166,3 +174,11 @@ def test_a_killed_worker_leaves_its_task_retried_and_stored_once(tmp_path, clien
         echo=lambda _: None,
     )
     assert stored_records(tmp_path / "dask") == stored_records(serial)
+
+
+def test_the_noise_batch_is_the_one_make_bench_measured_best():
+    """NOISE_BATCH is chosen by measurement: the stored bench's fastest batch of runs."""
+    measured = store.read("bench", "batched", remedy="make bench").result
+    trial = measured["trial"]
+    assert measured["best_batch"] == int(max(trial, key=lambda k: trial[k]["run_epochs_per_s"]))
+    assert tasks.NOISE_BATCH == measured["best_batch"]

@@ -20,6 +20,16 @@ Then two measures of training, each stored in ``results/bench/`` with its proven
   float32, rank 1 against full rank, at sequence lengths 128, 512 and 2048 (8,192 tokens per call).
   No target: at long sequences the n^2 softmax dominates both.
 
+* **Independent runs batched** (``results/bench/batched.json``, ``lib.batched``): a short trial of
+  1 to 27 noise runs trained together picks the batch that trains the most run-epochs per hour
+  (``lib.experiments.tasks.NOISE_BATCH`` follows it; a test checks); then the whole noise grid of
+  one dataset one at a time and in batches of that size, three CoNLL-2003 seeds of the one-layer
+  rank-1 model for a few epochs one at a time and batched (runs per hour, the ratio, the share of
+  the peak measured in the same run), and a few noise tasks through a Dask ``LocalCluster`` of
+  2 workers x 1 thread against 1 worker x 2 threads. Targets: the batched grid at least 1.5 times
+  the runs per hour of one at a time and at least 75 % of the float32 peak. ``--batched-only``
+  runs only this measure.
+
 For Chapter 5 it times one epoch of ``lib.models.PatchAttentionClassifier`` on MNIST
 with the fast-mode settings of ``lib.experiments.noise.NOISE_SETTINGS`` and with the full-mode ones
 (the whole 60,000-image training set).

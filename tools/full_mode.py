@@ -24,14 +24,15 @@ import os
 import time
 
 from lib import config, data
-from lib.experiments import conll, noise, tasks
+from lib.experiments import conll, noise, store, tasks
 
 
 def main() -> int:
     start = time.perf_counter()
+    root = store.result_path("x", "x").parents[1]
     print(
-        f"make full on {config.DEVICE}, {config.THREADS} thread(s); stored results go to "
-        "results/ (runs already stored for the current settings are read, not recomputed)",
+        f"make full on {config.DEVICE}; stored results go to {root}"
+        " (runs already stored for the current settings are read, not recomputed)",
         flush=True,
     )
     settings = conll.CONLL_SETTINGS["full"]

@@ -15,7 +15,7 @@ client.
 Resuming: a CoNLL-2003 run keeps an epoch checkpoint in ``BOOK_RESULTS/.partial``; a task whose
 worker dies is retried by the scheduler, and where that folder is shared with the worker that takes
 it over (always on a ``LocalCluster``) the retry resumes from the checkpoint, else from epoch 0.
-A noise task (a batch of runs, about a minute of training each on the book's machine) keeps no
+A noise task (a batch of short runs; their wall times are on the Reproducibility page) keeps no
 checkpoint and restarts from epoch 0.
 """
 
@@ -40,9 +40,9 @@ __all__ = [
     "run_tasks",
 ]
 
-#: Noise runs trained together per task: the batch of runs that trained the most runs per hour in
-#: ``make bench`` on the book's 2-core machine (``results/bench/batched.json``).
-NOISE_BATCH = 9
+#: How many noise runs one task trains together, the batch that trained the most runs per hour in
+#: ``make bench`` on the book's 2-core machine (``results/bench/batched.json``; a test checks).
+NOISE_BATCH = 14
 
 
 @dataclass(frozen=True)
@@ -207,8 +207,10 @@ def make_client(scheduler: str | None = None, environ=None):
     or to a new ``LocalCluster`` shaped by :func:`cluster_shape`.
 
     The local workers are processes (``processes=True``), each running one task at a time
-    (``threads_per_worker=1``) with ``BOOK_THREADS`` torch threads and as many OpenMP/MKL
-    threads; their memory is not limited (a batch of noise runs on MNIST holds about 2 GB).
+    (``threads_per_worker=1``) and sent one only when it is free (the scheduler's
+    ``worker-saturation`` 1.0) with ``BOOK_THREADS`` torch threads and as many OpenMP/MKL
+    threads; their memory is not limited (a batch of noise runs holds a copy of the training
+    images per run).
 
     Raises:
         ValueError: as :func:`cluster_shape`, or for a scheduler address that is not
@@ -228,7 +230,14 @@ def make_client(scheduler: str | None = None, environ=None):
         return Client(scheduler)
     workers, threads = cluster_shape(environ)
     env = {name: str(threads) for name in ("BOOK_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
+    # worker-saturation 1.0: a worker holds one task at a time and takes the next when it is
+    # free (at dask's default, 1.1, a one-thread worker is sent two, and in a short list of long
+    # tasks one worker can be left idle while another works through its second)
+    config_ = {
+        "distributed.nanny.pre-spawn-environ": env,
+        "distributed.scheduler.worker-saturation": 1.0,
+    }
+    with dask.config.set(config_):
         cluster = LocalCluster(
             n_workers=workers,
             threads_per_worker=1,
