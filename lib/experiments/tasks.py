@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 
 from .. import config
-from .._validate import positive_int, short_repr
+from .._validate import flag, positive_int, short_repr
 from . import conll, noise, store
 
 __all__ = [
@@ -263,13 +263,14 @@ def run_tasks(tasks, client=None, *, root=None, progress: bool = True, echo=prin
         The :class:`lib.experiments.store.StoredRun` written, in the order they finished.
 
     Raises:
-        ValueError: for tasks that are not :class:`Task`; a task's own error, re-raised when its
-            retries are spent.
+        ValueError: for tasks that are not :class:`Task` or a ``progress`` that is not a bool; a
+            task's own error, re-raised when its retries are spent.
     """
     tasks = list(tasks)
     for i, t in enumerate(tasks):
         if not isinstance(t, Task):
             raise ValueError(f"tasks[{i}] must be a Task, got {short_repr(t)}")
+    progress = flag("progress", progress)
     if not tasks:
         return []
     total = sum(len(t.runs) for t in tasks)
