@@ -44,9 +44,9 @@ import torch
 from torch import nn
 
 from . import config
-from ._validate import finite_real, flag, positive_int, short_repr
+from ._validate import flag, positive_int, short_repr
 from .models import PatchAttentionClassifier, TokenTagger
-from .training import IGNORE, _check_batches, _check_model, evaluate
+from .training import IGNORE, _check_batches, _check_model, _check_schedule, evaluate
 
 __all__ = ["StackedModel", "StackedPatchAttention", "StackedTokenTagger", "stack", "fit_stacked"]
 
@@ -156,28 +156,19 @@ class StackedModel(nn.Module):
             group["params"] = [swap.get(id(p), p) for p in group["params"]]
 
 
-def _tagger_shape(m: TokenTagger) -> tuple:
-    return (
-        m.vocab_size,
-        m.n_tags,
-        m.d,
-        m.n_layers,
-        m.rank,
-        m.pad_id,
-        tuple((n, tuple(p.shape), p.dtype) for n, p in m.named_parameters()),
-        m.embed.sparse,
-    )
+def _shape(*attrs: str):
+    """A ``shape_of`` for :class:`StackedModel`: the named size attributes of a model and the names,
+    shapes and dtypes of its parameters (models that stack must agree on all of them)."""
+
+    def shape_of(m: nn.Module) -> tuple:
+        sizes = tuple(getattr(m, a) for a in attrs)
+        return sizes + tuple((n, tuple(p.shape), p.dtype) for n, p in m.named_parameters())
+
+    return shape_of
 
 
-def _patch_shape(m: PatchAttentionClassifier) -> tuple:
-    return (
-        m.image_size,
-        m.patch,
-        m.channels,
-        m.d,
-        m.n_classes,
-        tuple((n, tuple(p.shape), p.dtype) for n, p in m.named_parameters()),
-    )
+_tagger_shape = _shape("vocab_size", "n_tags", "d", "n_layers", "rank", "pad_id")
+_patch_shape = _shape("image_size", "patch", "channels", "d", "n_classes")
 
 
 class StackedPatchAttention(StackedModel):
@@ -463,16 +454,7 @@ def fit_stacked(
     if validation is not None:
         validation = [_check_batches(f"validation[{k}]", v) for k, v in enumerate(validation)]
     seeds = [positive_int(f"seeds[{k}]", s, minimum=0, maximum=2**62) for k, s in enumerate(seeds)]
-    epochs = positive_int("epochs", epochs)
-    eval_every = positive_int("eval_every", eval_every)
-    lr = finite_real("lr", lr, minimum=0.0, strict=True)
-    if final_lr is not None:
-        final_lr = finite_real("final_lr", final_lr, minimum=0.0, strict=True)
-        if final_lr > lr:
-            raise ValueError(
-                "final_lr must not exceed lr (the rate only falls), "
-                f"got final_lr={final_lr} > lr={lr}"
-            )
+    epochs, eval_every, lr, final_lr = _check_schedule(epochs, eval_every, lr, final_lr)
     if stop is not None and not callable(stop):
         raise ValueError(f"stop must be callable (e.g. a StopRule), got {short_repr(stop)}")
     progress = flag("progress", progress)

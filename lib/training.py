@@ -131,6 +131,22 @@ def _check_batches(name: str, batches) -> list:
     return list(batches)
 
 
+def _check_schedule(epochs, eval_every, lr, final_lr):
+    """``epochs``, ``eval_every`` (positive ints), ``lr`` (> 0) and ``final_lr`` (``None`` or in
+    ``(0, lr]``), checked as :func:`fit` and :func:`lib.batched.fit_stacked` take them."""
+    epochs = positive_int("epochs", epochs)
+    eval_every = positive_int("eval_every", eval_every)
+    lr = finite_real("lr", lr, minimum=0.0, strict=True)
+    if final_lr is not None:
+        final_lr = finite_real("final_lr", final_lr, minimum=0.0, strict=True)
+        if final_lr > lr:
+            raise ValueError(
+                "final_lr must not exceed lr (the rate only falls), "
+                f"got final_lr={final_lr} > lr={lr}"
+            )
+    return epochs, eval_every, lr, final_lr
+
+
 def _check_model(model) -> nn.Module:
     if not isinstance(model, nn.Module):
         raise ValueError(f"model must be a torch.nn.Module, got {short_repr(model)}")
@@ -343,16 +359,7 @@ def fit(
     batches = _check_batches("batches", batches)
     if validation is not None:
         validation = _check_batches("validation", validation)
-    epochs = positive_int("epochs", epochs)
-    eval_every = positive_int("eval_every", eval_every)
-    lr = finite_real("lr", lr, minimum=0.0, strict=True)
-    if final_lr is not None:
-        final_lr = finite_real("final_lr", final_lr, minimum=0.0, strict=True)
-        if final_lr > lr:
-            raise ValueError(
-                "final_lr must not exceed lr (the rate only falls), "
-                f"got final_lr={final_lr} > lr={lr}"
-            )
+    epochs, eval_every, lr, final_lr = _check_schedule(epochs, eval_every, lr, final_lr)
     seed = positive_int("seed", seed, minimum=0, maximum=2**62)
     if stop is not None and not callable(stop):
         raise ValueError(f"stop must be callable (e.g. a StopRule), got {short_repr(stop)}")
