@@ -5,6 +5,7 @@ SHELL := /bin/bash
 
 VENV    ?= .venv
 LABVENV ?= .venv-lab
+CFFVENV ?= .venv-cff
 PYTHON  ?= python3
 PY      := $(VENV)/bin/python
 PIP     := $(PY) -m pip install -q --disable-pip-version-check
@@ -58,11 +59,18 @@ test: $(DEVSTAMP) data
 unit: $(DEVSTAMP) data
 	$(PY) -m pytest -m "not build"
 
-## lint: ruff (check and format) on lib, tests, tools, _ext and the chapters' code cells
-lint: $(DEVSTAMP)
+# cffconvert in its own environment (requirements-cff.txt: its jsonschema pin clashes with the book's).
+$(CFFVENV)/.installed: requirements-cff.txt
+	@test -x $(CFFVENV)/bin/python || $(PYTHON) -m venv $(CFFVENV)
+	$(CFFVENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements-cff.txt
+	@touch $@
+
+## lint: ruff (check and format) on lib, tests, tools, _ext and the chapters' code cells; CITATION.cff
+lint: $(DEVSTAMP) $(CFFVENV)/.installed
 	$(VENV)/bin/ruff check lib tests tools _ext
 	$(VENV)/bin/ruff format --check lib tests tools _ext
 	$(PY) tools/lint_chapters.py
+	$(CFFVENV)/bin/cffconvert --validate -i CITATION.cff
 
 ## format: apply ruff format to lib, tests, tools, _ext and the chapters' code cells
 format: $(DEVSTAMP)
@@ -95,4 +103,4 @@ clean:
 
 ## distclean: also remove the environments, node_modules and the unpacked data
 distclean: clean
-	rm -rf $(VENV) $(LABVENV) *.egg-info _data node_modules
+	rm -rf $(VENV) $(LABVENV) $(CFFVENV) *.egg-info _data node_modules
