@@ -16,6 +16,7 @@ import importlib
 
 __all__ = [
     "approximation",
+    "batched",
     "boltzmann",
     "claims",
     "config",
@@ -30,6 +31,7 @@ __all__ = [
     "metrics",
     "models",
     "plotting",
+    "seeds",
     "targets",
     "training",
 ]

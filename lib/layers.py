@@ -28,6 +28,7 @@ from ._validate import (
     all_finite,
     as_float_array,
     check_size,
+    finite_real,
     flag,
     float_dtype,
     one_of,
@@ -38,6 +39,7 @@ from ._validate import (
 __all__ = [
     "SingleHead",
     "SelfAttention",
+    "TiedSelfAttention",
     "CrossAttention",
     "FeedForward",
     "NORMALIZERS",
@@ -384,6 +386,122 @@ class SelfAttention(SingleHead):
             f"d={self.d}, head_dim={self.head_dim}, rank={self.rank}, "
             f"normalizer={self.normalizer!r}, residual={self.residual}"
         )
+
+
+class TiedSelfAttention(nn.Module):
+    r"""One head of size 1 whose query, key and value maps are one shared projection ``w``.
+
+    ``W_Q = W_K = W_V = w^T`` (``(1, d)``) and ``W_O = u`` (``(d, 1)``), so with ``p = X w`` (each
+    token's projection, ``(..., n)``) the layer computes
+
+    .. math:: F(X)_l = x_l + u \sum_k \sigma_S[p_l\, p]_k\, p_k
+              = x_l + u\, \mathrm{boltz}(p_l\, p) / p_l \quad (p_l \ne 0),
+
+    the Boltzmann operator of K&S Theorem 2's proof with the scale left inside ``w``: Theorem 2's
+    construction puts its inverse temperature :math:`\gamma` on ``W_Q`` alone; tied, the scale of
+    the scores is :math:`|w|^2` times the tokens' scale. Residual, no ``1/sqrt(s)``, softmax.
+
+    Args:
+        d: token dimension.
+        dtype: ``torch.float32`` or ``torch.float64`` (default).
+        seed: seed of the initialisation: ``w`` and ``u`` normal, standard deviation
+            ``1/sqrt(d)``.
+        fixed_projection: ``None`` (``w`` is trained), or a real vector ``(d,)`` at which ``w`` is
+            held: it is then a buffer, not a parameter, and only ``u`` is trained (the reviewers'
+            question, Chapter 3).
+        gamma: an inverse temperature on the scores, ``gamma (p_l p_k)`` (default 1, > 0): the
+            layer is then the tied layer of projection ``sqrt(gamma) w`` with output vector
+            ``u / sqrt(gamma)`` (the same function, :meth:`weights`), written so that a huge
+            :math:`\gamma` from Theorem 2's construction leaves ``p`` and ``u`` of ordinary size.
+
+    Input ``(..., n, d)``, output ``(..., n, d)``, same dtype. :meth:`weights` gives the four
+    dense matrices.
+
+    Raises:
+        ValueError: for a non-positive ``d`` (or more than :data:`MAX_PARAMETERS` parameters), an
+            unknown dtype, a ``fixed_projection`` that is not a finite real ``(d,)`` vector or is
+            zero, a ``gamma`` that is not finite and positive; in :meth:`forward` for input of the
+            wrong shape, dtype or with NaN/inf, a mask as :class:`SelfAttention` refuses, or
+            scores or outputs that overflow.
+
+    Source: the ICLR 2024 OpenReview reviews of K&S, which describe the experiment's model as one
+    layer, one head of size 1, tied ``W_Q``, ``W_K``, ``W_V``; the tying written as
+    ``W_Q = W_K = W_V = w^T`` is this book's reading (see the Sources page). Chapter 3.
+    """
+
+    def __init__(
+        self,
+        d: int,
+        dtype: torch.dtype = torch.float64,
+        seed: int = 0,
+        fixed_projection=None,
+        gamma: float = 1.0,
+    ):
+        super().__init__()
+        self.d = positive_int("d", d)
+        self.gamma = finite_real("gamma", gamma, minimum=0.0, strict=True)
+        _check_parameters(f"TiedSelfAttention(d={self.d})", 2 * self.d)
+        float_dtype("dtype", dtype)
+        gen = torch.Generator().manual_seed(
+            positive_int("seed", seed, minimum=0, maximum=2**63 - 1)
+        )
+        std = 1.0 / math.sqrt(self.d)
+        w = torch.randn(self.d, generator=gen, dtype=torch.float64) * std
+        u = torch.randn(self.d, 1, generator=gen, dtype=torch.float64) * std
+        self.W_O = nn.Parameter(u.to(dtype))
+        if fixed_projection is None:
+            self.w = nn.Parameter(w.to(dtype))
+        else:
+            fixed = _real_tensor("fixed_projection", fixed_projection, (self.d,))
+            if not torch.isfinite(fixed).all() or not bool((fixed != 0).any()):
+                raise ValueError("fixed_projection must be a finite, non-zero vector")
+            self.register_buffer("w", fixed.to(dtype))
+        self.fixed = fixed_projection is not None
+
+    @staticmethod
+    def parameter_count(d: int, fixed: bool = False) -> int:
+        """Trainable parameters: ``d`` for ``W_O`` and, unless the projection is fixed, ``d`` for
+        ``w``."""
+        return d if fixed else 2 * d
+
+    def weights(self) -> dict[str, torch.Tensor]:
+        """The dense matrices ``{"W_Q", "W_K", "W_V"}`` (each ``w^T``, ``(1, d)``) and ``"W_O"``
+        ``(d, 1)``, detached copies."""
+        root = math.sqrt(self.gamma)
+        row = self.w.detach().clone()[None, :] * root
+        return {
+            "W_Q": row,
+            "W_K": row.clone(),
+            "W_V": row.clone(),
+            "W_O": self.W_O.detach().clone() / root,
+        }
+
+    def forward(self, X: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Apply the layer to ``X`` ``(..., n, d)``; ``padding_mask`` (bool ``(..., n)``, ``True``
+        at padding) removes padded keys. Returns ``(..., n, d)`` in the layer's dtype."""
+        X = SingleHead._check_tokens(self, "X", X, self.d)
+        mask = SingleHead._check_mask(padding_mask, X)
+        if not all_finite(self.W_O) or not all_finite(self.w):
+            raise ValueError("w or W_O is not finite (NaN or inf)")
+        p = X @ self.w  # (..., n)
+        scores = p[..., :, None] * p[..., None, :]
+        if self.gamma != 1.0:
+            scores = scores * self.gamma
+        attn = SingleHead._normalize(self, scores, mask, X.dtype)
+        out = X + (attn @ p[..., None]) * self.W_O[:, 0]
+        if not all_finite(out):
+            raise ValueError(
+                f"the layer's output overflows {X.dtype}; rescale the inputs or the weights"
+            )
+        return out
+
+    def _dtype(self) -> torch.dtype:
+        return self.W_O.dtype
+
+    normalizer = "softmax"
+
+    def extra_repr(self) -> str:
+        return f"d={self.d}, head_dim=1, tied, fixed_projection={self.fixed}, gamma={self.gamma:g}"
 
 
 class CrossAttention(SingleHead):

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ._validate import all_finite, finite_real, flag, float_dtype, positive_int, short_repr
-from .layers import FeedForward, SelfAttention, SingleHead, _check_parameters
+from .layers import FeedForward, SelfAttention, SingleHead, TiedSelfAttention, _check_parameters
 
 __all__ = ["TokenTagger", "PatchAttentionClassifier"]
 
@@ -45,13 +45,22 @@ class TokenTagger(nn.Module):
         seed: seed of the initialisation (embeddings ``N(0, 1)``; layers as in their classes).
         sparse_embedding: build the embedding with ``sparse=True``, so that its gradient holds
             only the rows of a batch's words and :func:`lib.training.fit` updates only those rows
-            (torch's ``SparseAdam``); default ``False`` (dense gradients, plain Adam).
+            (torch's ``SparseAdam``, or SGD's exact sparse step); default ``False`` (dense
+            gradients).
+        tied: ``True`` for the OpenReview reviewers' description of K&S's model: each block's
+            attention is a :class:`~lib.layers.TiedSelfAttention` (head size 1,
+            ``W_Q = W_K = W_V = w^T``); needs ``rank=1`` and ``head_dim`` ``None`` or 1. Default
+            ``False`` (four separate factorised matrices, the book's own setting).
+        fixed_projection: with ``tied``, a ``(d,)`` vector at which every block's ``w`` is held
+            (not trained); default ``None``.
 
     Input: word ids, int64 ``(batch, n)``. Output: logits ``(batch, n, n_tags)`` in ``dtype``.
 
     Raises:
         ValueError: for non-positive sizes or a bad rank (as :class:`~lib.layers.SelfAttention`),
-            a ``sparse_embedding`` that is not a bool, more than
+            a ``sparse_embedding`` or ``tied`` that is not a bool, ``tied`` with a rank other than
+            1 or a head size other than 1, a ``fixed_projection`` without ``tied`` (or as
+            :class:`~lib.layers.TiedSelfAttention` refuses it), more than
             :data:`~lib.layers.MAX_PARAMETERS` parameters in all (checked before
             allocating); in :meth:`forward` for ids that are not an int64 ``(batch, n)`` tensor, ids
             outside ``[0, vocab_size)``, or a row that is all padding.
@@ -73,14 +82,26 @@ class TokenTagger(nn.Module):
         dtype: torch.dtype = torch.float32,
         seed: int = 0,
         sparse_embedding: bool = False,
+        tied: bool = False,
+        fixed_projection=None,
     ):
         super().__init__()
         sparse_embedding = flag("sparse_embedding", sparse_embedding)
+        self.tied = flag("tied", tied)
+        if self.tied and (rank != 1 or head_dim not in (None, 1)):
+            raise ValueError(
+                f"tied attention has head size 1 and rank 1, got rank={rank!r}, "
+                f"head_dim={head_dim!r}"
+            )
+        if fixed_projection is not None and not self.tied:
+            raise ValueError("fixed_projection needs tied=True (it fixes the shared projection w)")
         self.vocab_size = positive_int("vocab_size", vocab_size, minimum=2)
         self.n_tags = positive_int("n_tags", n_tags, minimum=2)
         self.d = positive_int("d", d)
         self.n_layers = positive_int("n_layers", n_layers)
-        head_dim = self.d if head_dim is None else positive_int("head_dim", head_dim)
+        if head_dim is None:
+            head_dim = 1 if self.tied else self.d
+        head_dim = positive_int("head_dim", head_dim)
         ffn_width = 4 * self.d if ffn_width is None else positive_int("ffn_width", ffn_width)
         self.pad_id = positive_int("pad_id", pad_id, minimum=0, maximum=self.vocab_size - 1)
         seed = positive_int("seed", seed, minimum=0, maximum=2**62)
@@ -88,9 +109,12 @@ class TokenTagger(nn.Module):
         if rank is not None:
             rank = positive_int("rank", rank, maximum=min(head_dim, self.d))
         d = self.d
-        block = SingleHead.parameter_count(d, d, d, head_dim, rank) + FeedForward.parameter_count(
-            d, ffn_width, d
+        attn_count = (
+            TiedSelfAttention.parameter_count(d, fixed_projection is not None)
+            if self.tied
+            else SingleHead.parameter_count(d, d, d, head_dim, rank)
         )
+        block = attn_count + FeedForward.parameter_count(d, ffn_width, d)
         _check_parameters(
             f"TokenTagger(vocab_size={self.vocab_size}, d={d}, n_layers={self.n_layers})",
             self.vocab_size * d + self.n_layers * block + self.n_tags * d + self.n_tags,
@@ -109,7 +133,11 @@ class TokenTagger(nn.Module):
             )
             self.embed.weight[self.pad_id] = 0
         self.attn = nn.ModuleList(
-            SelfAttention(
+            TiedSelfAttention(
+                self.d, dtype=dtype, seed=seed + 1 + 2 * i, fixed_projection=fixed_projection
+            )
+            if self.tied
+            else SelfAttention(
                 self.d, head_dim, rank=rank, residual=True, dtype=dtype, seed=seed + 1 + 2 * i
             )
             for i in range(self.n_layers)
@@ -124,7 +152,7 @@ class TokenTagger(nn.Module):
             # smaller, so the sum over L blocks starts with the spread of one block.
             scale = 1.0 / math.sqrt(2 * self.n_layers)
             for attn, ffn in zip(self.attn, self.ffn, strict=True):
-                (attn.W_O if rank is None else attn.W_O_A).mul_(scale)
+                (attn.W_O if rank is None or self.tied else attn.W_O_A).mul_(scale)
                 ffn.W2.mul_(scale)
             self.head.weight.copy_(
                 torch.randn(self.n_tags, self.d, generator=gen, dtype=dtype) / math.sqrt(self.d)
@@ -164,7 +192,7 @@ class TokenTagger(nn.Module):
     def extra_repr(self) -> str:
         return (
             f"vocab_size={self.vocab_size}, n_tags={self.n_tags}, d={self.d}, "
-            f"n_layers={self.n_layers}, rank={self.rank}"
+            f"n_layers={self.n_layers}, rank={self.rank}" + (", tied" if self.tied else "")
         )
 
 

@@ -25,9 +25,9 @@ import torch
 from torch import nn
 
 from . import config
-from ._validate import all_finite, finite_real, flag, positive_int, short_repr
+from ._validate import all_finite, finite_real, flag, one_of, positive_int, short_repr
 
-__all__ = ["IGNORE", "StopRule", "bucket_batches", "fit", "evaluate", "epochs_to"]
+__all__ = ["IGNORE", "OPTIMIZERS", "StopRule", "bucket_batches", "fit", "evaluate", "epochs_to"]
 
 #: Target value of positions that count neither in the loss nor in the accuracy.
 IGNORE = -100
@@ -260,22 +260,54 @@ class StopRule:
         return None
 
 
-def _optimizers(model: nn.Module, lr: float) -> list[torch.optim.Optimizer]:
+#: The optimisers :func:`fit` offers.
+OPTIMIZERS = ("adam", "sgd")
+
+
+def _optimizers(
+    model: nn.Module, lr: float, optimizer: str = "adam"
+) -> list[torch.optim.Optimizer]:
     """Adam for the dense parameters; torch's SparseAdam ("lazy" Adam: only the rows a batch
     touches are updated, their moments included) for the weights of embeddings built with
-    ``sparse=True``."""
+    ``sparse=True``. For ``"sgd"`` one plain SGD (no momentum, no weight decay) for all of them:
+    on a sparse gradient its step is exactly the dense step, since untouched rows have gradient
+    zero."""
     sparse_ids = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding) and m.sparse}
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("model has no trainable parameters")
+    if optimizer == "sgd":
+        return [torch.optim.SGD(params, lr=lr)]
     dense = [p for p in params if id(p) not in sparse_ids]
     sparse = [p for p in params if id(p) in sparse_ids]
     out = [torch.optim.Adam(dense, lr=lr, fused=True)] if dense else []
     return out + ([torch.optim.SparseAdam(sparse, lr=lr)] if sparse else [])
 
 
-def _fingerprint(model: nn.Module, batches: list, epochs: int, lr, final_lr, seed: int) -> dict:
+def _clip_gradients(params: list, max_norm: float) -> None:
+    """``torch.nn.utils.clip_grad_norm_`` (the same coefficient ``max_norm / (norm + 1e-6)``,
+    capped at 1) for gradients that may be sparse, which torch's own refuses: a sparse
+    gradient is coalesced first, so that its norm is that of the dense gradient it stands for."""
+    grads = []
+    for p in params:
+        if p.grad is None:
+            continue
+        if p.grad.is_sparse:
+            p.grad = p.grad.coalesce()
+        grads.append(p.grad)
+    if not grads:
+        return
+    total = torch.sqrt(sum((g._values() if g.is_sparse else g).pow(2).sum() for g in grads))
+    coef = torch.clamp(max_norm / (total + 1e-6), max=1.0)
+    for g in grads:
+        (g._values() if g.is_sparse else g).mul_(coef)
+
+
+def _fingerprint(
+    model: nn.Module, batches: list, epochs: int, lr, final_lr, seed: int, optimizer: str = "adam"
+) -> dict:
     return {
+        **({} if optimizer == "adam" else {"optimizer": optimizer}),
         "parameters": [list(p.shape) for p in model.parameters()],
         "batches": [list(x.shape) for x, _ in batches],
         "epochs": epochs,
@@ -300,8 +332,10 @@ def fit(
     checkpoint_every: float = 60.0,
     desc: str | None = None,
     progress: bool = True,
+    optimizer: str = "adam",
+    clip_norm: float | None = None,
 ) -> pd.DataFrame:
-    """Train ``model`` with Adam on ``batches`` and return its per-epoch history.
+    """Train ``model`` with Adam (or plain SGD) on ``batches`` and return its per-epoch history.
 
     Each epoch visits every batch once, in an order drawn from ``seed`` and the epoch number;
     one Adam step (``fused=True``, learning rate ``lr``) per batch on the mean cross-entropy
@@ -336,6 +370,12 @@ def fit(
             about 40 MB, so saving one per epoch would write gigabytes in a ``make full``.
         desc: label of the progress bar (silent during book builds).
         progress: ``False`` hides the bar also outside builds (for callers that show their own).
+        optimizer: ``"adam"`` (default, as above) or ``"sgd"``: plain stochastic gradient descent
+            at rate ``lr`` (``torch.optim.SGD``, no momentum), the optimiser the AI-written report
+            on K&S names (Chapter 3).
+        clip_norm: if given (> 0), every step first scales the gradient down to this Euclidean
+            norm over all parameters when it is longer (``torch.nn.utils.clip_grad_norm_``);
+            default ``None``, no clipping.
 
     Returns:
         A DataFrame with one row per epoch and the columns ``epoch`` (1-based), ``loss`` (mean
@@ -364,7 +404,11 @@ def fit(
     if stop is not None and not callable(stop):
         raise ValueError(f"stop must be callable (e.g. a StopRule), got {short_repr(stop)}")
     progress = flag("progress", progress)
-    optimizers = _optimizers(model, lr)
+    optimizer = one_of("optimizer", optimizer, OPTIMIZERS)
+    if clip_norm is not None:
+        clip_norm = finite_real("clip_norm", clip_norm, minimum=0.0, strict=True)
+    optimizers = _optimizers(model, lr, optimizer)
+    trainable = [p for p in model.parameters() if p.requires_grad]
     schedules = (
         []
         if final_lr is None or epochs == 1
@@ -378,7 +422,9 @@ def fit(
     checkpoint_every = finite_real("checkpoint_every", checkpoint_every, minimum=0.0)
     gen = torch.Generator().manual_seed(seed)
     rows, done_seconds, stopped = [], 0.0, None
-    fingerprint = _fingerprint(model, batches, epochs, lr, final_lr, seed)
+    fingerprint = _fingerprint(model, batches, epochs, lr, final_lr, seed, optimizer)
+    if clip_norm is not None:
+        fingerprint["clip_norm"] = clip_norm
     if checkpoint is not None:
         checkpoint = Path(checkpoint)
         if checkpoint.exists():
@@ -407,10 +453,16 @@ def fit(
         loss_sum, correct, total = 0.0, 0, 0
         for b in torch.randperm(len(batches), generator=gen).tolist():
             inputs, targets = batches[b]
-            loss, c, n = _counts(model(inputs), targets)
+            try:
+                logits = model(inputs)
+            except ValueError as err:  # e.g. scores that overflow: say when training broke
+                raise ValueError(f"in epoch {epoch} of training: {err}") from err
+            loss, c, n = _counts(logits, targets)
             for opt in optimizers:
                 opt.zero_grad(set_to_none=True)
             (loss / n).backward()
+            if clip_norm is not None:
+                _clip_gradients(trainable, clip_norm)
             for opt in optimizers:
                 opt.step()
             loss_sum, correct, total = loss_sum + float(loss.detach()), correct + c, total + n

@@ -39,12 +39,13 @@ from lib import (
     memorization,
     metrics,
     models,
+    seeds,
     targets,
 )
 
 #: The maths modules whose public functions and classes the table covers.
 MODULES = (approximation, boltzmann, contextual, exact, layers, lookup, maxaffine,
-           memorization, metrics, models, targets)  # fmt: skip
+           memorization, metrics, models, seeds, targets)  # fmt: skip
 
 NAN, INF = math.nan, math.inf
 SECONDS = 1.0
@@ -380,11 +381,18 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             ),
         ),
         "metrics.error_summary": (metrics.error_summary, dict(errors=[0.1, -0.2])),
+        "seeds.band": (seeds.band, dict(values=[0.1, 0.3, 0.2])),
+        "seeds.separated": (seeds.separated, dict(a=[1.0, 2.0, 3.0], b=[4.0, 5.0, 6.0])),
+        "seeds.band_text": (seeds.band_text, dict(values=[0.1, 0.3, 0.2], spec=".2f")),
         "targets.mean_product": (targets.mean_product, dict(X=np.full((3, 2, 1), 0.5))),
         "targets.max_product": (targets.max_product, dict(X=np.full((3, 2, 1), 0.5))),
         "targets.wave": (targets.wave, dict(p=[[0.2, 0.3]])),
         "targets.disk": (targets.disk, dict(p=[[0.2, 0.3]])),
         "layers.SelfAttention": (layers.SelfAttention, dict(d=2, head_dim=1, seed=0)),
+        "layers.TiedSelfAttention": (
+            layers.TiedSelfAttention,
+            dict(d=2, seed=0, fixed_projection=[0.6, 0.8], gamma=2.0),
+        ),
         "layers.CrossAttention": (
             layers.CrossAttention,
             dict(d_q=2, d_kv=3, head_dim=1, seed=0),

@@ -62,6 +62,20 @@ def test_first_two_epochs_of_the_stored_one_layer_conll_run():
     assert_history_matches(rerun.history.to_dict(orient="list"), stored.result["history"], 2)
 
 
+@pytest.mark.parametrize("run", ["described-seed-0", "described-fixed-seed-0"])
+def test_first_two_epochs_of_the_stored_described_runs(run):
+    """The reviewers' model (tied head of size 1, SGD with clipping) and its fixed-projection
+    run: the first two of their 800 epochs, recomputed from the stored settings."""
+    stored = stored_run("conll", run)
+    s = dict(stored.settings, epochs=2, eval_every=2, validation_sentences=20)
+    rerun = conll.conll_compute(dict(s, mode="fast"))  # fast: no checkpoint of a 2-epoch run
+    assert s["final_lr"] is None  # a constant rate: two epochs of the long run are these two
+    assert_history_matches(rerun["history"], stored.result["history"], 2)
+    if "construction" in stored.result:  # Theorem 2's constants, recomputed for the embeddings
+        for key, value in stored.result["construction"].items():
+            assert rerun["construction"][key] == pytest.approx(value, rel=1e-9), key
+
+
 def test_first_epoch_of_a_stored_noise_run():
     stored = stored_run("noise", "mnist-label-0.2-seed-0")
     s = stored.settings
@@ -73,12 +87,12 @@ def test_first_epoch_of_a_stored_noise_run():
 def test_the_stored_runs_are_those_of_the_current_settings():
     """Every run the book shows is stored for the current settings and code version (what a build
     would otherwise stop on)."""
-    for layers, rank in [(layers, 1) for layers in conll.CONLL_SETTINGS["full"]["layers"]] + [
-        (1, None)
-    ]:
-        run = conll.conll_run(layers, rank, "full", allow_compute=False)
+    for layers, rank, seed, kind in conll.full_runs():
+        run = conll.conll_run(layers, rank, "full", seed=seed, kind=kind, allow_compute=False)
         assert len(run.history) == run.history.epoch.iloc[-1]
         assert run.stopped is not None or len(run.history) == run.settings["epochs"]
+    assert conll.sgd_pilot(allow_compute=False)["chosen"] is not None
+    conll.clip_pilot(allow_compute=False)
     for dataset in noise.NOISE_SETTINGS["full"]["datasets"]:
         runs = noise.noise_runs(dataset, "full", allow_compute=False)
         assert len(runs.attrs["provenance"]) == len(noise.noise_run_names("full"))

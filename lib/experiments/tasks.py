@@ -81,8 +81,11 @@ def plan(
         noise_batch: noise runs per task (>= 1).
         datasets: the noise experiment's datasets (default: the mode's ``datasets``, or all of
             :data:`lib.experiments.noise.NOISE_DATASETS` this machine can load).
-        conll_runs: ``(n_layers, rank)`` pairs (default: the mode's depths at rank 1 and one
-            full-rank layer); ``[]`` for none.
+        conll_runs: ``(n_layers, rank)`` pairs (seed 0 of our settings) or ``(n_layers, rank,
+            seed, kind)`` tuples (default in full mode :func:`lib.experiments.conll.full_runs` and
+            the two pilots :func:`lib.experiments.conll.sgd_pilot` and
+            :func:`lib.experiments.conll.clip_pilot`; in fast mode the mode's
+            depths at rank 1 and one full-rank layer); ``[]`` for none.
         noise_settings: settings of the noise runs in place of the mode's (the tests' tiny runs).
         root: the results folder (default :data:`lib.experiments.store.RESULTS` or
             ``BOOK_RESULTS``).
@@ -95,10 +98,23 @@ def plan(
     """
     noise_batch = positive_int("noise_batch", noise_batch, maximum=1000)
     tasks = []
+    pilot = conll_runs is None and mode == "full"
     if conll_runs is None:
-        conll_runs = [(n, 1) for n in conll.CONLL_SETTINGS[mode]["layers"]] + [(1, None)]
-    for n_layers, rank in conll_runs:
-        run, settings = conll.conll_run_settings(n_layers, rank, mode)
+        conll_runs = (
+            conll.full_runs()
+            if mode == "full"
+            else [(n, 1) for n in conll.CONLL_SETTINGS[mode]["layers"]] + [(1, None)]
+        )
+    pilots = (
+        [("described-pilot", conll.sgd_pilot_settings(), {"pilot": "sgd"}),
+         ("described-clip-pilot", conll.clip_pilot_settings(), {"pilot": "clip"})]
+        if pilot
+        else []
+    )  # fmt: skip
+    for entry in conll_runs:
+        n_layers, rank, seed, kind = (*entry, 0, "ours") if len(entry) == 2 else entry
+        pilots.append((*conll.conll_run_settings(n_layers, rank, mode, seed=seed, kind=kind), {}))
+    for run, settings, extra in pilots:  # one task per CoNLL-2003 run not stored yet
         if store.lookup("conll", run, conll.CONLL_VERSION, settings, root) is None:
             tasks.append(
                 Task(
@@ -106,7 +122,7 @@ def plan(
                     "conll",
                     conll.CONLL_VERSION,
                     ((run, settings),),
-                    {"settings": settings},
+                    {"settings": settings, **extra},
                 )
             )
     settings = dict(noise.NOISE_SETTINGS[mode] if noise_settings is None else noise_settings)
@@ -152,7 +168,12 @@ def execute(task: Task) -> list[dict]:
         raise ValueError(f"task must be a Task of 'conll' or 'noise', got {short_repr(task)}")
     start = time.perf_counter()
     if task.experiment == "conll":
-        results = [conll.conll_compute(task.params["settings"])]
+        compute = {
+            None: conll.conll_compute,
+            "sgd": conll.sgd_pilot_compute,
+            "clip": conll.clip_pilot_compute,
+        }[task.params.get("pilot")]
+        results = [compute(task.params["settings"])]
     else:
         runs = [tuple(r) for r in task.params["runs"]]
         results = noise.noise_experiments(task.params["dataset"], runs, **task.params["settings"])

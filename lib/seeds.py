@@ -1,0 +1,111 @@
+"""What several seeds of one trained configuration say, and what they cannot (Chapters 3 and 5).
+
+The book states an order or a trend of trained models ("deeper reaches 0.9872 sooner", "full
+rank ends higher") only when it comes from several seeds and their ranges do not overlap:
+
+* :func:`band` summarises one configuration's seeds as the median and the min-max range;
+* :func:`separated` compares two configurations' ranges: an order only where they do not overlap;
+* :func:`band_text` writes a band for the prose ("0.9959 (0.9951-0.9962, 3 seeds)").
+
+A run that never reached a level (``None``) counts as later than every run that did.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validate import short_repr
+
+__all__ = ["MIN_SEEDS", "band", "separated", "band_text"]
+
+#: The fewest seeds from which the book states an order between two configurations.
+MIN_SEEDS = 3
+
+
+def _values(name: str, values, allow_none: bool) -> list:
+    try:
+        values = list(values)
+    except TypeError:
+        raise ValueError(
+            f"{name} must be a sequence of numbers, got {short_repr(values)}"
+        ) from None
+    if not values:
+        raise ValueError(f"{name} must hold at least one value, got none")
+    out = []
+    for v in values:
+        if v is None and allow_none:
+            out.append(math.inf)
+            continue
+        if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating):
+            raise ValueError(f"{name} must hold real numbers, got {short_repr(v)}")
+        if math.isnan(float(v)):
+            raise ValueError(f"{name} holds NaN")
+        out.append(float(v))
+    return out
+
+
+def band(values, *, allow_none: bool = False) -> tuple[float, float, float]:
+    """``(median, min, max)`` of one configuration's per-seed values.
+
+    Args:
+        values: one number per seed; with ``allow_none``, ``None`` stands for a level never
+            reached and counts as ``inf``.
+
+    Raises:
+        ValueError: for an empty sequence, NaN, or a value that is not a real number.
+    """
+    v = _values("values", values, allow_none)
+    return float(np.median(v)), min(v), max(v)
+
+
+def separated(a, b, *, allow_none: bool = False, min_seeds: int = MIN_SEEDS) -> int:
+    """``1`` if every seed of ``a`` is above every seed of ``b``, ``-1`` if every one is below,
+    ``0`` if the two ranges overlap (or touch): then these seeds cannot tell them apart.
+
+    Args:
+        a, b: per-seed values of two configurations (``None`` as in :func:`band`).
+        min_seeds: the fewest seeds each side needs (default :data:`MIN_SEEDS`).
+
+    Raises:
+        ValueError: as :func:`band`, or for fewer than ``min_seeds`` values on a side.
+    """
+    va, vb = _values("a", a, allow_none), _values("b", b, allow_none)
+    for name, v in (("a", va), ("b", vb)):
+        if len(v) < min_seeds:
+            raise ValueError(
+                f"{name} must hold at least {min_seeds} seeds to order two configurations, "
+                f"got {len(v)}"
+            )
+    if min(va) > max(vb):
+        return 1
+    if max(va) < min(vb):
+        return -1
+    return 0
+
+
+def band_text(values, spec: str = ".4f", *, allow_none: bool = False, never: str = "never") -> str:
+    """One band for the prose: ``"median (min–max, k seeds)"``, each number formatted with
+    ``spec``; ``never`` in place of a level not reached.
+
+    Raises:
+        ValueError: as :func:`band`, or for a ``spec`` that is not a float format specification.
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"spec must be a format specification string, got {short_repr(spec)}")
+    try:
+        format(0.0, spec)
+    except (ValueError, TypeError):
+        raise ValueError(f"spec must be a float format specification, got {spec!r}") from None
+    if not isinstance(never, str):
+        raise ValueError(f"never must be a string, got {short_repr(never)}")
+    med, lo, hi = band(values, allow_none=allow_none)
+
+    def f(x):
+        return never if math.isinf(x) and allow_none else format(x, spec)
+
+    k = len(list(values))
+    if lo == hi:
+        return f"{f(med)} (all {k} seeds)"
+    return f"{f(med)} ({f(lo)}–{f(hi)}, {k} seeds)"
