@@ -87,7 +87,8 @@ def separated(a, b, *, allow_none: bool = False, min_seeds: int = MIN_SEEDS) -> 
 
 def band_text(values, spec: str = ".4f", *, allow_none: bool = False, never: str = "never") -> str:
     """One band for the prose: ``"median (min–max, k seeds)"``, each number formatted with
-    ``spec``; ``never`` in place of a level not reached.
+    ``spec``; ``never`` in place of a level not reached; ``"x (1 seed)"`` for a single seed and
+    ``"x (all k seeds)"`` when the seeds agree.
 
     Raises:
         ValueError: as :func:`band`, or for a ``spec`` that is not a float format specification.
@@ -106,6 +107,8 @@ def band_text(values, spec: str = ".4f", *, allow_none: bool = False, never: str
         return never if math.isinf(x) and allow_none else format(x, spec)
 
     k = len(list(values))
+    if k == 1:
+        return f"{f(med)} (1 seed)"
     if lo == hi:
         return f"{f(med)} (all {k} seeds)"
     return f"{f(med)} ({f(lo)}–{f(hi)}, {k} seeds)"
