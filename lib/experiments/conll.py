@@ -254,15 +254,15 @@ SGD_PILOT = {"lrs": [0.1, 0.3, 1.0, 3.0, 10.0], "epochs": 20}
 #: ``epochs`` epochs with each of ``clip_norms`` (``None``: no clipping).
 CLIP_PILOT = {"seed": 1, "epochs": 40, "clip_norms": [None, 1.0]}
 
-#: The epochs of the fixed-projection run in full mode: the summaries' "within 400 epochs" (half
-#: the described runs' 800, which keeps ``make full`` within its budget).
+#: How many epochs the fixed-projection run trains in full mode, the summaries' "within 400
+#: epochs" (half the described runs' 800, which keeps ``make full`` within its budget).
 FIXED_EPOCHS = 400
 
-#: The seeds of every full-scale comparison the book states (Chapter 3): seed 0 is each
+#: The seeds of every full-scale comparison the book states in Chapter 3. Seed 0 is each
 #: configuration's first stored run, seeds 1 and 2 its repeats.
 SEEDS = (0, 1, 2)
 
-#: The seeds stored so far for our deeper models (3 and 6 rank-1 layers): one, so Chapter 3
+#: The seeds stored so far for our deeper models of 3 and 6 rank-1 layers. With one, Chapter 3
 #: states no order of depth; their repeats (about 70 minutes on two cores) are still to run.
 DEEP_SEEDS = (0,)
 
