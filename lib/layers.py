@@ -462,7 +462,7 @@ class TiedSelfAttention(nn.Module):
     def parameter_count(d: int, fixed: bool = False) -> int:
         """Trainable parameters: ``d`` for ``W_O`` and, unless the projection is fixed, ``d`` for
         ``w``."""
-        return d if fixed else 2 * d
+        return d if flag("fixed", fixed) else 2 * d
 
     def weights(self) -> dict[str, torch.Tensor]:
         """The dense matrices ``{"W_Q", "W_K", "W_V"}`` (each ``w^T``, ``(1, d)``) and ``"W_O"``

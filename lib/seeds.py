@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ._validate import short_repr
+from ._validate import flag, short_repr
 
 __all__ = ["MIN_SEEDS", "band", "separated", "band_text"]
 
@@ -25,6 +25,7 @@ MIN_SEEDS = 3
 
 
 def _values(name: str, values, allow_none: bool) -> list:
+    allow_none = flag("allow_none", allow_none)
     try:
         values = list(values)
     except TypeError:
@@ -56,7 +57,7 @@ def band(values, *, allow_none: bool = False) -> tuple[float, float, float]:
     Raises:
         ValueError: for an empty sequence, NaN, or a value that is not a real number.
     """
-    v = _values("values", values, allow_none)
+    v = _values("values", values, flag("allow_none", allow_none))
     return float(np.median(v)), min(v), max(v)
 
 
@@ -71,6 +72,7 @@ def separated(a, b, *, allow_none: bool = False, min_seeds: int = MIN_SEEDS) -> 
     Raises:
         ValueError: as :func:`band`, or for fewer than ``min_seeds`` values on a side.
     """
+    allow_none = flag("allow_none", allow_none)
     va, vb = _values("a", a, allow_none), _values("b", b, allow_none)
     for name, v in (("a", va), ("b", vb)):
         if len(v) < min_seeds:
@@ -93,6 +95,7 @@ def band_text(values, spec: str = ".4f", *, allow_none: bool = False, never: str
     Raises:
         ValueError: as :func:`band`, or for a ``spec`` that is not a float format specification.
     """
+    allow_none = flag("allow_none", allow_none)
     if not isinstance(spec, str):
         raise ValueError(f"spec must be a format specification string, got {short_repr(spec)}")
     try:

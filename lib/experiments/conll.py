@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .. import config, data, training
-from .._validate import one_of, positive_int
+from .._validate import flag, one_of, positive_int
 from ..models import TokenTagger
 from . import store
 
@@ -407,6 +407,7 @@ def conll_experiment(
     valid = data.encode_pairs(validation_pairs, vocab)
     batches = training.bucket_batches(train, batch_size, seed=seed)
     val_batches = training.bucket_batches(valid, 256, seed=seed)
+    tied = flag("tied", tied)
     if fixed_projection not in (None, "theorem2"):
         raise ValueError(f"fixed_projection must be None or 'theorem2', got {fixed_projection!r}")
     if fixed_projection is not None and not tied:
