@@ -68,6 +68,42 @@ def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
     return m
 
 
+def _attention_weights(
+    scores: torch.Tensor, mask: torch.Tensor | None, dtype: torch.dtype, normalizer: str
+) -> torch.Tensor:
+    """Each query's weights over the keys: softmax, or hardmax (ties share equally), of the
+    ``scores`` ``(..., n_q, n_k)``, with masked keys (``mask`` ``(..., n_k)``) at weight 0;
+    ValueError when the scores overflow ``dtype``."""
+    if not all_finite(scores):
+        raise ValueError(
+            f"the attention scores overflow {dtype}; rescale the inputs or the weights"
+        )
+    if mask is not None:
+        scores = scores.masked_fill(mask[..., None, :], float("-inf"))
+    if normalizer == "softmax":
+        return torch.softmax(scores, dim=-1)
+    ties = scores == scores.amax(dim=-1, keepdim=True)
+    return ties.to(dtype) / ties.sum(dim=-1, keepdim=True).to(dtype)
+
+
+def _checked_tokens(name: str, X, width: int, dtype: torch.dtype) -> torch.Tensor:
+    """``X`` when it is a finite tensor of ``dtype`` and shape ``(..., n, width)``, ``n >= 1``;
+    ValueError naming ``name`` otherwise."""
+    if not isinstance(X, torch.Tensor):
+        raise ValueError(
+            f"{name} must be a torch tensor of shape (..., n, {width}), got {short_repr(X)}"
+        )
+    if X.dtype != dtype:
+        raise ValueError(f"{name} must have the layer's dtype {dtype}, got {X.dtype}")
+    if X.ndim < 2 or X.shape[-1] != width or X.shape[-2] == 0:
+        raise ValueError(
+            f"{name} must have shape (..., n, {width}) with n >= 1, got {tuple(X.shape)}"
+        )
+    if not all_finite(X):
+        raise ValueError(f"{name} must be finite")
+    return X
+
+
 class SingleHead(nn.Module):
     """Base class of :class:`SelfAttention` and :class:`CrossAttention`: weights, weight setting,
     checks, the attention core.
@@ -230,16 +266,7 @@ class SingleHead(nn.Module):
     def _normalize(
         self, scores: torch.Tensor, mask: torch.Tensor | None, dtype: torch.dtype
     ) -> torch.Tensor:
-        if not all_finite(scores):
-            raise ValueError(
-                f"the attention scores overflow {dtype}; rescale the inputs or the weights"
-            )
-        if mask is not None:
-            scores = scores.masked_fill(mask[..., None, :], float("-inf"))
-        if self.normalizer == "softmax":
-            return torch.softmax(scores, dim=-1)
-        ties = scores == scores.amax(dim=-1, keepdim=True)
-        return ties.to(dtype) / ties.sum(dim=-1, keepdim=True).to(dtype)
+        return _attention_weights(scores, mask, dtype, self.normalizer)
 
     def _attend(self, Xq: torch.Tensor, Y: torch.Tensor, mask, same: bool) -> torch.Tensor:
         scores, values = self._scores_values(Xq, Y, same)
@@ -284,20 +311,7 @@ class SingleHead(nn.Module):
                 )
 
     def _check_tokens(self, name: str, X, width: int) -> torch.Tensor:
-        if not isinstance(X, torch.Tensor):
-            raise ValueError(
-                f"{name} must be a torch tensor of shape (..., n, {width}), got {short_repr(X)}"
-            )
-        dtype = self._dtype()
-        if X.dtype != dtype:
-            raise ValueError(f"{name} must have the layer's dtype {dtype}, got {X.dtype}")
-        if X.ndim < 2 or X.shape[-1] != width or X.shape[-2] == 0:
-            raise ValueError(
-                f"{name} must have shape (..., n, {width}) with n >= 1, got {tuple(X.shape)}"
-            )
-        if not all_finite(X):
-            raise ValueError(f"{name} must be finite")
-        return X
+        return _checked_tokens(name, X, width, self._dtype())
 
 
 class SelfAttention(SingleHead):
@@ -479,7 +493,7 @@ class TiedSelfAttention(nn.Module):
     def forward(self, X: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Apply the layer to ``X`` ``(..., n, d)``; ``padding_mask`` (bool ``(..., n)``, ``True``
         at padding) removes padded keys. Returns ``(..., n, d)`` in the layer's dtype."""
-        X = SingleHead._check_tokens(self, "X", X, self.d)
+        X = _checked_tokens("X", X, self.d, self.W_O.dtype)
         mask = SingleHead._check_mask(padding_mask, X)
         if not all_finite(self.W_O) or not all_finite(self.w):
             raise ValueError("w or W_O is not finite (NaN or inf)")
@@ -487,18 +501,13 @@ class TiedSelfAttention(nn.Module):
         scores = p[..., :, None] * p[..., None, :]
         if self.gamma != 1.0:
             scores = scores * self.gamma
-        attn = SingleHead._normalize(self, scores, mask, X.dtype)
+        attn = _attention_weights(scores, mask, X.dtype, "softmax")
         out = X + (attn @ p[..., None]) * self.W_O[:, 0]
         if not all_finite(out):
             raise ValueError(
                 f"the layer's output overflows {X.dtype}; rescale the inputs or the weights"
             )
         return out
-
-    def _dtype(self) -> torch.dtype:
-        return self.W_O.dtype
-
-    normalizer = "softmax"
 
     def extra_repr(self) -> str:
         return f"d={self.d}, head_dim=1, tied, fixed_projection={self.fixed}, gamma={self.gamma:g}"

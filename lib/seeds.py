@@ -25,7 +25,6 @@ MIN_SEEDS = 3
 
 
 def _values(name: str, values, allow_none: bool) -> list:
-    allow_none = flag("allow_none", allow_none)
     try:
         values = list(values)
     except TypeError:
@@ -57,8 +56,11 @@ def band(values, *, allow_none: bool = False) -> tuple[float, float, float]:
     Raises:
         ValueError: for an empty sequence, NaN, or a value that is not a real number.
     """
-    v = _values("values", values, flag("allow_none", allow_none))
-    return float(np.median(v)), min(v), max(v)
+    return _band_of(_values("values", values, flag("allow_none", allow_none)))
+
+
+def _band_of(values: list) -> tuple[float, float, float]:
+    return float(np.median(values)), min(values), max(values)
 
 
 def separated(a, b, *, allow_none: bool = False, min_seeds: int = MIN_SEEDS) -> int:
@@ -104,12 +106,13 @@ def band_text(values, spec: str = ".4f", *, allow_none: bool = False, never: str
         raise ValueError(f"spec must be a float format specification, got {spec!r}") from None
     if not isinstance(never, str):
         raise ValueError(f"never must be a string, got {short_repr(never)}")
-    med, lo, hi = band(values, allow_none=allow_none)
+    v = _values("values", values, allow_none)  # a list: a generator is read once
+    med, lo, hi = _band_of(v)
 
     def f(x):
         return never if math.isinf(x) and allow_none else format(x, spec)
 
-    k = len(list(values))
+    k = len(v)
     if k == 1:
         return f"{f(med)} (1 seed)"
     if lo == hi:

@@ -304,10 +304,18 @@ def _clip_gradients(params: list, max_norm: float) -> None:
 
 
 def _fingerprint(
-    model: nn.Module, batches: list, epochs: int, lr, final_lr, seed: int, optimizer: str = "adam"
+    model: nn.Module,
+    batches: list,
+    epochs: int,
+    lr,
+    final_lr,
+    seed: int,
+    optimizer: str = "adam",
+    clip_norm: float | None = None,
 ) -> dict:
-    return {
+    return {  # Adam without clipping adds no keys: checkpoints saved before these options resume
         **({} if optimizer == "adam" else {"optimizer": optimizer}),
+        **({} if clip_norm is None else {"clip_norm": clip_norm}),
         "parameters": [list(p.shape) for p in model.parameters()],
         "batches": [list(x.shape) for x, _ in batches],
         "epochs": epochs,
@@ -422,9 +430,7 @@ def fit(
     checkpoint_every = finite_real("checkpoint_every", checkpoint_every, minimum=0.0)
     gen = torch.Generator().manual_seed(seed)
     rows, done_seconds, stopped = [], 0.0, None
-    fingerprint = _fingerprint(model, batches, epochs, lr, final_lr, seed, optimizer)
-    if clip_norm is not None:
-        fingerprint["clip_norm"] = clip_norm
+    fingerprint = _fingerprint(model, batches, epochs, lr, final_lr, seed, optimizer, clip_norm)
     if checkpoint is not None:
         checkpoint = Path(checkpoint)
         if checkpoint.exists():

@@ -52,4 +52,5 @@ def test_band_text():
     assert seeds.band_text([0.5, 0.25, 0.75], ".2f") == "0.50 (0.25–0.75, 3 seeds)"
     assert seeds.band_text([4.0, 4.0, 4.0], ".0f") == "4 (all 3 seeds)"
     assert seeds.band_text([53], ".0f") == "53 (1 seed)"
+    assert seeds.band_text((x for x in [0.5, 0.25, 0.75]), ".2f") == "0.50 (0.25–0.75, 3 seeds)"
     assert seeds.band_text([7, None, 9], ".0f", allow_none=True) == "9 (7–never, 3 seeds)"
