@@ -201,6 +201,9 @@ CONLL_SETTINGS = {
 }
 
 
+# What the described model's fast and full settings share (see DESCRIBED_SETTINGS).
+_DESCRIBED_MODEL = {"d": 64, "final_lr": None, "lr": 0.3, "seed": 0, "tied": True,
+                    "optimizer": "sgd", "clip_norm": 1.0, "sparse_embedding": True}  # fmt: skip
 #: The settings of the model the ICLR 2024 OpenReview reviewers describe (one layer, one head of
 #: size 1, ``W_Q = W_K = W_V`` tied, :class:`lib.layers.TiedSelfAttention`), trained with plain SGD
 #: (the AI-written report's "via SGD") for the summaries' 800 epochs, with no stop rule. The width
@@ -212,8 +215,6 @@ CONLL_SETTINGS = {
 #: ``"described-fixed"`` holds every block's projection at the value of K&S Theorem 2's
 #: construction for the embeddings, frozen at their initialisation (:func:`theorem2_projection`),
 #: the reviewers' question.
-_DESCRIBED_MODEL = {"d": 64, "final_lr": None, "lr": 0.3, "seed": 0, "tied": True,
-                    "optimizer": "sgd", "clip_norm": 1.0, "sparse_embedding": True}  # fmt: skip
 DESCRIBED_SETTINGS = {
     "fast": {**_DESCRIBED_MODEL, "sentences": 600, "validation_sentences": 500, "epochs": 60,
              "batch_size": 32, "eval_every": 20},
