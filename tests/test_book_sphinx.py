@@ -24,6 +24,10 @@ def test_inputs_hash_follows_lib_pins_config_and_needs_a_folder(tmp_path):
     (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
     h3 = guard.inputs_hash(tmp_path)
     assert h3 not in (h1, h2)
+    (tmp_path / "requirements.lock").write_text("numpy==2.4.6\npandas==3.1.1\n")
+    h3b = guard.inputs_hash(tmp_path)  # what make installs: the lock of every transitive version
+    assert h3b not in (h1, h2, h3)
+    h3 = h3b
     (tmp_path / "chapters").mkdir()
     (tmp_path / "chapters" / "c.md").write_text("# A chapter\n")
     assert (

@@ -1,10 +1,16 @@
-"""requirements.txt and environment.yml carry the same exact pins."""
+"""The pins: requirements.txt's top-level pins, the lock files that resolve them, environment.yml
+and the installed environment agree."""
 
+import importlib.metadata
 import re
+import sys
 
 import yaml
 
 from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import sync_environment  # noqa: E402
 
 
 def pins(lines):
@@ -15,16 +21,62 @@ def pins(lines):
             continue
         m = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([A-Za-z0-9_.+\-]+)", line)
         assert m, f"not an exact pin: {line!r}"
-        out[m.group(1).lower()] = m.group(2)
+        out[re.sub(r"[-_.]+", "-", m.group(1)).lower()] = m.group(2)
     return out
 
 
-def test_environment_yml_matches_requirements():
+def lock(name: str) -> dict[str, str]:
+    return pins((ROOT / name).read_text().splitlines())
+
+
+def same_version(pinned: str, locked: str) -> bool:
+    """torch's top-level pin 2.13.0 is locked as the CPU build 2.13.0+cpu (a local version)."""
+    return locked == pinned or locked.split("+")[0] == pinned and pinned.count("+") == 0
+
+
+def test_lock_resolves_every_top_level_pin_at_its_version():
     req = pins((ROOT / "requirements.txt").read_text().splitlines())
+    for name in ("requirements.lock", "requirements-dev.lock"):
+        locked = lock(name)
+        for package, version in req.items():
+            assert package in locked, f"{name} lacks {package}: run make lock"
+            assert same_version(version, locked[package]), (name, package, version)
+    dev = pins((ROOT / "requirements-dev.txt").read_text().splitlines())
+    locked = lock("requirements-dev.lock")
+    for package, version in dev.items():
+        assert locked.get(package) == version, f"requirements-dev.lock: {package}: run make lock"
+
+
+def test_dev_lock_extends_the_build_lock_without_moving_a_version():
+    build, dev = lock("requirements.lock"), lock("requirements-dev.lock")
+    assert set(build) < set(dev)
+    assert {p: dev[p] for p in build} == build
+    # the lock is a real resolution: the build lock holds far more than the top-level pins
+    assert len(build) > 2 * len(pins((ROOT / "requirements.txt").read_text().splitlines()))
+
+
+def test_environment_yml_is_the_lock():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    assert pins(pip_section) == req
+    assert pins(pip_section) == lock("requirements.lock")
     assert "python=3.11" in env["dependencies"]
+    # and tools/sync_environment.py (make lock's last step) writes exactly this file
+    expected = sync_environment.environment_text((ROOT / "requirements.lock").read_text())
+    assert (ROOT / "environment.yml").read_text() == expected
+
+
+def test_installed_environment_is_the_lock():
+    """What make installed into this environment is what the dev lock says (make installs from
+    the lock, so a drifted install or a stale lock shows here)."""
+    wrong = {}
+    for package, version in lock("requirements-dev.lock").items():
+        try:
+            installed = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            installed = None
+        if installed != version:
+            wrong[package] = (version, installed)
+    assert not wrong, f"locked vs installed: {wrong}"
 
 
 def test_critical_pins():

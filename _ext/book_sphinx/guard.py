@@ -2,7 +2,7 @@
 
 Two fingerprints are kept in ``_build/`` and compared at ``config-inited``:
 
-* **inputs** — the bytes of ``lib/``, ``requirements*.txt``, ``environment.yml``,
+* **inputs** — the bytes of ``lib/``, ``requirements*.txt`` and ``*.lock``, ``environment.yml``,
   ``_config.yml``, the environment variables ``lib`` reads (``BOOK_MODE``, ``BOOK_THREADS``,
   ``BOOK_DEVICE``, the dataset and artifact folders) and which optional datasets are present.
   jupyter-cache re-runs a chapter only when its code cells change, so when these change the
@@ -76,8 +76,9 @@ def inputs_hash(root: str | os.PathLike) -> str:
 
     The relative paths and bytes of every file under ``lib/`` (caches excluded), of the stored
     results the chapters show (``results/**/*.json``, written by ``make full`` and ``make bench``),
-    of ``requirements*.txt``, ``environment.yml`` and ``_config.yml``; the values of
-    :data:`ENV_INPUTS` (``BOOK_MODE`` unset counts as ``fast``); which :data:`DATA_MARKERS` exist.
+    of ``requirements*.txt``, ``requirements*.lock``, ``environment.yml`` and ``_config.yml``; the
+    values of :data:`ENV_INPUTS` (``BOOK_MODE`` unset counts as ``fast``); which
+    :data:`DATA_MARKERS` exist.
 
     Raises:
         ValueError: if ``root`` is not an existing folder.
@@ -85,7 +86,7 @@ def inputs_hash(root: str | os.PathLike) -> str:
     root = _root(root)
     files = [p for p in (root / "lib").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
     files += [p for p in (root / "results").rglob("*.json") if ".partial" not in p.parts]
-    files += list(root.glob("requirements*.txt"))
+    files += list(root.glob("requirements*.txt")) + list(root.glob("requirements*.lock"))
     files += [p for p in (root / "environment.yml", root / "_config.yml") if p.is_file()]
     env = {name: os.environ.get(name, "").strip() for name in ENV_INPUTS}
     env["BOOK_MODE"] = env["BOOK_MODE"] or "fast"

@@ -458,6 +458,12 @@ def theorem2_projection(vocab, n: int, *, seed: int = 0, slack: float = 0.01, ch
 
     Returns:
         ``{"w": (d,) unit float64 array, "c_w", "gamma", "r_min", "r_max", "eps", "n"}``.
+        Accuracy: the projections ``p = V w`` are float64 dot products of length ``d``, each off
+        by at most :math:`\gamma_d r_{max}` (:math:`\gamma_d = du/(1-du)`), so ``c_w`` (a
+        minimum of :math:`|p_i - p_j| / |v_i - v_j|`) is within :math:`2\gamma_d r_{max} /
+        (c_w\,\varepsilon)` of its exact value relatively, plus the Gram identity's 1e-6 on the
+        distances; ``gamma`` inherits twice that. Processors whose matrix products round
+        differently agree to these bounds, not to the last digit.
 
     Raises:
         ValueError: for a ``vocab`` that is not a finite real ``(K, d)`` array with ``K >= 2``
