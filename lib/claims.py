@@ -2,10 +2,11 @@
 
 * :func:`glue` is ``myst_nb.glue`` with the value coerced to a Python ``int``/``float``/``str``
   (numpy 2 and torch scalars break ``{glue:text}`` format specs) and never displayed.
-* :func:`record` turns one check (C1-C19, the checks planned with the book, or a check the book
-  adds) into a glued record ``claim-<id>``; the book's Sphinx extension (``_ext/book_sphinx``)
-  collects every record of every chapter into the ``claims-table`` of ``chapters/claims.md``, so
-  nothing is retyped. :func:`not_run` records a check that could not run on this machine.
+* :func:`record` turns one check (C1-C19, the checks of the papers' statements, or a check the
+  book adds, B<chapter>.<k>) into a glued record ``claim-<id>``; the book's Sphinx extension
+  (``_ext/book_sphinx``) collects every record of every chapter into the ``claims-table`` of
+  ``chapters/claims.md``, so nothing is retyped. :func:`not_run` records a check that could not
+  run on this machine.
 * :func:`checks_table` shows the checks recorded so far in this kernel, for a chapter's summary.
 
 Used by every chapter.
@@ -219,7 +220,7 @@ def record(
     follow the measurement (and a forced failure, see :data:`FORCE_FAIL`).
 
     Args:
-        check_id: e.g. ``"C3"`` (a check planned with the book) or ``"B1.2"`` (one a chapter adds).
+        check_id: e.g. ``"C3"`` (a check of a paper's statement) or ``"B1.2"`` (one a chapter adds).
         claim: the statement checked, one sentence, in the book's words.
         measured: what the chapter computed: a number (formatted with :func:`fmt`) or a string.
         expected: what the check compares the measurement with, as a number or a string such as

@@ -279,3 +279,54 @@ def test_reference_list_is_labelled_as_the_text_cites(site):
                     assert labels.get(text) == target, f"{page}: [{text}] is not that entry's label"
                     cited += 1
     assert cited >= 5
+
+
+def _internal_links(page: Path, html: BeautifulSoup):
+    """(attribute value, element) of every link, image, script and stylesheet of a page that
+    stays inside the site (no scheme such as https:, mailto:, data: or javascript:)."""
+    for tag, attr in (("a", "href"), ("link", "href"), ("img", "src"), ("script", "src")):
+        for element in html.find_all(tag):
+            value = (element.get(attr) or "").strip()
+            if value and not re.match(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:", value) and value != "#":
+                yield value, element
+
+
+def test_every_internal_link_and_anchor_resolves(site):
+    """Every href and src inside the built site points at a file the build wrote, and every
+    #anchor at an element of that page with that id (or name). External links are not checked:
+    the book is built and tested offline."""
+    from urllib.parse import unquote, urlsplit
+
+    site = site.resolve()
+    # the theme's template macros copied into _static/ are not pages
+    pages = sorted(p for p in site.rglob("*.html") if "_static" not in p.relative_to(site).parts)
+    assert len(pages) >= len(toc_pages())
+    parsed: dict[Path, BeautifulSoup] = {}
+
+    def html_of(path: Path) -> BeautifulSoup:
+        if path not in parsed:
+            parsed[path] = BeautifulSoup(path.read_text(encoding="utf8"), "html.parser")
+        return parsed[path]
+
+    ids: dict[Path, set[str]] = {}
+    broken = []
+    for page in pages:
+        for value, _ in _internal_links(page, html_of(page)):
+            parts = urlsplit(value)
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if target.is_dir():
+                target = target / "index.html"
+            where = f"{page.relative_to(site)}: {value}"
+            if site not in target.parents:
+                broken.append(f"{where} (leaves the site)")
+            elif not target.is_file():
+                broken.append(f"{where} (no such file)")
+            elif parts.fragment and target.suffix == ".html":
+                if target not in ids:
+                    soup_ = html_of(target)
+                    ids[target] = {e["id"] for e in soup_.find_all(id=True)} | {
+                        e["name"] for e in soup_.find_all("a", attrs={"name": True})
+                    }
+                if unquote(parts.fragment) not in ids[target]:
+                    broken.append(f"{where} (no element with that id)")
+    assert not broken, f"{len(broken)} broken: " + "\n".join(broken[:40])

@@ -1,11 +1,10 @@
 """Two builds of the book write the same files: no object reprs, random ids or asset-order luck.
 
 Rebuilding a book whose sources did not change must not change its output, or every build
-rewrites files that did not change and a reader cannot tell a real change from noise. Two things
-broke this before: pandas ``Styler`` tables (a random ``T_xxxxx`` id in the HTML and a
-``<... Styler object at 0x...>`` repr in the executed notebook; :func:`lib.claims.number_table`
-replaced them), and random notebook cell ids in ``_build/jupyter_execute``. A fresh build also
-linked some extensions' stylesheets without the ``?v=`` checksum an incremental build adds.
+rewrites files that did not change and a reader cannot tell a real change from noise. So no
+output holds an object's repr with a memory address (a pandas ``Styler``'s, say), a random id
+(a ``Styler``'s ``T_xxxxx`` table id, a uuid, nbformat's random cell ids) or a stylesheet link
+whose ``?v=`` checksum depends on whether the build was fresh.
 
 The comparison builds a copy of the book in a temporary folder with a fresh HTML folder, from the
 real build's execution cache less Chapter 3 (a chapter with tables and training, about 30 s),

@@ -17,6 +17,9 @@ build honest and every failure legible:
 * :mod:`.notebooks` offers each chapter as a notebook that runs in Jupyter: the executed
   notebook with its MyST converted to plain Markdown (glued values, numbers and references as
   the page shows them) and a first cell that says how to run it; the link downloads the file.
+* :mod:`.launch` adds Colab and Binder buttons that open the notebooks the book's workflow
+  publishes (when the build knows the GitHub repository), their set-up cell, and one zip of
+  every notebook.
 * :mod:`.pages` drops duplicated script tags and writes the image files of figures pasted from
   another page with ``{glue:any}``.
 * :mod:`.interactive` serves plotly.js from the site's own ``_static/`` to the pages that hold
@@ -36,7 +39,18 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-from . import a11y, citations, execution, guard, interactive, notebooks, pages, proofs, tables
+from . import (
+    a11y,
+    citations,
+    execution,
+    guard,
+    interactive,
+    launch,
+    notebooks,
+    pages,
+    proofs,
+    tables,
+)
 
 __all__ = ["setup"]
 
@@ -69,6 +83,7 @@ def setup(app: Sphinx) -> dict:
     tables.setup(app)
     pages.setup(app)
     notebooks.setup(app)
+    launch.setup(app)
     proofs.setup(app)
     interactive.setup(app)
     citations.setup(app)

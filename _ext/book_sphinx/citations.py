@@ -1,11 +1,11 @@
 """One citation style: the reference list labels its entries as the text cites them.
 
 The text cites author–year (``bibtex_reference_style: author_year``: "Kajitsuka and Sato (2024)",
-"[Liu et al., 2025]"); pybtex's bibliography styles label entries "[KS24]" (alpha) or "[1]"
-(plain), so a reader met two styles. The pybtex style registered here, ``book_author_year``
+"[Liu et al., 2025]"); pybtex's bibliography styles label entries "[KS24]" (alpha) or "[1]" (plain),
+a second style that the text never uses. The pybtex style registered here, ``book_author_year``
 (``bibtex_default_style`` in ``_config.yml``), is pybtex's alpha style (same entry format and
-author–year–title order) with labels in the text's own form: "Kajitsuka and Sato, 2024",
-"Liu et al., 2025", with "a", "b" after the year when two entries would share a label.
+author–year–title order) with labels in the text's own form: "Kajitsuka and Sato, 2024", "Liu et
+al., 2025", with "a", "b" after the year when two entries would share a label.
 """
 
 from __future__ import annotations

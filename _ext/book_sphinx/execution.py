@@ -17,20 +17,20 @@ wraps that step (``myst_nb.core.execute.cache``, pinned myst-nb 1.4.0):
   stale page of an earlier build survives.
 * **stderr.** Any stream output on stderr, in any cell (removed and hidden cells too, which
   myst-nb does not render and so does not check), fails the build, naming chapter and cell.
-* **One chapter at a time per machine.** Each kernel runs torch on ``BOOK_THREADS`` threads
-  (default 2, the book's 2-core machine). Two builds executing chapters at once oversubscribe the
-  cores, and OpenMP's spin-waiting then slows the small models of Chapters 3 and 5 by 5 to 20
-  times (measured: a cell of 25 s passed its 480 s timeout), which no timeout can absorb. So
-  concurrent builds on one machine take turns: a chapter executes only while its build holds a
-  machine-wide lock (:func:`execution_slot`, a file in the system's temporary folder); a build
-  that waits says so in one line. The time a chapter reports is its own execution, not the wait.
+* **One chapter at a time per machine.** Each kernel runs torch on ``BOOK_THREADS`` threads (default
+  2, the book's 2-core machine). Two builds executing chapters at once oversubscribe the cores, and
+  OpenMP's spin-waiting then slows the small models of Chapters 3 and 5 many times over, more than
+  any timeout can absorb. So concurrent builds on one machine take turns: a chapter executes only
+  while its build holds a machine-wide lock (:func:`execution_slot`, a file in the system's
+  temporary folder); a build that waits says so in one line. The time a chapter reports is its own
+  execution, not the wait.
 * **The same executed notebook every build.** ``_build/jupyter_execute/<page>.ipynb`` (which the
   downloadable notebook is made from) gets cell ids numbered in order (``cell-1``, ...) instead of
-  nbformat's random ones, and its outputs also when they come from the cache: myst-nb 1.4.0 merges
-  cached outputs into a copy of the notebook and writes the original, without outputs, so a page
-  read again from the cache lost the outputs of its executed and downloadable notebooks. The
-  keys of each output are sorted as the cache stores them, so the glued values myst-nb writes
-  (``<page>.glue.json``) do not depend on whether the page executed or came from the cache.
+  nbformat's random ones, and its outputs also when they come from the cache (myst-nb 1.4.0 merges
+  cached outputs into a copy of the notebook and writes the original, without outputs; this module
+  writes the copy). The keys of each output are sorted as the cache stores them, so the glued values
+  myst-nb writes (``<page>.glue.json``) do not depend on whether the page executed or came from the
+  cache.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from pathlib import Path, PurePosixPath
 import nbformat
 from sphinx.application import Sphinx
 
+from .launch import setup_cell
 from .pages import add_page_filter
 
 __all__ = [
@@ -473,6 +474,7 @@ def convert_notebook(
     title: str,
     pagename: str,
     chapter: str | None = None,
+    setup_code: str | None = None,
 ) -> nbformat.NotebookNode:
     """A plain Jupyter notebook of an executed MyST notebook.
 
@@ -480,6 +482,8 @@ def convert_notebook(
         notebook: the executed notebook (nbformat v4), as myst-nb wrote it; not modified.
         resolver: what the build knows (:class:`Resolver`).
         title, pagename, chapter: the page, for the first cell (:func:`run_instructions`).
+        setup_code: the code of a set-up cell placed right after the first cell (the published
+            notebooks' install of ``lib``, :func:`.launch.setup_cell`), or ``None`` for none.
 
     Returns:
         A new nbformat v4 notebook: the run instructions, then every cell, Markdown cells
@@ -506,6 +510,8 @@ def convert_notebook(
     made.cells.append(
         nbformat.v4.new_markdown_cell(run_instructions(title, pagename, chapter), id=_cell_id())
     )
+    if setup_code:
+        made.cells.append(nbformat.v4.new_code_cell(setup_code, id=_cell_id()))
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             attachments: dict = {}
@@ -641,8 +647,9 @@ def _notebook_download(
 ) -> None:
     """Write the page's notebook for Jupyter beside its sources and point the download at it.
 
-    sphinx-book-theme offers the notebook only when a launch service (Binder, Colab, ...) is
-    configured; the book has none (it is built offline). Runs before the theme's header buttons.
+    The book offers it on every page with code, whatever launch services are configured (the
+    theme's own offer copies myst-nb's notebook, MyST roles and all). Runs before the theme's
+    header buttons.
     """
     if doctree is None or not context.get("sourcename", "").endswith(".md"):
         return
@@ -654,7 +661,11 @@ def _notebook_download(
     title = title_node.astext() if title_node is not None else pagename
     secnumber = app.env.toc_secnumbers.get(pagename, {}).get("")
     chapter = ".".join(str(n) for n in secnumber) if secnumber else None
-    made = convert_notebook(notebook, SphinxResolver(app, pagename), title, pagename, chapter)
+    repository = app.config.book_repository
+    setup_code = setup_cell(repository, app.config.book_revision) if repository else None
+    made = convert_notebook(
+        notebook, SphinxResolver(app, pagename), title, pagename, chapter, setup_code
+    )
     nbformat.validate(made)
     target = Path(app.outdir, "_sources", *pagename.split("/")).with_suffix(".ipynb")
     target.parent.mkdir(parents=True, exist_ok=True)

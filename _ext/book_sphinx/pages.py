@@ -2,14 +2,14 @@
 
 * Repeated ``<script>`` entries are dropped (a duplicate of sphinx-thebe's inline configuration
   is a JavaScript ``SyntaxError`` in the browser console).
-* A figure pasted from another page with ``{glue:any}`key` `` and ``:doc:`` works: myst-nb 1.4.0
-  computes the image's path under ``_images/`` but never writes the file, which gave a broken
-  image and a green build; this writes it.
+* A figure pasted from another page with ``{glue:any}`key` `` and ``:doc:`` shows its image:
+  myst-nb 1.4.0 computes the image's path under ``_images/`` but does not write the file; this
+  module writes it.
 * The stylesheets and scripts that extensions copy into ``_static/`` only when the build ends
   (myst-nb's ``mystnb.<hash>.css``, sphinx-proof's ``proof.css``, the offline MathJax, the
-  book's ``plotly.min.js``) are copied before the pages are written too. Sphinx links a static
-  file with a ``?v=<checksum>`` of the file it finds, so a fresh build linked them without one
-  and the next build with one: two builds of the same sources wrote different pages.
+  book's ``plotly.min.js``) are copied before the pages are written too, so that every page links
+  each with its ``?v=<checksum>`` (Sphinx adds it only for a file it finds) and two builds of the
+  same sources write the same pages.
 """
 
 from __future__ import annotations

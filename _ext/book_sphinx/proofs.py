@@ -1,17 +1,18 @@
 """Theorem boxes with the papers' own numbers, and unique HTML ids in every box.
 
-sphinx-proof numbers every box with the book's counters, so K&S Proposition 1 appeared as
-"Theorem 4". The book marks each statement of a paper ``:nonumber:`` and titles it with the
-paper's label, e.g. ``{prf:theorem} K&S Theorem 2 (one rank-1 softmax layer is a contextual
-mapping)``. For such a box (a title that starts with one of ``book_paper_labels``) this module
+sphinx-proof numbers every box with the book's counters, which would give a paper's statement one of
+the book's numbers ("Theorem 4" for K&S Proposition 1). The book marks each statement of a paper
+``:nonumber:`` and titles it with the paper's label, e.g. ``{prf:theorem} K&S Theorem 2 (one rank-1
+softmax layer is a contextual mapping)``. For such a box (a title that starts with one of
+``book_paper_labels``) this module
 
 * shows the title as written, without sphinx-proof's generic "Theorem" prefix and parentheses;
 * makes ``{prf:ref}`label``` print the paper's label (the title up to its first " (": "K&S
   Theorem 2") instead of sphinx-proof's "Theorem " with no number.
 
 The book's own results keep sphinx-proof's numbering, which follows the chapter ("Proposition
-1.2"). Every box also gets unique ids: sphinx-proof gives each box body the id ``proof-content``
-and each proof the id ``proof``, repeated up to 16 times on a page.
+1.2"). Every box also gets unique ids (sphinx-proof gives each box body the id ``proof-content``
+and each proof the id ``proof``, the same on every box of a page).
 """
 
 from __future__ import annotations
