@@ -273,3 +273,23 @@ def test_a_malformed_record_is_named(temp_book):
         r"chapters/probe: glued value 'claim-X1' is not a record written by lib\.claims\.record",
         result.stdout,
     ), result.stdout[-3000:]
+
+
+def test_an_output_the_page_cannot_show_fails_build(temp_book):
+    """An output with no MIME type the builder can render (a plotly figure's JSON alone, as
+    ``fig.show()`` leaves it without a renderer) is an empty box on the page: the strict build
+    fails on myst-nb's warning instead of letting it through."""
+    temp_book.write_chapter(
+        [
+            cell(
+                "from IPython.display import publish_display_data\n"
+                "publish_display_data("
+                "{'application/vnd.plotly.v1+json': {'data': [], 'layout': {}}})"
+            )
+        ]
+    )
+    result = temp_book.build()
+    assert result.returncode != 0
+    assert "unknown_mime_type" in result.stdout or "No renderer" in result.stdout, result.stdout[
+        -3000:
+    ]
