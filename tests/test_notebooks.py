@@ -193,6 +193,8 @@ def test_convert_notebook_keeps_code_adds_instructions_and_figure_captions():
     assert made.cells[1].source == "# A chapter\n\nValue 7."
     assert made.cells[2].source == "x = 1" and made.cells[2].metadata["tags"] == ["remove-cell"]
     assert made.cells[4].source == "**Figure 1.2:** A plot of (1.4)."
+    assert made.cells[3].metadata["mystnb"]["figure"]["caption"] == "A plot of (1.4)."
+    assert source.cells[2].metadata["mystnb"]["figure"]["caption"] == "A plot of {eq}`eq-a`."
     assert "jupytext" not in made.metadata and "jupytext" in source.metadata
     with pytest.raises(
         ValueError, match="notebook must be an nbformat v4 notebook, got nbformat=3"
@@ -293,6 +295,15 @@ def test_download_shows_the_values_numbers_and_citations_of_the_page(site, page)
         assert f"**{number.strip()}:**" in markdown, f"{page}: no caption cell for {number}"
     years = [norm(a.get_text()) for a in html.select("a[href^='bibliography.html#']")]
     assert all(year in plain for year in years)  # the citations' years, e.g. "[2024]"
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", download_pages())
+def test_no_myst_role_left_anywhere_in_the_download(site, page):
+    """Not in a Markdown cell, and not in a cell's metadata either (a figure's caption)."""
+    text = (site / "_sources" / f"{page}.ipynb").read_text()
+    roles = re.findall(r"\{(?:glue(?::\w+)?|eq|numref|ref|doc|prf:ref|cite:[tp]|py:\w+)\}`", text)
+    assert not roles, f"{page}: {len(roles)} MyST roles, e.g. {roles[:3]}"
 
 
 @pytest.mark.build

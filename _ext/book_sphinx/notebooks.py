@@ -489,8 +489,9 @@ def convert_notebook(
         A new nbformat v4 notebook: the run instructions, then every cell, Markdown cells
         converted (:func:`convert_markdown`, with glued images as attachments), code cells and
         their outputs as executed, and after a code cell with a figure (``mystnb.figure``) a
-        Markdown cell "**Figure N.M:** caption". The ``jupytext`` metadata is dropped (the file
-        is not paired with the page's source).
+        Markdown cell "**Figure N.M:** caption" (the cell's ``mystnb.figure.caption`` metadata
+        holds the same converted caption). The ``jupytext`` metadata is dropped (the file is not
+        paired with the page's source).
 
     Raises:
         ValueError: if ``notebook`` is not an nbformat v4 notebook.
@@ -531,10 +532,11 @@ def convert_notebook(
             new = nbformat.from_dict(json.loads(json.dumps(cell)))
             new.id = _cell_id()
             made.cells.append(new)
-            figure = cell.get("metadata", {}).get("mystnb", {}).get("figure")
+            figure = new.get("metadata", {}).get("mystnb", {}).get("figure")
             if isinstance(figure, dict) and figure.get("caption"):
                 number = resolver.xref("numref", figure["name"]) if figure.get("name") else None
                 caption = convert_markdown(str(figure["caption"]), resolver)
+                figure["caption"] = caption  # the metadata holds what the reader sees, no MyST
                 made.cells.append(
                     nbformat.v4.new_markdown_cell(
                         f"**{number or 'Figure'}:** {caption}", id=_cell_id()
