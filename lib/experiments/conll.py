@@ -240,9 +240,9 @@ FIXED_EPOCHS = 400
 #: configuration's first stored run, seeds 1 and 2 its repeats.
 SEEDS = (0, 1, 2)
 
-#: The seeds stored so far for our deeper models of 3 and 6 rank-1 layers. With one, Chapter 3
-#: states no order of depth; their repeats (about 70 minutes on two cores) are still to run.
-DEEP_SEEDS = (0,)
+#: The seeds of our deeper models of 3 and 6 rank-1 layers, the same three as every other
+#: comparison (Chapter 3 states an order of depth only where their ranges do not overlap).
+DEEP_SEEDS = SEEDS
 
 
 #: The seeds stored of the described model trained by Adam (``"described-adam"``).
