@@ -396,6 +396,7 @@ def fit_stacked(
     validation=None,
     eval_every: int = 1,
     stop=None,
+    on_epoch=None,
     desc: str | None = None,
     progress: bool = True,
     return_state: bool = False,
@@ -422,6 +423,9 @@ def fit_stacked(
         validation: optional ``K`` lists of batches, scored per run as in :func:`lib.training.fit`.
         stop: optional callable given each run's history after each epoch (as in
             :func:`lib.training.fit`).
+        on_epoch: optional callable ``on_epoch(k, model, history)`` called after each epoch of
+            each run still in the batch, with run ``k``'s model (its parameters written back)
+            and history so far, before ``stop`` (e.g. to measure a run at a given epoch).
         return_state: also return each run's Adam state in ``attrs["adam"]`` (as
             :meth:`StackedModel.adam_state`: per parameter name ``exp_avg``, ``exp_avg_sq``,
             ``step``), taken when the run leaves the batch or at the end.
@@ -457,6 +461,8 @@ def fit_stacked(
     epochs, eval_every, lr, final_lr = _check_schedule(epochs, eval_every, lr, final_lr)
     if stop is not None and not callable(stop):
         raise ValueError(f"stop must be callable (e.g. a StopRule), got {short_repr(stop)}")
+    if on_epoch is not None and not callable(on_epoch):
+        raise ValueError(f"on_epoch must be callable, got {short_repr(on_epoch)}")
     progress = flag("progress", progress)
     return_state = flag("return_state", return_state)
     model = stack(models)
@@ -495,7 +501,7 @@ def fit_stacked(
         loss_sum, correct, total = loss_sum.tolist(), correct.tolist(), total.tolist()
         seconds = time.perf_counter() - start
         due = validation is not None and (epoch % eval_every == 0 or epoch == epochs)
-        if due or stop is not None:
+        if due or stop is not None or on_epoch is not None:
             model.write_back([models[k] for k in active])
         leaving = []
         for i, k in enumerate(active):
@@ -514,6 +520,8 @@ def fit_stacked(
                     "seconds": seconds,
                 }
             )
+            if on_epoch is not None:
+                on_epoch(k, models[k], pd.DataFrame(rows[k]))
             if stop is not None:
                 stopped[k] = stop(pd.DataFrame(rows[k]))
                 if stopped[k] is not None:

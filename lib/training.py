@@ -336,6 +336,7 @@ def fit(
     validation=None,
     eval_every: int = 1,
     stop=None,
+    on_epoch=None,
     checkpoint=None,
     checkpoint_every: float = 60.0,
     desc: str | None = None,
@@ -369,6 +370,8 @@ def fit(
         eval_every: spacing of the validation scores, in epochs.
         stop: optional callable (e.g. a :class:`StopRule`) given the history after each epoch;
             a returned string ends training there and is kept in ``history.attrs["stopped"]``.
+        on_epoch: optional callable ``on_epoch(model, history)`` called after each epoch, before
+            ``stop``, with the history so far (e.g. to measure the model at a given epoch).
         checkpoint: optional file path. After an epoch the model, the optimizer, the batch
             order's generator and the history are saved there (``torch.save``, written to a
             temporary file and renamed), and a later call with the same path, model shape,
@@ -411,6 +414,8 @@ def fit(
     seed = positive_int("seed", seed, minimum=0, maximum=2**62)
     if stop is not None and not callable(stop):
         raise ValueError(f"stop must be callable (e.g. a StopRule), got {short_repr(stop)}")
+    if on_epoch is not None and not callable(on_epoch):
+        raise ValueError(f"on_epoch must be callable, got {short_repr(on_epoch)}")
     progress = flag("progress", progress)
     optimizer = one_of("optimizer", optimizer, OPTIMIZERS)
     if clip_norm is not None:
@@ -491,6 +496,8 @@ def fit(
             sch.step()
         if hasattr(bar, "set_postfix"):
             bar.set_postfix(acc=f"{correct / total:.4f}")
+        if on_epoch is not None:
+            on_epoch(model, pd.DataFrame(rows))
         if stop is not None:
             stopped = stop(pd.DataFrame(rows))
             if stopped is not None and validation is not None and np.isnan(val):

@@ -16,9 +16,10 @@ A run stored on another device (a GPU) is compared only on that device.
 """
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from lib import config
+from lib import config, training
 from lib.experiments import conll, noise, store
 
 ACC_TOL, LOSS_RTOL = 1e-3, 1e-3
@@ -105,9 +106,24 @@ def construction_tolerances(c: dict, d: int) -> dict:
 def test_first_epoch_of_a_stored_noise_run():
     stored = stored_run("noise", "mnist-label-0.2-seed-0")
     s = stored.settings
-    run_settings = {k: s[k] for k in noise.RUN_KEYS} | {"epochs": 1}
+    assert len(stored.result["history"]["epoch"]) == s["epochs"] > max(s["snapshots"])
+    run_settings = noise.run_keys(s) | {"epochs": 1, "snapshots": []}
     rerun = noise.noise_experiment(s["dataset"], s["kind"], s["level"], s["seed"], **run_settings)
     assert_history_matches(rerun["history"], stored.result["history"], 1)
+
+
+@pytest.mark.parametrize("dataset", ["mnist", "fashion-mnist"])
+def test_noise_pilot_stops_where_its_rule_says(dataset):
+    """The stored pilot's own history, read again by a fresh stop rule: the rule fires at the
+    pilot's last epoch and at none before, and the full runs train exactly that many epochs."""
+    pilot = noise.noise_pilot(dataset, allow_compute=False).result
+    history = pd.DataFrame(pilot["history"])
+    p = noise.PILOT
+    rule = training.StopRule(p["target"], p["window"], p["min_gain"])
+    fired = [e for e in range(1, len(history) + 1) if rule(history.iloc[:e]) is not None]
+    assert fired[:1] == [pilot["epochs"]] == [len(history)]
+    runs = noise.noise_runs(dataset, "full", allow_compute=False)
+    assert set(runs.epoch) == {pilot["epochs"]}
 
 
 def test_the_stored_runs_are_those_of_the_current_settings():

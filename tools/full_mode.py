@@ -43,6 +43,14 @@ def main() -> int:
     if missing:
         print("make full needs every dataset of the noise experiment: " + "; ".join(missing))
         return 1
+    for dataset in datasets:  # the pilots fix how long each dataset's noise runs train
+        t0 = time.perf_counter()
+        pilot = noise.noise_pilot(dataset, allow_compute=True).result
+        print(
+            f"noise pilot, {dataset}: {pilot['epochs']} epochs ({pilot['stopped'] or 'cap'}); "
+            f"{time.perf_counter() - t0:.0f} s in this call",
+            flush=True,
+        )
     todo = tasks.plan("full", datasets=datasets)
     if todo:
         runs = sum(len(t.runs) for t in todo)
@@ -81,6 +89,8 @@ def main() -> int:
             flush=True,
         )
     for dataset in datasets:
+        wall = noise.noise_pilot(dataset, allow_compute=False).provenance["wall_s"]
+        rows.append((f"noise pilot {dataset}", wall))
         runs = noise.noise_runs(dataset, mode="full", allow_compute=False)
         stored = sum(p["wall_s"] for p in runs.attrs["provenance"])
         rows.append((f"noise {dataset} ({len(runs.attrs['provenance'])} runs)", stored))

@@ -37,15 +37,20 @@ __all__ = [
     "noise_run_names",
     "noise_run_names_for",
     "noise_run_key",
+    "run_keys",
+    "pilot_settings",
+    "PILOT",
     "noise_experiment",
     "noise_experiments",
+    "noise_pilot",
+    "run_epochs",
     "noise_runs",
     "trend_test",
 ]
 
 #: The version of this experiment's code; raise it when a change alters what :func:`noise_runs`
 #: computes, so that stored full-scale results are recomputed (``make full``) rather than reused.
-NOISE_VERSION = 2
+NOISE_VERSION = 3
 
 #: Our settings of the noise experiment per book mode (LHSL Appendix B does not give the paper's).
 NOISE_SETTINGS = {
@@ -57,6 +62,7 @@ NOISE_SETTINGS = {
         "lr": 3e-3,
         "d": 32,
         "qk_init": 0.1,
+        "snapshots": [],
         "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
         "input_sigmas": [0.0, 0.5, 1.0],
         "seeds": [0, 1, 2],
@@ -64,7 +70,8 @@ NOISE_SETTINGS = {
     "full": {
         "train_images": None,
         "test_images": None,
-        "epochs": 10,
+        "epochs": "pilot",
+        "snapshots": [10],
         "batch_size": 128,
         "lr": 1e-3,
         "d": 64,
@@ -78,7 +85,26 @@ NOISE_SETTINGS = {
 
 #: The settings one run depends on (its stored result is keyed on these, with the dataset, the kind
 #: and level of noise and the seed): adding a noise level or a seed does not invalidate the others.
-RUN_KEYS = ("train_images", "test_images", "epochs", "batch_size", "lr", "d", "qk_init")
+#: ``epochs`` is a number, or in full mode ``"pilot"``: the epoch at which :func:`noise_pilot`'s
+#: clean model of the dataset levelled off (:func:`run_epochs`); ``snapshots`` are the epochs at
+#: which a run is also measured on its way (the 10 epochs that the book's first full runs trained).
+RUN_KEYS = (
+    "train_images",
+    "test_images",
+    "epochs",
+    "batch_size",
+    "lr",
+    "d",
+    "qk_init",
+    "snapshots",
+)
+
+#: The pilot that fixes the full runs' length (:func:`noise_pilot`): the clean model (label noise 0,
+#: seed 0) of a dataset trains in the full settings until :class:`lib.training.StopRule` with the
+#: CoNLL-2003 runs' window and gain (Chapter 3) says its training accuracy levelled off, above
+#: chance (one class in ten), or to ``max_epochs``; every run of that dataset then trains as many
+#: epochs, so that runs at different noise levels are compared after equal training.
+PILOT = {"target": 0.1, "window": 10, "min_gain": 5e-4, "max_epochs": 150, "test_every": 5}
 
 
 #: Datasets of the experiment, their loaders' names and patch sizes (7x7 on 28x28, 8x8 on 32x32).
@@ -129,6 +155,7 @@ def noise_experiment(
     lr: float,
     d: int,
     qk_init: float,
+    snapshots=None,
     **_,
 ) -> dict:
     r"""Train one :class:`lib.models.PatchAttentionClassifier` on noisy data; return its attention
@@ -145,14 +172,17 @@ def noise_experiment(
         kind: ``"label"`` or ``"input"``; level: the ratio or the standard deviation.
         seed: seed of the noise, the initialisation and the batch order.
         train_images, test_images, epochs, batch_size, lr, d, qk_init: the settings of
-            :data:`NOISE_SETTINGS` (``None`` images means the whole split; other keys are ignored).
+            :data:`NOISE_SETTINGS` (``None`` images means the whole split; ``epochs`` a number
+            here, :func:`run_epochs` resolves ``"pilot"``; other keys are ignored).
+        snapshots: epochs (at most ``epochs``) at which the run is also measured on its way.
 
     Returns:
         dict with ``dataset``, ``kind``, ``level``, ``seed``, the norms of
         :meth:`~lib.models.PatchAttentionClassifier.attention_norms`, ``entropy`` (mean
         attention entropy on up to 1,000 clean test images, nats), ``train_acc`` (last epoch,
-        against the noisy labels), ``test_acc`` (clean test images), ``seconds`` and ``history``
-        (per epoch: ``epoch``, ``loss``, ``train_acc``, lists).
+        against the noisy labels), ``test_acc`` (clean test images), ``seconds``, ``history``
+        (per epoch: ``epoch``, ``loss``, ``train_acc``, lists) and ``at``: per snapshot epoch
+        (a string key) the same norms, ``entropy``, ``test_acc`` and ``train_acc`` then.
 
     Raises:
         ValueError: for an unknown dataset or kind, a level outside the noise functions' range,
@@ -164,8 +194,45 @@ def noise_experiment(
     model, batches, test = _prepare(
         dataset, kind, level, seed, train_images, test_images, batch_size, d, qk_init
     )
-    history = training.fit(model, batches, epochs=epochs, lr=lr, seed=seed, progress=False)
-    return _measure(model, history, test, dataset, kind, level, seed)
+    epochs, snapshots = _schedule(epochs, snapshots)
+    at: dict = {}
+    history = training.fit(
+        model,
+        batches,
+        epochs=epochs,
+        lr=lr,
+        seed=seed,
+        progress=False,
+        on_epoch=lambda m, h: _snapshot(at, snapshots, m, h, test),
+    )
+    return _measure(model, history, test, dataset, kind, level, seed) | {"at": at}
+
+
+def _schedule(epochs, snapshots) -> tuple[int, list[int]]:
+    """Checked ``epochs`` (a number here) and ``snapshots`` (epochs before the last)."""
+    epochs = positive_int("epochs", epochs, maximum=100_000)
+    snapshots = [] if snapshots is None else snapshots
+    if not isinstance(snapshots, (list, tuple)):
+        raise ValueError(f"snapshots must be a list of epochs, got {snapshots!r}")
+    snapshots = [positive_int("snapshots", e, maximum=epochs) for e in snapshots]
+    return epochs, snapshots
+
+
+def _measures(model, test) -> dict:
+    """The attention norms, entropy and clean test accuracy of a model (see :func:`_measure`)."""
+    return {
+        **model.attention_norms(),
+        "entropy": model.attention_entropy(test[0][0]),
+        "test_acc": training.evaluate(model, test),
+    }
+
+
+def _snapshot(at: dict, snapshots, model, history, test) -> None:
+    """Store the model's measures in ``at[str(epoch)]`` when the epoch just trained is one of
+    ``snapshots``."""
+    epoch = int(history.epoch.iloc[-1])
+    if epoch in snapshots:
+        at[str(epoch)] = _measures(model, test) | {"train_acc": float(history.train_acc.iloc[-1])}
 
 
 def _prepare(dataset, kind, level, seed, train_images, test_images, batch_size, d, qk_init):
@@ -208,10 +275,8 @@ def _measure(model, history, test, dataset, kind, level, seed) -> dict:
         "kind": kind,
         "level": float(level),
         "seed": seed,
-        **model.attention_norms(),
-        "entropy": model.attention_entropy(test[0][0]),
+        **_measures(model, test),
         "train_acc": float(history.train_acc.iloc[-1]),
-        "test_acc": training.evaluate(model, test),
         "seconds": float(history.seconds.iloc[-1]),
         "history": {c: history[c].tolist() for c in ("epoch", "loss", "train_acc")},
     }
@@ -228,6 +293,7 @@ def noise_experiments(
     lr: float,
     d: int,
     qk_init: float,
+    snapshots=None,
     **_,
 ) -> list[dict]:
     """:func:`noise_experiment` for several runs of one dataset at once, trained as one stacked
@@ -240,7 +306,7 @@ def noise_experiments(
     Args:
         dataset: a key of :data:`NOISE_DATASETS`.
         runs: ``(kind, level, seed)`` triples (:func:`noise_run_names`).
-        train_images, test_images, epochs, batch_size, lr, d, qk_init: as
+        train_images, test_images, epochs, batch_size, lr, d, qk_init, snapshots: as
             :func:`noise_experiment`.
 
     Returns:
@@ -264,21 +330,142 @@ def noise_experiments(
         prepared.append(
             _prepare(dataset, kind, level, seed, train_images, test_images, batch_size, d, qk_init)
         )
-    models = [m for m, _, _ in prepared]
+    epochs, snapshots = _schedule(epochs, snapshots)
+    at: list[dict] = [{} for _ in runs]
     histories = fit_stacked(
-        models,
+        [m for m, _, _ in prepared],
         [b for _, b, _ in prepared],
         epochs=epochs,
         lr=lr,
         seeds=[int(seed) for _, _, seed in runs],
         progress=False,
+        on_epoch=(
+            (lambda k, m, h: _snapshot(at[k], snapshots, m, h, prepared[k][2]))
+            if snapshots
+            else None
+        ),
     )
     return [
-        _measure(model, history, test, dataset, kind, level, int(seed)) | {"batched": len(runs)}
-        for (model, _, test), history, (kind, level, seed) in zip(
-            prepared, histories, runs, strict=True
+        _measure(model, history, test, dataset, kind, level, int(seed))
+        | {"at": at[k], "batched": len(runs)}
+        for k, ((model, _, test), history, (kind, level, seed)) in enumerate(
+            zip(prepared, histories, runs, strict=True)
         )
     ]
+
+
+def pilot_settings(dataset: str) -> dict:
+    """The stored settings of :func:`noise_pilot` for ``dataset`` (full mode's run settings,
+    :data:`PILOT`, the clean run's kind, level and seed)."""
+    one_of("dataset", dataset, NOISE_DATASETS)
+    full = NOISE_SETTINGS["full"]
+    return {
+        **{k: v for k, v in run_keys(full).items() if k not in ("epochs", "snapshots")},
+        "pilot": dict(PILOT),
+        "dataset": dataset,
+        "kind": "label",
+        "level": 0.0,
+        "seed": 0,
+    }
+
+
+def _pilot_compute(dataset: str) -> dict:
+    """Train :func:`noise_pilot`'s clean model and record it every epoch."""
+    from ..batched import fit_stacked
+
+    settings = pilot_settings(dataset)
+    model, batches, test = _prepare(
+        dataset, "label", 0.0, 0, *(settings[k] for k in (
+            "train_images", "test_images", "batch_size", "d", "qk_init"))
+    )  # fmt: skip
+    records: list[dict] = []
+
+    def record(_, m, h):
+        epoch = int(h.epoch.iloc[-1])
+        row = {"epoch": epoch, **m.attention_norms()}
+        row["test_acc"] = training.evaluate(m, test) if epoch % PILOT["test_every"] == 0 else None
+        records.append(row)
+
+    rule = training.StopRule(PILOT["target"], PILOT["window"], PILOT["min_gain"])
+    (history,) = fit_stacked(
+        [model],
+        [batches],
+        epochs=PILOT["max_epochs"],
+        lr=settings["lr"],
+        seeds=[0],
+        stop=rule,
+        on_epoch=record,
+        progress=False,
+    )
+    return {
+        "dataset": dataset,
+        "epochs": len(history),
+        "stopped": history.attrs["stopped"],
+        "test_acc": training.evaluate(model, test),
+        "seconds": float(history.seconds.iloc[-1]),
+        "history": {
+            "epoch": history.epoch.tolist(),
+            "loss": history.loss.tolist(),
+            "train_acc": history.train_acc.tolist(),
+            **{k: [r[k] for r in records] for k in records[0] if k != "epoch"},
+        },
+    }
+
+
+def noise_pilot(dataset: str, *, allow_compute: bool | None = None):
+    """The stored pilot that sets how long the full runs of ``dataset`` train.
+
+    The clean model (no noise, seed 0) in full mode's settings trains (as a batch of one,
+    :func:`lib.batched.fit_stacked`) until :class:`lib.training.StopRule` with :data:`PILOT`'s
+    target, window and gain fires, or for ``PILOT["max_epochs"]``; every epoch it records the
+    attention norms, every ``PILOT["test_every"]`` epochs the clean test accuracy.
+
+    Args:
+        dataset: a key of :data:`NOISE_DATASETS`.
+        allow_compute: compute a missing or stale pilot (default: outside book builds).
+
+    Returns:
+        The :class:`lib.experiments.store.StoredRun`; its ``result`` has ``dataset``, ``epochs``
+        (the epochs trained), ``stopped`` (the rule's sentence, or ``None`` at the cap),
+        ``test_acc``, ``seconds`` and ``history`` (per epoch: ``epoch``, ``loss``, ``train_acc``,
+        the norms of :meth:`~lib.models.PatchAttentionClassifier.attention_norms`, ``test_acc``
+        or ``None``).
+
+    Raises:
+        ValueError: for an unknown dataset.
+        lib.experiments.store.StaleResultError: in a book build whose pilot is missing or stale.
+
+    Source: the book's stopping rule for LHSL Appendix B's experiment (its sources give no
+    training length); Chapter 5.
+    """
+    settings = pilot_settings(dataset)
+    if allow_compute is None:
+        allow_compute = not config.IN_BUILD
+    return store.load_or_run(
+        "noise",
+        f"pilot-{dataset}",
+        NOISE_VERSION,
+        settings,
+        lambda: _pilot_compute(dataset),
+        allow_compute=allow_compute,
+        device=str(config.DEVICE),
+    )
+
+
+def run_epochs(dataset: str, settings: dict, *, allow_compute: bool | None = None) -> dict:
+    """``settings`` with ``epochs`` resolved for ``dataset``: a number is kept, ``"pilot"`` becomes
+    the epochs of :func:`noise_pilot` (computed first where allowed).
+
+    Raises:
+        ValueError: for an unknown dataset or an ``epochs`` that is neither.
+        lib.experiments.store.StaleResultError: as :func:`noise_pilot`.
+    """
+    epochs = settings["epochs"]
+    if epochs == "pilot":
+        epochs = noise_pilot(dataset, allow_compute=allow_compute).result["epochs"]
+    elif isinstance(epochs, str):
+        raise ValueError(f"settings['epochs'] must be a number or 'pilot', got {epochs!r}")
+    return {**settings, "epochs": epochs}
 
 
 def noise_run_names(mode: str | None = None) -> list[tuple[str, float, int]]:
@@ -312,11 +499,16 @@ def noise_run_names_for(settings: dict) -> list[tuple[str, float, int]]:
     ]
 
 
+def run_keys(settings: dict) -> dict:
+    """:data:`RUN_KEYS` of ``settings`` (``snapshots`` defaults to none)."""
+    return {k: settings.get(k, []) if k == "snapshots" else settings[k] for k in RUN_KEYS}
+
+
 def noise_run_key(dataset: str, kind: str, level: float, seed: int, settings: dict):
     """The stored run's name and settings of one noise run: ``<dataset>-<kind>-<level>-seed-<seed>``
     and :data:`RUN_KEYS` of ``settings`` with the dataset, kind, level and seed."""
     run_settings = {
-        **{k: settings[k] for k in RUN_KEYS},
+        **run_keys(settings),
         "dataset": dataset,
         "kind": kind,
         "level": float(level),
@@ -325,7 +517,13 @@ def noise_run_key(dataset: str, kind: str, level: float, seed: int, settings: di
     return f"{dataset}-{kind}-{float(level):g}-seed-{seed}", run_settings
 
 
-def noise_runs(dataset: str, mode: str | None = None, *, allow_compute: bool | None = None):
+def noise_runs(
+    dataset: str,
+    mode: str | None = None,
+    *,
+    allow_compute: bool | None = None,
+    at: int | None = None,
+):
     """Every run of :func:`noise_experiment` for one dataset, both noise kinds, in ``mode``'s
     settings (:func:`noise_run_names`).
 
@@ -340,14 +538,17 @@ def noise_runs(dataset: str, mode: str | None = None, *, allow_compute: bool | N
         dataset: a key of :data:`NOISE_DATASETS`; mode: ``"fast"`` or ``"full"`` (default
             :data:`lib.config.MODE`).
         allow_compute: full mode only: compute what is missing (default: outside book builds).
+        at: a snapshot epoch of the settings: the rows give the runs as measured then (norms,
+            ``entropy``, ``train_acc``, ``test_acc``) instead of at the end; ``None``: the end.
 
     Returns:
-        A DataFrame of the dicts of :func:`noise_experiment` (without ``history``), one row per
-        kind, level and seed; the clean runs appear under both kinds. Stored runs carry their
+        A DataFrame of the dicts of :func:`noise_experiment` (without ``history`` and ``at``), one
+        row per kind, level and seed, with ``epoch`` (when the row was measured); the clean runs
+        appear under both kinds. Stored runs carry their
         ``provenance`` in ``DataFrame.attrs["provenance"]`` (a list, one per run).
 
     Raises:
-        ValueError: for an unknown mode or dataset.
+        ValueError: for an unknown mode or dataset, or an ``at`` that is not a snapshot epoch.
         lib.experiments.store.StaleResultError: in a full-mode build whose stored result is
             missing or stale.
 
@@ -356,9 +557,13 @@ def noise_runs(dataset: str, mode: str | None = None, *, allow_compute: bool | N
     mode = config.MODE if mode is None else mode
     one_of("mode", mode, config.MODES)
     one_of("dataset", dataset, NOISE_DATASETS)
-    settings = NOISE_SETTINGS[mode]
     if allow_compute is None:
         allow_compute = not config.IN_BUILD
+    settings = run_epochs(dataset, NOISE_SETTINGS[mode], allow_compute=allow_compute)
+    if at is not None and at not in settings.get("snapshots", []):
+        raise ValueError(
+            f"at must be one of the snapshot epochs {settings.get('snapshots', [])}, got {at!r}"
+        )
     rows, provenance = [], []
     runs = noise_run_names(mode)
     for kind, level, seed in config.progress(runs, desc=f"{dataset} noise"):
@@ -379,7 +584,11 @@ def noise_runs(dataset: str, mode: str | None = None, *, allow_compute: bool | N
         )
         rows.append(stored.result)
         provenance.append(stored.provenance)
-    rows = [{k: v for k, v in r.items() if k != "history"} for r in rows]
+    rows = [
+        {k: v for k, v in r.items() if k not in ("history", "at")}
+        | ({"epoch": settings["epochs"]} if at is None else r["at"][str(at)] | {"epoch": at})
+        for r in rows
+    ]
     clean = [r | {"kind": "input"} for r in rows if r["kind"] == "label" and r["level"] == 0]
     out = pd.DataFrame(rows + clean)
     if provenance:

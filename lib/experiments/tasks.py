@@ -130,8 +130,9 @@ def plan(
         datasets = settings.get("datasets") or noise.noise_datasets()
     for dataset in datasets:
         missing = []
+        ds_settings = noise.run_epochs(dataset, settings, allow_compute=False)
         for kind, level, seed in noise.noise_run_names_for(settings):
-            run, run_settings = noise.noise_run_key(dataset, kind, level, seed, settings)
+            run, run_settings = noise.noise_run_key(dataset, kind, level, seed, ds_settings)
             if store.lookup("noise", run, noise.NOISE_VERSION, run_settings, root) is None:
                 missing.append(((kind, level, seed), (run, run_settings)))
         for start in range(0, len(missing), noise_batch):
@@ -146,7 +147,7 @@ def plan(
                     {
                         "dataset": dataset,
                         "runs": [list(r) for r, _ in part],
-                        "settings": {k: settings[k] for k in noise.RUN_KEYS},
+                        "settings": noise.run_keys(ds_settings),
                     },
                 )
             )
