@@ -256,7 +256,14 @@ def test_stacked_noise_runs_equal_noise_experiment_one_by_one(monkeypatch):
     }
     monkeypatch.setattr(noise.data, "load_mnist", lambda split: images[split])
     settings = dict(
-        train_images=None, test_images=None, epochs=2, batch_size=16, lr=3e-3, d=8, qk_init=0.1
+        train_images=None,
+        test_images=None,
+        epochs=3,
+        batch_size=16,
+        lr=3e-3,
+        d=8,
+        qk_init=0.1,
+        snapshots=[1, 3],
     )
     runs = [("label", 0.0, 0), ("label", 0.3, 1), ("input", 0.5, 2)]
     together = noise.noise_experiments("mnist", runs, **settings)
@@ -272,7 +279,15 @@ def test_stacked_noise_runs_equal_noise_experiment_one_by_one(monkeypatch):
             "test_acc",
         ):
             assert result[key] == pytest.approx(alone[key], rel=1e-4, abs=1e-6), key
+            for epoch in ("1", "3"):  # the snapshots on the way agree too
+                assert result["at"][epoch][key] == pytest.approx(
+                    alone["at"][epoch][key], rel=1e-4, abs=1e-6
+                ), (key, epoch)
         np.testing.assert_allclose(result["history"]["loss"], alone["history"]["loss"], rtol=1e-4)
+        # the snapshot at the last epoch is the run's end; the one at epoch 1 is measured then
+        assert result["at"]["3"]["w_k_frobenius"] == result["w_k_frobenius"]
+        assert result["at"]["1"]["train_acc"] == result["history"]["train_acc"][0]
+        assert result["at"]["1"]["w_k_frobenius"] != result["w_k_frobenius"]
     assert len({r["w_k_frobenius"] for r in together}) == 3
     assert isinstance(pd.DataFrame(together), pd.DataFrame)
 

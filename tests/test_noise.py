@@ -79,6 +79,34 @@ def test_noise_experiment_runs_and_reports_norms():
     assert again["w_k_frobenius"] == row["w_k_frobenius"]  # deterministic for a seed
 
 
+def test_run_epochs_reads_the_pilot_and_refuses_other_words(monkeypatch):
+    fast = noise.NOISE_SETTINGS["fast"]
+    assert noise.run_epochs("mnist", fast) == fast  # a number is kept
+    pilot = type("Stored", (), {"result": {"epochs": 42}})()
+    monkeypatch.setattr(noise, "noise_pilot", lambda dataset, allow_compute=None: pilot)
+    assert noise.run_epochs("mnist", noise.NOISE_SETTINGS["full"])["epochs"] == 42
+    with pytest.raises(ValueError, match="'pilot'"):
+        noise.run_epochs("mnist", {**fast, "epochs": "converged"})
+
+
+def test_snapshots_must_lie_within_the_run():
+    settings = {**noise.NOISE_SETTINGS["fast"], "train_images": 64, "test_images": 50}
+    with pytest.raises(ValueError, match="snapshots"):
+        noise.noise_experiment("mnist", "label", 0.0, 0, **settings | {"snapshots": [6]})
+    with pytest.raises(ValueError, match="snapshots must be a list"):
+        noise.noise_experiment("mnist", "label", 0.0, 0, **settings | {"snapshots": 3})
+    with pytest.raises(ValueError, match="at must be one of the snapshot epochs"):
+        noise.noise_runs("mnist", "fast", at=10)
+
+
+def test_the_pilot_settings_are_full_modes_clean_run():
+    s = noise.pilot_settings("mnist")
+    full = noise.NOISE_SETTINGS["full"]
+    assert s["pilot"] == noise.PILOT and (s["kind"], s["level"], s["seed"]) == ("label", 0.0, 0)
+    assert all(s[k] == full[k] for k in noise.RUN_KEYS if k not in ("epochs", "snapshots"))
+    assert full["epochs"] == "pilot" and full["snapshots"] == [10]
+
+
 def test_noise_datasets_follow_book_cifar10(monkeypatch, tmp_path):
     monkeypatch.delenv("BOOK_CIFAR10", raising=False)
     assert noise.noise_datasets() == ["mnist", "fashion-mnist"]

@@ -273,6 +273,29 @@ def test_fit_stops_by_the_rule_and_evaluates_the_last_epoch():
         training.fit(model, batches, epochs=1, stop=0.99)
 
 
+def test_on_epoch_sees_each_epoch_before_the_stop_rule():
+    """The hook gets the model and the history after every epoch, also the one the rule ends, and
+    leaves training as it was (the same history as without it)."""
+    vocab, batches = toy_batches()
+    seen = []
+
+    def hook(model, history):
+        seen.append((len(history), float(model.head.weight.detach().sum())))
+
+    def build():
+        return TokenTagger(len(vocab), len(data.CONLL_TAGS), d=8, seed=0)
+
+    rule = training.StopRule(target=0.01, window=2, min_gain=0.999)  # fires as soon as it may
+    history = training.fit(build(), batches, epochs=10, lr=1e-2, stop=rule, on_epoch=hook)
+    plain = training.fit(build(), batches, epochs=10, lr=1e-2, stop=rule)
+    assert history.attrs["stopped"] is not None and len(history) < 10
+    assert [e for e, _ in seen] == history.epoch.tolist() == list(range(1, len(history) + 1))
+    assert len({w for _, w in seen}) == len(history)  # the hook sees each epoch's weights
+    pd.testing.assert_frame_equal(history.drop(columns="seconds"), plain.drop(columns="seconds"))
+    with pytest.raises(ValueError, match="on_epoch must be callable"):
+        training.fit(build(), batches, epochs=1, on_epoch="print")
+
+
 def test_checkpoint_resume_equals_one_uninterrupted_run(tmp_path):
     """Two epochs, an interruption, then the rest from the checkpoint: the same history and
     weights as one uninterrupted run (row-wise embedding updates and a falling rate included)."""
