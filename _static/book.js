@@ -83,3 +83,97 @@
     start();
   }
 })();
+
+/* The sidebar buttons. pydata-sphinx-theme 0.17 renders its own hamburger buttons in the top bar
+ * (.primary-toggle, .secondary-toggle) and binds the dialog that opens a sidebar on a narrow
+ * screen to the *first* element of each class, which sphinx-book-theme's header hides: the
+ * visible buttons of sphinx-book-theme (the article header's) get no listener, so on a phone the
+ * chapter list and the page contents cannot be opened, and on a desktop the button does nothing
+ * (pydata-sphinx-theme issue 2451; sphinx-book-theme issue 865). Here every visible toggle works:
+ * where its sidebar is laid out beside the article (a wide screen) it hides and shows it; where the
+ * sidebar is not laid out (a narrow screen) it forwards the click to the theme's own button, whose
+ * handler opens the sidebar as a dialog (Escape or a click outside closes it). The browser test
+ * tests/test_browser.py::test_sidebar_buttons_open_and_close presses them at 1280 px and on a
+ * phone. */
+(function () {
+  "use strict";
+  const SIDES = [
+    { button: ".primary-toggle", sidebar: "pst-primary-sidebar" },
+    { button: ".secondary-toggle", sidebar: "pst-secondary-sidebar" },
+  ];
+
+  function laidOut(sidebar) { // shown beside the article (on a phone it waits off the screen)
+    const style = getComputedStyle(sidebar);
+    const box = sidebar.getBoundingClientRect();
+    return style.display !== "none" && style.visibility !== "hidden" && box.width > 0 &&
+      box.right > 0 && box.left < window.innerWidth;
+  }
+
+  function init() {
+    SIDES.forEach(function (side) {
+      const buttons = Array.from(document.querySelectorAll(side.button));
+      const sidebar = document.getElementById(side.sidebar);
+      if (buttons.length < 2 || !sidebar) { return; }
+      const themed = buttons[0]; // the one the theme bound
+      buttons.slice(1).forEach(function (button) {
+        button.setAttribute("aria-controls", side.sidebar);
+        button.setAttribute("aria-expanded", String(laidOut(sidebar)));
+        button.addEventListener("click", function (event) {
+          event.preventDefault();
+          event.stopPropagation();
+          if (sidebar.classList.contains("book-sidebar-hidden")) {
+            sidebar.classList.remove("book-sidebar-hidden");
+            button.setAttribute("aria-expanded", "true");
+          } else if (laidOut(sidebar)) {
+            sidebar.classList.add("book-sidebar-hidden");
+            button.setAttribute("aria-expanded", "false");
+          } else {
+            themed.click();
+          }
+        });
+      });
+    });
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();
+
+/* MathJax's own menu, Accessibility → Activate: it loads MathJax's explorer and its speech rule
+ * engine, whose language maps a page opened from disk cannot fetch (the browser refuses file://
+ * requests), and the formulas of the page vanish; MathJax saves the setting in the browser, so
+ * every later page fails too, until the site data are cleared (MathJax issue 3124). The book
+ * keeps MathJax's assistive MathML (on by default: screen readers read the formulas) and removes
+ * the items that load the explorer: a saved setting is dropped before MathJax starts (this script
+ * runs before the deferred MathJax), and the Accessibility submenu is hidden once the menu exists.
+ * tests/test_browser.py::test_a_saved_mathjax_explorer_setting_cannot_wipe_the_maths sets it in
+ * the profile first. */
+(function () {
+  "use strict";
+  const KEY = "MathJax-Menu-Settings";
+  const EXPLORER = ["explorer", "collapsible", "autocollapse", "speech", "braille"];
+  try {
+    const saved = JSON.parse(window.localStorage.getItem(KEY) || "{}");
+    if (EXPLORER.some(function (k) { return k in saved; })) {
+      EXPLORER.forEach(function (k) { delete saved[k]; });
+      window.localStorage.setItem(KEY, JSON.stringify(saved));
+    }
+  } catch (err) { /* no localStorage (a private window): nothing saved, nothing to drop */ }
+
+  function hideItems() {
+    const doc = window.MathJax && MathJax.startup && MathJax.startup.document;
+    const menu = doc && doc.menu && doc.menu.menu;
+    const item = menu && menu.findID && menu.findID("Accessibility");
+    if (item && !item.hidden) { item.hide(); }
+  }
+  function whenReady() {
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      MathJax.startup.promise.then(hideItems);
+    } else {
+      setTimeout(whenReady, 100);
+    }
+  }
+  whenReady();
+})();
