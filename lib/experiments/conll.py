@@ -167,10 +167,9 @@ THRESHOLDS = (0.95, 0.98, REPORTED_ACCURACY, 0.99)
 #: training split with Adam at a constant rate and stops each run by :class:`lib.training.StopRule`
 #: once it has passed the reported accuracy and levelled off, or at its epoch cap ``max_epochs``
 #: (per depth, ``"full"`` for the full-rank layer), which keeps ``make full`` within an hour on the
-#: book's 2-core machine. Batch 64 with dense Adam: in our pilots on this split (1 layer, rank 1)
-#: batch 32 first reached 0.9872 at epoch 28 and batch 64 at epoch 30, at 72 % of the time per
-#: epoch; row-wise (lazy, ``sparse_embedding``) Adam makes an epoch about a quarter faster but
-#: needed 54 epochs, so it costs more time in all.
+#: book's 2-core machine. Batch 64 with dense Adam is our choice, made from early trials of batch
+#: sizes and of row-wise (lazy, ``sparse_embedding``) Adam that were not stored: the book states
+#: no number from them.
 CONLL_SETTINGS = {
     "fast": {
         "sentences": 600,
