@@ -1,3 +1,12 @@
+/* One way for every script below to run once the page is parsed (at once if it already is). */
+window.bookOnReady = function (fn) {
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", fn);
+  } else {
+    fn();
+  }
+};
+
 /* Figures stay legible on phones (every page; jupyter-book loads each script of _static).
  *
  * Every PNG figure of the book has its smallest text SMALLEST_TEXT_PX image pixels high
@@ -50,11 +59,7 @@
     });
   }
 
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", init);
-  } else {
-    init();
-  }
+  window.bookOnReady(init);
 })();
 
 /* Phones: MathJax 3 does not break inline formulas across lines, so a formula wider than the
@@ -77,11 +82,7 @@
       setTimeout(start, 100);
     }
   }
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", start);
-  } else {
-    start();
-  }
+  window.bookOnReady(start);
 })();
 
 /* The sidebar buttons. pydata-sphinx-theme 0.17 renders its own hamburger buttons in the top bar
@@ -134,11 +135,7 @@
       });
     });
   }
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", init);
-  } else {
-    init();
-  }
+  window.bookOnReady(init);
 })();
 
 /* MathJax's own menu, Accessibility → Activate: it loads MathJax's explorer and its speech rule
