@@ -174,3 +174,88 @@ window.bookOnReady = function (fn) {
   }
   whenReady();
 })();
+
+// The claims page's filter: by chapter, status and kind, over the row classes the book's Sphinx
+// extension writes (chapter-N, status-WORD, kind-KIND). Plain <select>s, so it works with the
+// keyboard; without script the form stays hidden and every row shows.
+(function () {
+  "use strict";
+  function init() {
+    var form = document.querySelector("form.claims-filter");
+    var rows = Array.prototype.slice.call(document.querySelectorAll("table.claims-table tr.claims-row"));
+    if (!form || !rows.length) return;
+    var groups = { chapter: "chapter-", status: "status-", kind: "kind-" };
+    var selects = {};
+    Object.keys(groups).forEach(function (name) {
+      var select = form.querySelector('select[data-filter="' + name + '"]');
+      selects[name] = select;
+      var values = [];
+      rows.forEach(function (row) {
+        row.classList.forEach(function (c) {
+          if (c.indexOf(groups[name]) === 0 && values.indexOf(c) < 0) values.push(c);
+        });
+      });
+      values.sort(function (a, b) {
+        return a.localeCompare(b, undefined, { numeric: true });
+      });
+      values.forEach(function (c) {
+        var option = document.createElement("option");
+        option.value = c;
+        option.textContent = c.slice(groups[name].length).replace(/-/g, " ");
+        select.appendChild(option);
+      });
+    });
+    var output = form.querySelector("output.claims-shown");
+    function apply() {
+      var shown = 0;
+      rows.forEach(function (row) {
+        var keep = Object.keys(selects).every(function (name) {
+          var value = selects[name].value;
+          return !value || row.classList.contains(value);
+        });
+        row.hidden = !keep;
+        if (keep) shown += 1;
+      });
+      output.textContent = shown + " of " + rows.length + " checks shown";
+    }
+    Object.keys(selects).forEach(function (name) {
+      selects[name].addEventListener("change", apply);
+    });
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+    });
+    form.hidden = false;
+    apply();
+  }
+  window.bookOnReady(init);
+})();
+
+// Print in the light palette: the browser's print of a page shown in dark mode printed pale text
+// on white, or whole black pages. While the page is printed (beforeprint, or the print media
+// query in an emulated print) the theme is switched to light, and back afterwards.
+(function () {
+  "use strict";
+  var saved = null;
+  function toLight() {
+    var html = document.documentElement;
+    if (saved === null && html.dataset.theme === "dark") {
+      saved = html.dataset.theme;
+      html.dataset.theme = "light";
+    }
+  }
+  function restore() {
+    if (saved !== null) {
+      document.documentElement.dataset.theme = saved;
+      saved = null;
+    }
+  }
+  window.addEventListener("beforeprint", toLight);
+  window.addEventListener("afterprint", restore);
+  var query = window.matchMedia && window.matchMedia("print");
+  if (query && query.addEventListener) {
+    query.addEventListener("change", function (event) {
+      if (event.matches) toLight();
+      else restore();
+    });
+  }
+})();

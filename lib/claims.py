@@ -2,11 +2,16 @@
 
 * :func:`glue` is ``myst_nb.glue`` with the value coerced to a Python ``int``/``float``/``str``
   (numpy 2 and torch scalars break ``{glue:text}`` format specs) and never displayed.
-* :func:`record` turns one check (C1-C19, the checks of the papers' statements, or a check the
-  book adds, B<chapter>.<k>) into a glued record ``claim-<id>``; the book's Sphinx extension
-  (``_ext/book_sphinx``) collects every record of every chapter into the ``claims-table`` of
-  ``chapters/claims.md``, so nothing is retyped. :func:`not_run` records a check that could not
-  run on this machine.
+* :func:`registry` reads the book's registry of checks, ``lib/checks.toml``: each check's fixed
+  text once (claim, expected value, kind, basis, scale, threshold source, section, verdict
+  words). A check is a *test* (it could fail if the statement were false; its threshold comes
+  from the statement or a derivation) or a *demonstration* (it holds by definition, construction
+  or arithmetic; shown, never counted as support).
+* :func:`record` turns one measurement of a registered check (C1-C19, the checks of the papers'
+  statements, or a check the book adds, B<chapter>.<k>) into a glued record ``claim-<id>``; the
+  book's Sphinx extension (``_ext/book_sphinx``) collects every record of every chapter into the
+  ``claims-table`` of ``chapters/claims.md``, with :func:`tally` above it, so nothing is retyped.
+  :func:`not_run` records a check that could not run on this machine.
 * :func:`checks_table` shows the checks recorded so far in this kernel, for a chapter's summary.
 
 Used by every chapter.
@@ -14,10 +19,15 @@ Used by every chapter.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import numbers
+import os
 import re
+import string
+import tomllib
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -35,10 +45,15 @@ __all__ = [
     "record",
     "not_run",
     "checks_table",
+    "status",
+    "tally",
     "HtmlTable",
     "number_table",
     "CLAIM_PREFIX",
+    "registry",
+    "REGISTRY_FILE",
     "SCALES",
+    "KINDS",
     "BASES",
     "FORCE_FAIL",
 ]
@@ -172,131 +187,222 @@ SCALES = {
     "full data": "the whole dataset, trained live",
     "stored full data": (
         "the whole dataset at the book's full-mode settings, computed by make full and stored with "
-        "its provenance (the papers' own settings are unknown)"
+        "its provenance"
     ),
 }
 
-#: What a check's "expected" value is.
-BASES = {
-    "paper": (
-        "the paper's own statement or number (as the sources give it; see Sources and certainty)"
+#: The two kinds of check. Only tests count as support for a statement.
+KINDS = {
+    "test": (
+        "could fail if the statement were false: an independent measurement against a threshold "
+        "fixed by the statement or a derivation before the run"
     ),
-    "derivation": "a closed form or bound the book derives on the page",
-    "definition": "a property that holds by construction; the check tests the code, not the paper",
-    "reconstruction": (
-        "the book's reconstruction of a statement whose exact form the sources do not give"
-    ),
-    "earlier run": (
-        "a threshold set from the book's own earlier measurement, kept as a regression reference"
+    "demonstration": (
+        "true by definition, construction or arithmetic once the code is right: worth showing, "
+        "never counted as support"
     ),
 }
+
+#: What a check's "expected" value is, by kind.
+BASES = {
+    "paper": (
+        "test",
+        "the paper's own statement or number (as the sources give it; see Sources and certainty)",
+    ),
+    "reconstruction": (
+        "test",
+        "the book's reconstruction of a statement whose exact form the sources do not give",
+    ),
+    "derivation": ("test", "a closed form or bound the book derives on the page"),
+    "recount": ("test", "the same quantity computed a second, independent way: a test of the code"),
+    "definition": ("demonstration", "a property that holds by definition or by the construction"),
+    "construction": ("demonstration", "a rate or value built into the construction"),
+    "arithmetic": (
+        "demonstration",
+        "a consequence of floating-point arithmetic, certain in advance",
+    ),
+    "observation": (
+        "demonstration",
+        "a measured behaviour the book shows but derives no threshold for",
+    ),
+}
+
+#: The registry of checks, each check's fixed text once (TOML), read by :func:`registry`: the
+#: file ``checks.toml`` beside this module.
+#:
+#: :meta hide-value:
+REGISTRY_FILE = Path(__file__).with_name("checks.toml")
 
 #: The name of the environment variable that lists (comma-separated) the check ids whose result
 #: is forced to "fail", for the test that the prose and the claims page follow the recorded result.
 FORCE_FAIL = "BOOK_FORCE_FAIL"
 
+_REQUIRED = ("section", "kind", "basis", "scale", "claim", "expected", "why", "source")
+_OPTIONAL = ("threshold", "verdict", "variants")
+
+
+@functools.cache
+def registry() -> dict[str, dict]:
+    """Every registered check, by id, as :data:`REGISTRY_FILE` defines it (validated).
+
+    An entry with ``variants = ["a", "b"]`` registers the ids ``<id>.a`` and ``<id>.b`` with the
+    same text (C19.mnist, C19.fashion-mnist). Each entry holds ``section`` (the label of the
+    section that computes it), ``kind`` (:data:`KINDS`), ``basis`` (:data:`BASES`, of that kind),
+    ``scale`` (a key of :data:`SCALES`, or a list of those the chapter chooses from), ``claim``
+    and ``expected`` (templates filled by :func:`record`'s fields), ``why`` (why it is a test or a
+    demonstration), ``threshold`` (tests only: where the threshold comes from), ``source`` and
+    ``verdict`` (optional: the prose if it holds, if not; templates too).
+
+    Raises:
+        ValueError: naming the entry and the field, for a missing or unknown field, an unknown
+            kind, basis or scale, a basis of the other kind, or a test without a threshold.
+    """
+    with REGISTRY_FILE.open("rb") as handle:
+        raw = tomllib.load(handle)
+    out: dict[str, dict] = {}
+    for key, entry in raw.items():
+        where = f"{REGISTRY_FILE.name} [{key}]"
+        if not _KEY.fullmatch(key):
+            raise ValueError(f"{where}: the id must match {_KEY.pattern}")
+        missing = [f for f in _REQUIRED if f not in entry]
+        unknown = [f for f in entry if f not in _REQUIRED + _OPTIONAL]
+        if missing or unknown:
+            raise ValueError(f"{where}: missing fields {missing}, unknown fields {unknown}")
+        if entry["kind"] not in KINDS:
+            raise ValueError(f"{where}: kind must be one of {sorted(KINDS)}, got {entry['kind']!r}")
+        if entry["basis"] not in BASES or BASES[entry["basis"]][0] != entry["kind"]:
+            allowed = sorted(b for b, (k, _) in BASES.items() if k == entry["kind"])
+            raise ValueError(f"{where}: basis of a {entry['kind']} must be one of {allowed}")
+        scales = [entry["scale"]] if isinstance(entry["scale"], str) else list(entry["scale"])
+        if not scales or any(s not in SCALES for s in scales):
+            raise ValueError(
+                f"{where}: scale must be among {sorted(SCALES)}, got {entry['scale']!r}"
+            )
+        if (entry["kind"] == "test") != bool(entry.get("threshold", "").strip()):
+            raise ValueError(f"{where}: a test names its threshold's source, a demonstration none")
+        verdict = entry.get("verdict")
+        if verdict is not None and (
+            len(verdict) != 2 or not all(isinstance(v, str) and v.strip() for v in verdict)
+        ):
+            raise ValueError(f"{where}: verdict must be two non-empty strings (holds, fails)")
+        fixed = {k: v for k, v in entry.items() if k != "variants"} | {"scale": scales}
+        for variant in entry.get("variants", [None]):
+            check_id = key if variant is None else f"{key}.{variant}"
+            out[check_id] = fixed | {"id": check_id}
+    return out
+
 
 def _forced(check_id: str) -> bool:
-    import os
-
     return check_id in {c.strip() for c in os.environ.get(FORCE_FAIL, "").split(",") if c.strip()}
 
 
-def record(
-    check_id: str,
-    claim: str,
-    measured,
-    expected,
-    passed,
-    *,
-    source: str,
-    scale: str,
-    basis: str,
-    verdict: tuple[str, str] | None = None,
-) -> dict:
-    """Record one numerical check for the claims page and glue it as ``claim-<check_id>``.
+def _registered(check_id: str) -> dict:
+    if not isinstance(check_id, str) or check_id not in registry():
+        raise ValueError(
+            f"check_id {short_repr(check_id)} is not registered in {REGISTRY_FILE.name}"
+        )
+    return registry()[check_id]
 
-    Prose verdicts about the check are glued from the returned record's ``"passed"``, so that they
-    follow the measurement (and a forced failure, see :data:`FORCE_FAIL`).
+
+def _fill(check_id: str, name: str, template: str, fields: dict) -> str:
+    try:
+        return template.format(**fields)
+    except KeyError as err:
+        raise ValueError(
+            f"{check_id}: the registry's {name} needs the field {err.args[0]!r}; pass it to record"
+        ) from None
+
+
+def record(check_id: str, measured, passed, *, scale: str | None = None, **fields) -> dict:
+    """Record one check for the claims page and glue it as ``claim-<check_id>``.
+
+    The check's fixed text (claim, expected, source, kind, basis, threshold, verdict words) is
+    registered once in :data:`REGISTRY_FILE`; the chapter supplies only its measurement, the
+    outcome, and the values the registered templates name (``{name}`` or ``{name:.3f}``). Prose
+    verdicts are glued from the outcome, so that they follow the measurement (and a forced
+    failure, see :data:`FORCE_FAIL`).
 
     Args:
-        check_id: e.g. ``"C3"`` (a check of a paper's statement) or ``"B1.2"`` (one a chapter adds).
-        claim: the statement checked, one sentence, in the book's words.
+        check_id: a registered id, e.g. ``"C3"`` (a check of a paper's statement) or ``"B1.2"``
+            (one a chapter adds); ``"C19.mnist"`` for a registered variant.
         measured: what the chapter computed: a number (formatted with :func:`fmt`) or a string.
-        expected: what the check compares the measurement with, as a number or a string such as
-            ``"<= 1e-12"``.
-        passed: whether the measurement meets the expectation, computed by the chapter from a
-            measurement made independently of the claim.
-        source: paper and statement, e.g. ``"K&S Lemma 1"``.
-        scale: a key of :data:`SCALES` (``"exact"``, ``"sampled"``, ``"fast subset"``,
-            ``"full data"``, ``"stored full data"``).
-        basis: a key of :data:`BASES`: what ``expected`` is (``"paper"``, ``"derivation"``,
-            ``"definition"``, ``"reconstruction"``, ``"earlier run"``).
-        verdict: ``(if_passed, if_failed)``: the prose for the outcome, glued as
-            ``verdict-<check_id>`` (use it as ``{glue:text}`verdict-C3```), so that no sentence
-            states an outcome the record does not.
+        passed: whether the measurement meets the registered expectation, computed by the chapter
+            from a measurement made independently of the claim (a Python or numpy bool).
+        scale: the scale, where the registry lists several (a key of :data:`SCALES`).
+        **fields: the values the registry's templates of this check name; every one of them,
+            and no other.
 
     Returns:
-        The record as a dict (``id, source, claim, measured, expected, passed, scale, basis``);
-        ``passed`` is ``False`` whatever the measurement when the id is listed in the
-        environment variable ``BOOK_FORCE_FAIL`` (a test of the book's honesty).
+        The record as a dict (``id, section, kind, basis, scale, claim, expected, threshold, why,
+        source, measured, passed``); ``passed`` is ``False`` whatever the measurement when the
+        id is listed in the environment variable ``BOOK_FORCE_FAIL`` (a test of the book's
+        honesty). ``verdict-<check_id>`` is glued with the registered verdict for the outcome.
 
     Raises:
-        ValueError: for an empty or malformed ``check_id``, empty ``claim``/``source``, a
-            ``passed`` that is not a bool, or an unknown ``scale`` or ``basis``.
+        ValueError: for an unregistered id, a ``passed`` that is not a bool, a scale the registry
+            does not list for this check, or a field missing from or unknown to its templates.
     """
-    entry = _entry(check_id, claim, measured, expected, source, scale, basis)
+    entry = _entry(check_id, _as_text("measured", measured), scale, fields)
     passed = flag("passed", passed)
-    if verdict is not None and (
-        not isinstance(verdict, tuple)
-        or len(verdict) != 2
-        or not all(isinstance(v, str) and v.strip() for v in verdict)
-    ):
+    return _store(entry | {"passed": bool(passed) and not _forced(check_id)})
+
+
+def _entry(check_id: str, measured: str, scale, fields: dict, verdict: bool = True) -> dict:
+    spec = _registered(check_id)
+    if scale is None:
+        if len(spec["scale"]) != 1:
+            raise ValueError(f"{check_id}: scale must be one of {spec['scale']}, got None")
+        scale = spec["scale"][0]
+    elif scale not in spec["scale"]:
         raise ValueError(
-            "verdict must be a pair of non-empty strings (if passed, if failed), "
-            f"got {short_repr(verdict)}"
+            f"{check_id}: scale must be one of {spec['scale']}, got {short_repr(scale)}"
         )
-    entry = _store(entry | {"passed": bool(passed) and not _forced(check_id)})
-    if verdict is not None:
-        glue(f"verdict-{check_id}", verdict[0] if entry["passed"] else verdict[1])
-    return entry
-
-
-def _entry(check_id, claim, measured, expected, source, scale, basis) -> dict:
-    if not isinstance(check_id, str) or not _KEY.fullmatch(check_id):
-        raise ValueError(f"check_id must match {_KEY.pattern}, got {short_repr(check_id)}")
-    for name, text in (("claim", claim), ("source", source)):
-        if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"{name} must be a non-empty string, got {short_repr(text)}")
-    for name, value, allowed in (("scale", scale, SCALES), ("basis", basis, BASES)):
-        if not isinstance(value, str) or value not in allowed:
-            raise ValueError(f"{name} must be one of {sorted(allowed)}, got {short_repr(value)}")
+    used = set()
+    for name in ("claim", "expected", *(("verdict",) if "verdict" in spec else ())):
+        texts = spec[name] if name == "verdict" else [spec[name]]
+        for text in texts:
+            used |= {f for _, f, _, _ in string.Formatter().parse(text) if f}
+    unknown = sorted(set(fields) - used)
+    if unknown:
+        raise ValueError(f"{check_id}: fields {unknown} are not named by its registered text")
     return {
         "id": check_id,
-        "source": source.strip(),
-        "claim": claim.strip(),
-        "measured": _as_text("measured", measured),
-        "expected": _as_text("expected", expected),
+        "section": spec["section"],
+        "kind": spec["kind"],
+        "basis": spec["basis"],
         "scale": scale,
-        "basis": basis,
+        "claim": _fill(check_id, "claim", spec["claim"], fields),
+        "expected": _fill(check_id, "expected", spec["expected"], fields),
+        "threshold": spec.get("threshold", ""),
+        "why": spec["why"],
+        "source": spec["source"],
+        "measured": measured,
+        "_verdict": (
+            None
+            if "verdict" not in spec or not verdict
+            else tuple(_fill(check_id, "verdict", v, fields) for v in spec["verdict"])
+        ),
     }
 
 
 def _store(entry: dict) -> dict:
+    verdict = entry.pop("_verdict", None)
     _RECORDED[entry["id"]] = entry
     glue(CLAIM_PREFIX + entry["id"], json.dumps(entry, ensure_ascii=False))
+    if verdict is not None and entry["passed"] is not None:
+        glue(f"verdict-{entry['id']}", verdict[0] if entry["passed"] else verdict[1])
     return entry
 
 
-def not_run(check_id: str, claim: str, reason: str, *, source: str, scale: str, basis: str) -> dict:
-    """Record a check that could not run on this machine (a dataset is missing), for the claims
-    page.
+def not_run(check_id: str, reason: str, *, scale: str | None = None, **fields) -> dict:
+    """Record a registered check that could not run on this machine (a dataset is missing).
 
     The claims table shows it with the status "not run" and ``reason`` as its measured value,
-    never as a pass; the build prints one line per such check.
+    never as a pass; the build prints one line per such check. A registered check that no
+    chapter records at all is listed as "not run" too.
 
     Args:
-        check_id, claim, source, scale, basis: as for :func:`record`.
+        check_id, scale, fields: as for :func:`record`.
         reason: why it did not run, one sentence (e.g. which package is missing).
 
     Returns:
@@ -308,10 +414,8 @@ def not_run(check_id: str, claim: str, reason: str, *, source: str, scale: str, 
     """
     if not isinstance(reason, str) or not reason.strip():
         raise ValueError(f"reason must be a non-empty string, got {short_repr(reason)}")
-    entry = _store(
-        _entry(check_id, claim, f"not run: {reason.strip()}", "-", source, scale, basis)
-        | {"passed": None}
-    )
+    entry = _entry(check_id, f"not run: {reason.strip()}", scale, fields, verdict=False)
+    entry = _store(entry | {"passed": None})
     glue(f"verdict-{check_id}", f"did not run ({reason.strip()})")
     return entry
 
@@ -490,20 +594,59 @@ def number_table(
     return HtmlTable(out, "dataframe", table_id=f"table-{name}")
 
 
+def status(entry: dict) -> str:
+    """The status word of a recorded check: a test "pass", a demonstration "shown" (it holds, as
+    it must), either "FAIL" when it does not hold, and "not run" when it could not run.
+
+    Raises:
+        ValueError: if ``entry`` lacks ``kind`` or ``passed``, or they hold other values.
+    """
+    try:
+        kind, passed = entry["kind"], entry["passed"]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"entry must be a record with kind and passed, got {short_repr(entry)}"
+        ) from None
+    if kind not in KINDS or passed not in (True, False, None):
+        raise ValueError(f"entry has kind {kind!r} and passed {passed!r}")
+    if passed is None:
+        return "not run"
+    if not passed:
+        return "FAIL"
+    return "pass" if kind == "test" else "shown"
+
+
+def tally(entries) -> str:
+    """The count at the top of the claims page: ``"N tests: p pass, f fail, r not run · M
+    demonstrations"``; only tests count as support.
+
+    Args:
+        entries: records as :func:`record` returns them (``kind``, ``passed``).
+    """
+    tests = [e for e in entries if e["kind"] == "test"]
+    words = [status(e) for e in tests]
+    shown = sum(e["kind"] == "demonstration" for e in entries)
+    return (
+        f"{len(tests)} tests: {words.count('pass')} pass, {words.count('FAIL')} fail, "
+        f"{words.count('not run')} not run · {shown} demonstration{'s' * (shown != 1)}"
+    )
+
+
 def checks_table() -> HtmlTable:
     """The checks :func:`record`-ed in this kernel so far, one row each, in recording order.
 
     Returns:
-        An :class:`HtmlTable` over a DataFrame indexed by check id (columns status, scale,
+        An :class:`HtmlTable` over a DataFrame indexed by check id (columns kind, status, scale,
         measured, expected, claim, source; ``expected`` says what it is in brackets), with the
         table classes ``dataframe checks-table`` so that the book's stylesheet lets the sentences
         wrap. ``.data`` is the DataFrame.
     """
-    columns = ["check", "status", "scale", "measured", "expected", "claim", "source"]
+    columns = ["check", "kind", "status", "scale", "measured", "expected", "claim", "source"]
     rows = [
         {
             "check": e["id"],
-            "status": {True: "pass", False: "FAIL", None: "not run"}[e["passed"]],
+            "kind": e["kind"],
+            "status": status(e),
             "scale": e["scale"],
             "measured": e["measured"],
             "expected": f"{e['expected']} ({e['basis']})",

@@ -193,13 +193,16 @@ class SliderFigure:
     # -- everywhere else -------------------------------------------------------------------------
     def static_figure(self, index: int | None = None):
         """A matplotlib figure of one position (default: :attr:`default`), drawn from the same
-        traces: lines and markers, bars and heatmaps, one or two panels."""
+        traces: lines and markers, bars and heatmaps, one panel or two stacked as on the
+        website."""
         from . import plotting
 
         index = self.default if index is None else index
         index = positive_int("index", index, minimum=0, maximum=len(self.frames) - 1)
         two = any(t.get("xaxis") == "x2" for t in self.frames[index])
-        fig, axes = plotting.figure("full", 0.42, ncols=2 if two else 1)
+        # two panels one above the other, as on the website (stacked_layout), so that one
+        # caption ("top ... bottom") is true of the live figure and of this image
+        fig, axes = plotting.figure("full", 0.75 if two else 0.42, nrows=2 if two else 1)
         axes = list(np.atleast_1d(axes))
         for trace in self.frames[index]:
             ax = axes[1 if trace.get("xaxis") == "x2" else 0]

@@ -109,6 +109,10 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             boltzmann.lemma1_check,
             dict(vectors=boltzmann.lattice_vectors(3, 4, 10.0), dps=40),
         ),
+        "boltzmann.lemma1_search": (
+            boltzmann.lemma1_search,
+            dict(n=2, K=3, restarts=1, steps=3, seed=0, margin=0.01),
+        ),
         "contextual.check_head_dim": (contextual.check_head_dim, dict(head_dim=1, d=2)),
         "contextual.tokenwise_separation": (contextual.tokenwise_separation, dict(X=X2)),
         "contextual.strict_constants": (

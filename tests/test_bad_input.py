@@ -18,7 +18,8 @@ def test_every_public_maths_function_has_a_row():
 
     # result records (dataclasses built by the functions) and bases are not called directly
     records = {
-        "Lemma1Check", "ScoreSeparation", "Theorem2Delta", "ContextIds", "LimitReversals",
+        "Lemma1Check", "Lemma1Search", "ScoreSeparation", "Theorem2Delta", "ContextIds",
+        "LimitReversals",
         "Interpolation", "MemorizingNetwork", "Float64Memorization", "KSApproximator",
         "KSErrorRow", "PriceRow", "LookupErrorRow", "ErrorSummary", "SingleHead",
         "PartitionLookup", "CrossLookup",

@@ -6,6 +6,7 @@ to look at."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from pathlib import Path
@@ -58,7 +59,6 @@ def _driver(width: int = 1280, height: int = 1600, phone: bool = False):
         "--disable-dev-shm-usage",
         "--no-first-run",
         "--disable-background-networking",
-        "--allow-file-access-from-files",  # the search page reads the pages for its snippets
         f"--window-size={width},{height}",
     ):
         options.add_argument(flag)
@@ -384,10 +384,30 @@ def test_page_fits_a_phone(phone, site, page):
     phone.save_screenshot(str(shots / f"phone__{page.replace('/', '__')}.png"))
 
 
-def test_search_snippets_show_the_text_not_the_print_contents(browser, site):
-    """A search for a chapter-title word lists the chapter with a snippet of its prose, not of
-    the print-only table of contents or the header buttons."""
-    browser.get((site / "search.html").as_uri() + "?q=Boltzmann")
+@pytest.fixture(scope="module")
+def served(site):
+    """The built site served over http, as the README says to read it for search: a browser
+    refuses a page opened from disk to read the other pages, so search shows no snippets there."""
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(
+        type("Quiet", (http.server.SimpleHTTPRequestHandler,), {"log_message": lambda *a: None}),
+        directory=str(site),
+    )
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_search_snippets_show_the_text_not_the_print_contents(browser, served):
+    """A search for a chapter-title word, on the site served as the README says, lists the
+    chapter with a snippet of its prose, not of the print-only table of contents or the header
+    buttons."""
+    browser.get(served + "/search.html?q=Boltzmann")
     deadline, snippets = time.time() + 30, []
     while time.time() < deadline and not snippets:
         time.sleep(0.5)
@@ -420,6 +440,40 @@ def test_code_wraps_in_print(browser, site, page):
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
         browser.set_window_size(1280, 1600)
     assert not cut, f"{page}: {len(cut)} blocks cut in print, e.g. {cut[:2]}"
+
+
+def test_a_page_in_dark_mode_prints_in_the_light_palette(browser, site):
+    """Print (emulated print media) of a page shown in dark mode: the theme switches to light
+    while printing, so text prints dark on white, and back to dark afterwards."""
+    url = (site / "chapters/01_boltzmann.html").as_uri()
+    browser.get(url)
+    browser.execute_script("localStorage.setItem('mode', 'dark')")
+    browser.get(url)
+    colours = (
+        "const p = document.querySelector('article p');"
+        "return [document.documentElement.dataset.theme, getComputedStyle(p).color,"
+        " getComputedStyle(document.body).backgroundColor];"
+    )
+    try:
+        assert browser.execute_script(colours)[0] == "dark"
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        time.sleep(0.3)
+        theme, text, background = browser.execute_script(colours)
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        time.sleep(0.3)
+        after = browser.execute_script(colours)[0]
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        browser.execute_script("localStorage.removeItem('mode')")
+
+    def luminance(css: str) -> float:
+        r, g, b = (int(v) / 255 for v in re.findall(r"\d+", css)[:3])
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    contrast = (luminance(background) + 0.05) / (luminance(text) + 0.05)
+    assert theme == "light" and contrast >= 7, (theme, text, background, contrast)
+    assert after == "dark"
 
 
 SIDEBAR_STATE = """

@@ -240,9 +240,9 @@ def test_aggregate_pages_ignore_what_the_book_did_not_record(temp_book):
                 "fig, ax = plotting.figure('half')\nax.plot([0, 1], [1, 0])\n"
                 "nb_glue('probe_fig', fig, display=False)\n"
                 "nb_glue('np_value', np.float64(2.5), display=False)\n"
-                "record('P1', 'one equals one', 1.0, 1.0, True, source='arithmetic', "
-                "scale='exact', basis='definition')"
+                "record('C13', 'one equals one', True)"
             ),
+            "(sec-maxaffine-partitions)=\n## The section of C13\n",
         ],
         front="budget_seconds: 30\n",
     )
@@ -254,7 +254,8 @@ def test_aggregate_pages_ignore_what_the_book_did_not_record(temp_book):
     result = temp_book.build()
     assert result.returncode == 0, result.stdout[-4000:]
     html = temp_book.html("claims")
-    assert ">P1<" in html and "within budget" in html
+    assert re.search(r'href="probe.html#sec-maxaffine-partitions">C13<', html), html[:3000]
+    assert "within budget" in html and "one equals one" in html
     srcs = re.findall(r'<img[^>]+src="([^"]+)"', html)
     assert srcs and all(
         (temp_book.root / "_build" / "html" / "chapters" / s).resolve().is_file() for s in srcs

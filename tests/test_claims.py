@@ -70,103 +70,181 @@ def test_fmt():
         claims.fmt(1.0, digits=0)
 
 
-def test_record_glues_json_and_table(glued):
-    entry = claims.record(
-        "C9",
-        "a claim",
-        0.5,
-        "<= 1",
-        np.bool_(True),
-        source="K&S Thm 2",
-        scale="sampled",
-        basis="paper",
-    )
-    value, display = glued["claim-C9"]
-    assert display is False and json.loads(value) == entry
-    assert entry == {
-        "id": "C9",
-        "source": "K&S Thm 2",
-        "claim": "a claim",
-        "measured": "0.5",
-        "expected": "<= 1",
-        "passed": True,
-        "scale": "sampled",
-        "basis": "paper",
-    }
-    claims.record(
-        "B1.1", "other", "text", 2, False, source="book", scale="exact", basis="derivation"
-    )
-    claims.not_run(
-        "C19.x", "a third", "no data here", source="LHSL", scale="fast subset", basis="paper"
-    )
-    table = claims.checks_table()
-    assert list(table.data.index) == ["C9", "B1.1", "C19.x"]
-    assert list(table.data.status) == ["pass", "FAIL", "not run"]
-    assert list(table.data.expected) == ["<= 1 (paper)", "2 (derivation)", "- (paper)"]
-    assert table.data.loc["C19.x", "measured"] == "not run: no data here"
-    html = table._repr_html_()
-    assert 'class="dataframe checks-table"' in html and "T_" not in html and "0x" not in repr(table)
-    assert json.loads(glued["claim-C19.x"][0])["passed"] is None
+REGISTRY = """
+["T1"]
+section = "sec-a"
+kind = "test"
+basis = "paper"
+scale = "sampled"
+claim = "gap above {bound:.1f} in {{all}} cases"
+expected = "<= 1"
+threshold = "the statement"
+why = "measured independently"
+source = "K&S Thm 2"
+verdict = ["holds at {bound}", "fails at {bound}"]
+
+["D1"]
+section = "sec-b"
+kind = "demonstration"
+basis = "definition"
+scale = ["exact", "sampled"]
+claim = "equal by construction"
+expected = "0"
+why = "an identity"
+source = "book"
+
+["V"]
+variants = ["x", "y"]
+section = "sec-c"
+kind = "test"
+basis = "paper"
+scale = "fast subset"
+claim = "declines ({where})"
+expected = "p < 0.05"
+threshold = "conventional level"
+why = "trained models"
+source = "LHSL"
+"""
 
 
-def test_record_follows_a_forced_failure(glued, monkeypatch):
-    """BOOK_FORCE_FAIL lists checks whose record must say FAIL whatever was measured."""
-    monkeypatch.setenv("BOOK_FORCE_FAIL", "C2, C7")
-    say = ("holds", "does not hold")
-    assert (
-        claims.record(
-            "C7", "c", 1.0, 1.0, True, source="s", scale="exact", basis="paper", verdict=say
-        )["passed"]
-        is False
-    )
-    assert (
-        claims.record(
-            "C8", "c", 1.0, 1.0, True, source="s", scale="exact", basis="paper", verdict=say
-        )["passed"]
-        is True
-    )
-    assert json.loads(glued["claim-C7"][0])["passed"] is False
-    assert glued["verdict-C7"][0] == "does not hold" and glued["verdict-C8"][0] == "holds"
-    with pytest.raises(ValueError, match="verdict must be a pair"):
-        claims.record(
-            "C9",
-            "c",
-            1.0,
-            1.0,
-            True,
-            source="s",
-            scale="exact",
-            basis="paper",
-            verdict=("only one",),
-        )
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    """A small registry of three entries (one with two variants) in place of lib/checks.toml."""
+    path = tmp_path / "checks.toml"
+    path.write_text(REGISTRY, encoding="utf8")
+    monkeypatch.setattr(claims, "REGISTRY_FILE", path)
+    claims.registry.cache_clear()
+    yield path
+    claims.registry.cache_clear()
+
+
+def test_registry_reads_templates_kinds_and_variants(registry):
+    reg = claims.registry()
+    assert sorted(reg) == ["D1", "T1", "V.x", "V.y"]
+    assert reg["D1"]["scale"] == ["exact", "sampled"] and reg["T1"]["scale"] == ["sampled"]
+    assert reg["V.y"]["claim"] == "declines ({where})" and reg["V.y"]["id"] == "V.y"
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "edit, match",
     [
-        ({"check_id": "C 1"}, "check_id must match"),
-        ({"claim": "  "}, "claim must be"),
-        ({"source": ""}, "source must be"),
-        ({"passed": 1}, "passed must be True or False"),
-        ({"measured": [1, 2]}, "measured must be"),
-        ({"scale": "fast"}, "scale must be one of"),
-        ({"basis": None}, "basis must be one of"),
+        (('kind = "demonstration"', 'kind = "proof"'), "kind must be one of"),
+        (('basis = "definition"', 'basis = "paper"'), "basis of a demonstration"),
+        (('threshold = "the statement"\n', ""), "a test names its threshold"),
+        (('scale = "sampled"', 'scale = "fast"'), "scale must be among"),
+        (('source = "book"', 'sauce = "book"'), "missing fields"),
+        (('basis = "paper"', 'basis = "earlier run"'), "basis of a test"),
     ],
 )
-def test_record_rejects(glued, kwargs, match):
-    args = {
-        "check_id": "C1",
-        "claim": "c",
-        "measured": 1.0,
-        "expected": 1.0,
-        "passed": True,
-        "source": "s",
-        "scale": "exact",
-        "basis": "paper",
-    }
-    args.update(kwargs)
+def test_registry_refuses_bad_entries(registry, edit, match):
+    registry.write_text(REGISTRY.replace(*edit, 1), encoding="utf8")
+    claims.registry.cache_clear()
     with pytest.raises(ValueError, match=match):
-        claims.record(**args)
+        claims.registry()
+
+
+def test_record_fills_the_registered_text_and_glues_json(glued, registry):
+    entry = claims.record("T1", 0.5, np.bool_(True), bound=2.25)
+    value, display = glued["claim-T1"]
+    assert display is False and json.loads(value) == entry
+    assert entry == {
+        "id": "T1",
+        "section": "sec-a",
+        "kind": "test",
+        "basis": "paper",
+        "scale": "sampled",
+        "claim": "gap above 2.2 in {all} cases",
+        "expected": "<= 1",
+        "threshold": "the statement",
+        "why": "measured independently",
+        "source": "K&S Thm 2",
+        "measured": "0.5",
+        "passed": True,
+    }
+    assert glued["verdict-T1"][0] == "holds at 2.25"
+    claims.record("D1", "text", False, scale="exact")
+    claims.not_run("V.x", "no data here", where="MNIST")
+    table = claims.checks_table()
+    assert list(table.data.index) == ["T1", "D1", "V.x"]
+    assert list(table.data.status) == ["pass", "FAIL", "not run"]
+    assert list(table.data.kind) == ["test", "demonstration", "test"]
+    assert list(table.data.expected) == ["<= 1 (paper)", "0 (definition)", "p < 0.05 (paper)"]
+    assert table.data.loc["V.x", "measured"] == "not run: no data here"
+    assert glued["verdict-V.x"][0] == "did not run (no data here)"
+    html = table._repr_html_()
+    assert 'class="dataframe checks-table"' in html and "T_" not in html and "0x" not in repr(table)
+    assert json.loads(glued["claim-V.x"][0])["passed"] is None
+
+
+def test_status_and_tally_never_count_a_demonstration():
+    entries = [
+        {"kind": "test", "passed": True},
+        {"kind": "test", "passed": False},
+        {"kind": "test", "passed": None},
+        {"kind": "test", "passed": True},
+        {"kind": "demonstration", "passed": True},
+        {"kind": "demonstration", "passed": True},
+        {"kind": "demonstration", "passed": False},
+    ]
+    assert [claims.status(e) for e in entries] == [
+        "pass",
+        "FAIL",
+        "not run",
+        "pass",
+        "shown",
+        "shown",
+        "FAIL",
+    ]
+    assert claims.tally(entries) == "4 tests: 2 pass, 1 fail, 1 not run · 3 demonstrations"
+    assert claims.tally(entries[4:5]) == "0 tests: 0 pass, 0 fail, 0 not run · 1 demonstration"
+    with pytest.raises(ValueError, match="kind"):
+        claims.status({"kind": "proof", "passed": True})
+
+
+def test_record_follows_a_forced_failure(glued, registry, monkeypatch):
+    """BOOK_FORCE_FAIL lists checks whose record must say FAIL whatever was measured."""
+    monkeypatch.setenv("BOOK_FORCE_FAIL", "D1, T1")
+    assert claims.record("T1", 1.0, True, bound=1)["passed"] is False
+    assert claims.record("V.y", 1.0, True, where="w")["passed"] is True
+    assert json.loads(glued["claim-T1"][0])["passed"] is False
+    assert glued["verdict-T1"][0] == "fails at 1"
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, match",
+    [
+        (("T 1", 1.0, True), {}, "not registered"),
+        (("C404", 1.0, True), {}, "not registered"),
+        (("T1", 1.0, 1), {"bound": 1}, "passed must be True or False"),
+        (("T1", [1, 2], True), {"bound": 1}, "measured must be"),
+        (("T1", 1.0, True), {"bound": 1, "scale": "exact"}, "scale must be one of"),
+        (("D1", 1.0, True), {}, "scale must be one of"),
+        (("T1", 1.0, True), {}, "needs the field 'bound'"),
+        (("T1", 1.0, True), {"bound": 1, "extra": 2}, "not named by its registered text"),
+        (("T1", float("nan"), True), {"bound": 1}, "finite"),
+    ],
+)
+def test_record_rejects(glued, registry, args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        claims.record(*args, **kwargs)
+
+
+def test_the_books_registry_is_valid_and_honest():
+    """lib/checks.toml: every test names where its threshold comes from, and no threshold comes
+    from an earlier run; every section it names is a label of a chapter."""
+    from pathlib import Path
+
+    reg = claims.registry()
+    assert {"C1", "C3", "B1.7", "C19.mnist", "C19.full.fashion-mnist"} <= set(reg)
+    labels = set()
+    for page in Path(__file__).resolve().parents[1].glob("chapters/*.md"):
+        labels |= set(re.findall(r"^\(([\w-]+)\)=$", page.read_text(encoding="utf8"), re.M))
+    for check_id, spec in reg.items():
+        assert spec["section"] in labels, check_id
+        assert "earlier run" not in spec.get("threshold", ""), check_id
+        if spec["kind"] == "test":
+            assert spec["threshold"].strip(), check_id
+    assert all(kind in {"test", "demonstration"} for kind in (s["kind"] for s in reg.values()))
 
 
 def test_pretty_formats_float_columns_only():
@@ -191,10 +269,8 @@ def test_fmt_rounding_edges_and_non_finite():
 def test_keys_with_trailing_newline_refused(glued):
     with pytest.raises(ValueError, match="key must match"):
         claims.glue("k\n", 1)
-    with pytest.raises(ValueError, match="check_id must match"):
-        claims.record("X3\n", "c", 1.0, 1.0, True, source="s", scale="exact", basis="paper")
-    with pytest.raises(ValueError, match="finite"):
-        claims.record("X4", "c", float("nan"), 1.0, True, source="s", scale="exact", basis="paper")
+    with pytest.raises(ValueError, match="not registered"):
+        claims.record("C1\n", 1.0, True)
 
 
 def test_pretty_shows_missing_values_and_rejects_infinities():

@@ -66,6 +66,9 @@ def test_static_image_is_the_default_frame(figure):
     e = np.exp([0.0, 1.0, 3.0])
     assert bars == pytest.approx(e / e.sum(), rel=1e-5)  # beta = 1, the default
     assert fig.axes[1].lines[0].get_ydata().tolist() == [1.0]
+    fig.canvas.draw()  # the two panels are stacked as on the website: one caption fits both
+    top, bottom = (ax.get_position() for ax in fig.axes[:2])
+    assert top.y0 > bottom.y1 and abs(top.x0 - bottom.x0) < 0.1
     bundle = figure._repr_mimebundle_()
     assert set(bundle) == {"text/html", "image/png", "text/plain"}
     assert bundle["image/png"] in bundle["text/html"]  # the same image inside the HTML

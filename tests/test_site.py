@@ -106,33 +106,54 @@ def test_glued_numbers_and_references_resolved(site, page):
 
 
 def claims_rows(site) -> list[dict]:
-    """The claims table's rows as dicts keyed by its column headers."""
+    """The claims table's rows as dicts keyed by its column headers (the expected value alone,
+    without its threshold line, under "Expected (what it is)"; the threshold under "Threshold")."""
     table = soup(site, "chapters/claims").select_one("table.claims-table")
     headers = [th.get_text(" ", strip=True) for th in table.select("thead th")]
-    return [
-        dict(zip(headers, (td.get_text(" ", strip=True) for td in r.find_all("td")), strict=True))
-        for r in table.select("tbody tr")
-    ]
+    rows = []
+    for r in table.select("tbody tr"):
+        cells = r.find_all("td")
+        row = dict(zip(headers, (td.get_text(" ", strip=True) for td in cells), strict=True))
+        expected = cells[headers.index("Expected (what it is)")].find_all("p")
+        row["Expected (what it is)"] = expected[0].get_text(" ", strip=True)
+        row["Threshold"] = expected[1].get_text(" ", strip=True) if len(expected) > 1 else ""
+        row["Kind"] = cells[headers.index("Kind")].find("p").get_text(" ", strip=True)
+        row["link"] = cells[0].find("a")
+        row["classes"] = r.get("class", [])
+        rows.append(row)
+    return rows
 
 
 def test_claims_page_lists_chapter_checks_all_passing(site):
-    """Every row computed in the build passes, or is "not run" because its dataset is missing on
-    this machine (rows of stored full-scale results report what make full measured, pass or FAIL);
-    every row says at which scale it ran and what its expected value is."""
+    """Every test computed in the build passes, and every demonstration is shown holding, or is
+    "not run" because its dataset is missing on this machine (rows of stored full-scale results
+    report what make full measured, pass or FAIL); every row says at which scale it ran, what its
+    expected value is, and for a test where its threshold comes from."""
     from lib import claims, data
 
     rows = claims_rows(site)
     ids = [r["Check"] for r in rows]
-    for check in ("C1", "C2", "C3", "C4"):
+    for check in ("C1", "C2", "C3", "C4", "B1.7"):
         assert check in ids, ids
     assert len(ids) == len(set(ids))
+    assert set(ids) == set(claims.registry()), "the page and lib/checks.toml list other checks"
     failing = [
         r["Check"]
         for r in rows
-        if r["Status"] not in ("pass", "not run") and r["Scale"] != "stored full data"
+        if r["Status"] not in ("pass", "shown", "not run") and r["Scale"] != "stored full data"
     ]  # a stored experiment's outcome may fail (the claims page says so); a live check may not
     assert not failing, f"checks failing: {failing}"
-    assert {r["Status"] for r in rows} <= {"pass", "FAIL", "not run"}
+    for r in rows:
+        spec = claims.registry()[r["Check"]]
+        assert r["Kind"] == spec["kind"], r["Check"]
+        allowed = {
+            "test": {"pass", "FAIL", "not run"},
+            "demonstration": {"shown", "FAIL", "not run"},
+        }
+        assert r["Status"] in allowed[r["Kind"]], (r["Check"], r["Status"])
+        assert (r["Kind"] == "test") == r["Threshold"].startswith("threshold: "), r["Check"]
+        assert r["Threshold"].removeprefix("threshold: ") == spec.get("threshold", ""), r["Check"]
+        assert f"kind-{r['Kind']}" in r["classes"], r["classes"]
     missing = {d for d, why in data.image_dataset_status().items() if why}
     not_run = {r["Check"] for r in rows if r["Status"] == "not run"}
     assert not_run == {f"C19.{d}" for d in missing}, (not_run, missing)
@@ -144,6 +165,36 @@ def test_claims_page_lists_chapter_checks_all_passing(site):
     )
 
 
+def test_claims_count_counts_tests_only(site):
+    """The count above the table is the tally of the rows' kinds and statuses: demonstrations
+    are counted apart, never as passes."""
+    rows = claims_rows(site)
+    count = soup(site, "chapters/claims").select_one("p.claims-count").get_text(" ", strip=True)
+    tests = [r for r in rows if r["Kind"] == "test"]
+    shown = [r for r in rows if r["Kind"] == "demonstration"]
+    words = [r["Status"] for r in tests]
+    assert count == (
+        f"{len(tests)} tests: {words.count('pass')} pass, {words.count('FAIL')} fail, "
+        f"{words.count('not run')} not run · {len(shown)} demonstrations"
+    )
+    assert len(shown) >= 5 and len(tests) >= 25
+
+
+def test_claims_rows_link_to_the_section_that_computes_them(site):
+    """Each check id links to an anchor of its chapter's page, the section labelled in
+    lib/checks.toml, not to the top of the chapter."""
+    pages = {}
+    for r in claims_rows(site):
+        link = r["link"]
+        assert link is not None, f"{r['Check']} has no link"
+        href = link["href"]
+        page, _, anchor = href.partition("#")
+        assert page.startswith("0") and anchor, (r["Check"], href)
+        if page not in pages:
+            pages[page] = soup(site, "chapters/" + page.removesuffix(".html"))
+        assert pages[page].find(id=anchor) is not None, (r["Check"], href)
+
+
 def test_every_recorded_check_reaches_the_claims_page(site):
     glue_files = (ROOT / "_build" / "jupyter_execute").rglob("*.glue.json")
     recorded = {
@@ -152,10 +203,7 @@ def test_every_recorded_check_reaches_the_claims_page(site):
         for k in json.loads(f.read_text())
         if k.startswith("claim-")
     }
-    shown = {
-        r.find("td").get_text(strip=True)
-        for r in soup(site, "chapters/claims").select("table.claims-table tbody tr")
-    }
+    shown = {r["Check"] for r in claims_rows(site)}
     assert recorded and recorded == shown
 
 

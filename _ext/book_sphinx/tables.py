@@ -26,12 +26,27 @@ from sphinx.util import logging
 from lib._constants import CLAIM_PREFIX
 
 LOGGER = logging.getLogger(__name__)
-STATUS = {
-    True: ("pass", "claim-pass"),
-    False: ("FAIL", "claim-fail"),
-    None: ("not run", "claim-notrun"),
+#: The CSS class of each status word of :func:`lib.claims.status`.
+STATUS_CLASS = {
+    "pass": "claim-pass",
+    "shown": "claim-shown",
+    "FAIL": "claim-fail",
+    "not run": "claim-notrun",
 }
-_RECORD_KEYS = {"id", "source", "claim", "measured", "expected", "passed", "scale", "basis"}
+_RECORD_KEYS = {
+    "id",
+    "section",
+    "kind",
+    "basis",
+    "scale",
+    "claim",
+    "expected",
+    "threshold",
+    "why",
+    "source",
+    "measured",
+    "passed",
+}
 
 __all__ = ["records", "setup"]
 
@@ -136,17 +151,37 @@ def _column_class(header: str) -> str:
     return "col-" + "".join(c for c in header.split(" ")[0].lower() if c.isalnum())
 
 
+def _paragraphs(*groups: list[tuple[str, str]]) -> list[nodes.paragraph]:
+    """One paragraph per non-empty group of ``(text, css class)`` pieces."""
+    out = []
+    for group in groups:
+        if not group:
+            continue
+        para = nodes.paragraph()
+        for text, css in group:
+            para += nodes.inline(text=text, classes=[css]) if css else nodes.Text(text)
+        out.append(para)
+    return out
+
+
 def _table(
-    headers: list[str], widths: list[int], rows: list[list], classes: list[str]
+    headers: list[str],
+    widths: list[int],
+    rows: list[list],
+    classes: list[str],
+    row_classes: list[list[str]] | None = None,
 ) -> nodes.table:
-    """A docutils table; a cell is a string or a ready paragraph node; every cell has its column's
-    class."""
+    """A docutils table; a cell is a string, a ready paragraph node or a list of them; every cell
+    has its column's class, and row ``i`` the classes ``row_classes[i]``."""
 
     def cell(content, column: str = "") -> nodes.entry:
         entry = nodes.entry(classes=[column] if column else [])
-        entry += (
-            content if isinstance(content, nodes.paragraph) else nodes.paragraph(text=str(content))
-        )
+        if isinstance(content, list):
+            entry += content
+        elif isinstance(content, nodes.paragraph):
+            entry += content
+        else:
+            entry += nodes.paragraph(text=str(content))
         return entry
 
     table = nodes.table(classes=[*classes, "colwidths-given"])
@@ -159,8 +194,8 @@ def _table(
     for h in headers:
         row += cell(h)
     head += row
-    for values in rows:
-        row = nodes.row()
+    for i, values in enumerate(rows):
+        row = nodes.row(classes=row_classes[i] if row_classes else [])
         for header, content in zip(headers, values, strict=True):
             row += cell(content, _column_class(header))
         body += row
@@ -194,43 +229,123 @@ class AggregateTablesTransform(SphinxPostTransform):
         para += nodes.reference("", title, refuri=uri, internal=True)
         return para
 
+    def _section(self, record: dict, recorded: bool) -> tuple[str | None, nodes.paragraph]:
+        """The document of the section that computes ``record``, and the check id linked to it
+        (a recorded check whose section label is unknown is a build warning)."""
+        para = nodes.paragraph()
+        target = self.env.domaindata["std"]["labels"].get(record["section"])
+        if target is None:
+            if recorded:
+                LOGGER.warning(
+                    f"claims-table: check {record['id']}: unknown section label "
+                    f"{record['section']!r} (lib/checks.toml)",
+                    type="book",
+                    subtype="claims",
+                )
+            para += nodes.Text(record["id"])
+            return None, para
+        docname, anchor = target[0], target[1]
+        uri = self.app.builder.get_relative_uri(self.env.docname, docname) + "#" + anchor
+        para += nodes.reference("", record["id"], refuri=uri, internal=True)
+        return docname, para
+
+    def _claims_rows(self) -> list[tuple[dict, str | None]]:
+        """Every registered check: its record where a chapter recorded it, else "not run"."""
+        from lib import claims
+
+        found = records(self.app)
+        seen = {r["id"] for _, r in found}
+        unknown = sorted(seen - set(claims.registry()))
+        if unknown:
+            LOGGER.warning(
+                f"claims-table: checks recorded but not registered in lib/checks.toml: {unknown}",
+                type="book",
+                subtype="claims",
+            )
+        out = [(r, doc) for doc, r in found]
+        for check_id, spec in claims.registry().items():
+            if check_id in seen:
+                continue
+            out.append(
+                (
+                    {
+                        **{k: spec[k] for k in ("id", "section", "kind", "basis", "why", "source")},
+                        "claim": spec["claim"].replace("{{", "{").replace("}}", "}"),
+                        "expected": spec["expected"].replace("{{", "{").replace("}}", "}"),
+                        "threshold": spec.get("threshold", ""),
+                        "scale": " or ".join(spec["scale"]),
+                        "measured": "not run: no chapter recorded it in this build",
+                        "passed": None,
+                    },
+                    None,
+                )
+            )
+        return out
+
     def run(self, **kwargs):
+        from lib import claims
+
         for placeholder in list(self.document.findall(claims_table_node)):
-            found = records(self.app)
+            found = self._claims_rows()
             if not found:
                 LOGGER.warning(
                     "claims-table: no check recorded in any chapter", location=placeholder
                 )
-            rows = [
-                [
-                    r["id"],
-                    _status(*STATUS[r["passed"]]),
-                    self._link(doc, short=True),
-                    r["claim"],
-                    r["scale"],
-                    r["measured"],
-                    f"{r['expected']} ({r['basis']})",
-                    r["source"],
-                ]
-                for doc, r in found
-            ]
-            placeholder.replace_self(
-                _table(
+            rows, row_classes = [], []
+            for r, doc in found:
+                section_doc, check = self._section(r, recorded=doc is not None)
+                doc = doc or section_doc
+                word = claims.status(r)
+                number = self.env.toc_secnumbers.get(doc, {}).get("") if doc else None
+                row_classes.append(
                     [
-                        "Check",
-                        "Status",
-                        "Ch.",
-                        "Claim",
-                        "Scale",
-                        "Measured",
-                        "Expected (what it is)",
-                        "Source",
-                    ],
-                    [9, 6, 3, 31, 8, 17, 14, 12],
-                    rows,
-                    ["claims-table"],
+                        "claims-row",
+                        f"kind-{r['kind']}",
+                        "status-" + word.lower().replace(" ", "-"),
+                        f"chapter-{number[0] if number else 'none'}",
+                    ]
                 )
+                rows.append(
+                    [
+                        check,
+                        _paragraphs([(r["kind"], "claim-kind")]),
+                        _status(word, STATUS_CLASS[word]),
+                        self._link(doc, short=True) if doc else "-",
+                        _paragraphs(
+                            [(r["claim"], "")],
+                            [(f"Why a {r['kind']}: {r['why']}", "claim-why")],
+                        ),
+                        r["scale"],
+                        r["measured"],
+                        _paragraphs(
+                            [(f"{r['expected']} ({r['basis']})", "")],
+                            [("threshold: " + r["threshold"], "claim-threshold")]
+                            if r["threshold"]
+                            else [],
+                        ),
+                        r["source"],
+                    ]
+                )
+            count = nodes.paragraph(classes=["claims-count"])
+            count += nodes.strong(text=claims.tally([r for r, _ in found]))
+            table = _table(
+                [
+                    "Check",
+                    "Kind",
+                    "Status",
+                    "Ch.",
+                    "Claim",
+                    "Scale",
+                    "Measured",
+                    "Expected (what it is)",
+                    "Source",
+                ],
+                [7, 7, 6, 3, 32, 8, 15, 14, 10],
+                rows,
+                ["claims-table"],
+                row_classes,
             )
+            placeholder.replace_self([count, table])
         for placeholder in list(self.document.findall(budget_table_node)):
             from myst_nb.sphinx_ import NbMetadataCollector
 
