@@ -43,3 +43,15 @@ def test_licence_names_both_and_the_readme_and_footer_say_so():
     assert re.search(r"MIT.*CC BY 4\.0|CC BY 4\.0.*MIT", readme, re.S)
     footer = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf8"))["html"]
     assert "CC BY 4.0" in footer["extra_footer"] and "MIT" in footer["extra_footer"]
+
+
+def test_where_the_results_went_cites_ten_works_of_references_bib():
+    """The epilogue's section on follow-up work cites at least ten works, each an entry of
+    references.bib (verified before it was added: title, authors, year, venue or arXiv id)."""
+    import re
+
+    text = (ROOT / "chapters" / "epilogue.md").read_text(encoding="utf8")
+    section = text.split("(epilogue-where)=", 1)[1].split("\n## ", 2)[1]
+    keys = set(re.findall(r"\{cite:[tp]\}`([\w-]+)`", section))
+    bib = set(re.findall(r"^@\w+\{([\w-]+),", (ROOT / "references.bib").read_text(), re.M))
+    assert len(keys) >= 10 and keys <= bib, (sorted(keys), sorted(keys - bib))
