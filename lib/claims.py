@@ -49,6 +49,7 @@ __all__ = [
     "tally",
     "HtmlTable",
     "number_table",
+    "markdown_table",
     "CLAIM_PREFIX",
     "registry",
     "REGISTRY_FILE",
@@ -149,8 +150,9 @@ def glue_many(**values) -> None:
 def pretty(table: pd.DataFrame, digits: int = 3, missing: str = "—") -> pd.DataFrame:
     """A copy of ``table`` with every float column formatted by :func:`fmt`, for display.
 
-    Integer, bool and text columns are left as they are; a missing value (NaN) is shown as
-    ``missing`` (default ``"—"``), any other non-finite float raises.
+    Bool columns and index levels read "yes" and "no"; integer and text columns are left as they
+    are; a missing
+    value (NaN) is shown as ``missing`` (default ``"—"``), any other non-finite float raises.
 
     Raises:
         ValueError: if ``table`` is not a DataFrame, or a float column holds an infinity.
@@ -158,8 +160,20 @@ def pretty(table: pd.DataFrame, digits: int = 3, missing: str = "—") -> pd.Dat
     if not isinstance(table, pd.DataFrame):
         raise ValueError(f"table must be a pandas DataFrame, got {type(table).__name__}")
     out = table.copy()
+    words = {True: "yes", False: "no"}
+    if isinstance(out.index, pd.MultiIndex):
+        out.index = out.index.set_levels(
+            [
+                level.map(words) if pd.api.types.is_bool_dtype(level) else level
+                for level in out.index.levels
+            ]
+        )
+    elif pd.api.types.is_bool_dtype(out.index):
+        out.index = out.index.map(words)
     for col in out.columns:
-        if pd.api.types.is_float_dtype(out[col]):
+        if pd.api.types.is_bool_dtype(out[col]):
+            out[col] = out[col].map({True: "yes", False: "no"})
+        elif pd.api.types.is_float_dtype(out[col]):
             out[col] = out[col].map(lambda v: missing if np.isnan(v) else fmt(v, digits))
     return out
 
@@ -448,54 +462,82 @@ class HtmlTable:
         return self.data.to_html(classes=extra, border=0, escape=True, table_id=self.table_id)
 
     def _repr_markdown_(self) -> str:
-        """The same cells as a MyST table, for what cannot show HTML: the book's PDF (the LaTeX
-        builder takes ``text/markdown`` over plain text; ``nb_render_markdown_format: myst``).
-
-        A ``{table}`` directive around a pipe table: class ``longtable``, so that a tall table
-        breaks across pages, and column widths from each column's text (:func:`_column_widths`).
-        """
-        frame = self.data
-
-        def cell(value) -> str:
-            text = " ".join(str(value).split())
-            return _MARKDOWN_SPECIAL.sub(r"\\\g<0>", text) or " "
-
-        def label(value) -> str:
-            return " ".join(map(str, value)) if isinstance(value, tuple) else str(value)
-
-        header = [frame.index.name or "", *map(label, frame.columns)]
-        rows = [
-            [label(index), *row]
-            for index, row in zip(frame.index, frame.itertuples(index=False), strict=True)
-        ]
-        columns = list(zip(header, *rows, strict=True))
-        widths = _column_widths(columns)
-        lines = [
-            "```{table}",
-            ":class: longtable",
-            ":widths: " + " ".join(map(str, widths)),
-            "",
-            "| " + " | ".join(cell(h) for h in header) + " |",
-            "|" + "---|" * len(header),
-            *("| " + " | ".join(cell(v) for v in row) + " |" for row in rows),
-            "```",
-        ]
-        return "\n".join(lines)
+        """The same cells as a MyST table (:func:`markdown_table`), for the book's PDF."""
+        return markdown_table(self.data)
 
     def __repr__(self) -> str:
         return self.data.to_string()
 
 
+def markdown_table(frame: pd.DataFrame) -> str:
+    r"""A DataFrame as a MyST table, for what cannot show HTML: the book's PDF (the LaTeX builder
+    takes ``text/markdown`` over plain text; ``nb_render_markdown_format: myst``).
+
+    A ``{table}`` directive around a pipe table: class ``longtable``, so that a tall table breaks
+    across pages, and column widths from each column's text (``_column_widths``). Inline
+    mathematics in a label or cell, ``\(...\)`` as MathJax reads it on the website, is typeset;
+    every other character shows as text. The levels of a MultiIndex are joined by spaces; the
+    corner cell holds the index's names, or else the columns' name.
+
+    Raises:
+        ValueError: if ``frame`` is not a DataFrame.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"frame must be a pandas DataFrame, got {type(frame).__name__}")
+
+    def cell(value) -> str:
+        return _markdown_cell(" ".join(str(value).split())) or " "
+
+    def label(value) -> str:
+        return " ".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+    corner = " ".join(str(n) for n in frame.index.names if n is not None) or str(
+        frame.columns.name or ""
+    )
+    header = [corner, *map(label, frame.columns)]
+    rows = [
+        [label(index), *row]
+        for index, row in zip(frame.index, frame.itertuples(index=False), strict=True)
+    ]
+    columns = list(zip(header, *rows, strict=True))
+    widths = _column_widths(columns)
+    lines = [
+        "```{table}",
+        ":class: longtable",
+        ":widths: " + " ".join(map(str, widths)),
+        "",
+        "| " + " | ".join(cell(h) for h in header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(cell(v) for v in row) + " |" for row in rows),
+        "```",
+    ]
+    return "\n".join(lines)
+
+
 _TABLE_NAME = re.compile(r"[a-z][a-z0-9-]{0,59}")
+
+
+def _shown(value) -> str:
+    """About the characters a cell shows: in its mathematics ``\\(...\\)`` a TeX command such as
+    ``\\lVert`` counts as one symbol, and braces, ``^`` and ``_`` as none."""
+    return _INLINE_MATH.sub(
+        lambda m: re.sub(r"[{}^_ ]", "", re.sub(r"\\[a-zA-Z]+", "x", m.group(1))), str(value)
+    )
+
+
+#: Characters of a table column's width that LaTeX spends on the cell's padding (2 x 6 pt).
+_CELL_PADDING = 3
 
 
 def _column_widths(columns, line: int = 100) -> list[int]:
     """Relative widths of a table's columns for the PDF, in characters.
 
-    Each column gets at least its header or its longest word, plus one (words do not wrap in a
-    table cell), and asks for up to its median cell length (at most 40). When the asks exceed a
-    ``line`` of characters, only the part above the minimum shrinks, in proportion, so short
-    columns (status, scale) keep room for their words and long ones (claims) wrap.
+    Each column gets at least the longest word of its header and cells, plus one (a header wraps
+    between words, a word does not wrap), plus :data:`_CELL_PADDING` (LaTeX pads each cell by
+    ``\\tabcolsep`` on both sides, inside the width it is given), and asks for up to its median
+    cell length (at most 40). When the asks exceed a ``line`` of characters, only the part above
+    the minimum shrinks, in proportion, so short columns (status, scale) keep room for their
+    words and long ones (claims) wrap.
 
     Args:
         columns: one sequence per column, header first, then the cells (any values; ``str``).
@@ -503,9 +545,10 @@ def _column_widths(columns, line: int = 100) -> list[int]:
     """
     floors, asks = [], []
     for header, *cells in columns:
-        texts = [str(v) for v in cells]
+        texts = [_shown(v) for v in cells]
         word = max((len(w) for t in texts for w in t.split()), default=0)
-        floor = min(40, max(4, len(str(header)) + 1, word + 1))
+        head = max((len(w) for w in _shown(header).split()), default=0)
+        floor = min(40, max(4, head + 1, word + 1)) + _CELL_PADDING
         floors.append(floor)
         asks.append(max(floor, min(40, int(np.median([len(t) for t in texts] or [0])))))
     spare, extra = line - sum(floors), sum(asks) - sum(floors)
@@ -518,11 +561,29 @@ def _column_widths(columns, line: int = 100) -> list[int]:
 #: Characters a Markdown (MyST) table cell escapes with a backslash to show them as text.
 _MARKDOWN_SPECIAL = re.compile(r"[\\`*_{}\[\]<>()#+!|$~]")
 
+#: Inline mathematics in a table's cells and labels, written as in the HTML: ``\(\delta_w\)``.
+_INLINE_MATH = re.compile(r"\\\((.+?)\\\)")
+
+
+def _markdown_cell(text: str) -> str:
+    r"""A table cell's text as MyST: inline mathematics ``\(...\)`` becomes ``$...$`` (typeset
+    in the PDF as in the HTML, where MathJax reads ``\(...\)``), everything else is escaped to
+    show as text."""
+    out, last = [], 0
+    for match in _INLINE_MATH.finditer(text):
+        out.append(_MARKDOWN_SPECIAL.sub(r"\\\g<0>", text[last : match.start()]))
+        out.append("$" + match.group(1).replace("|", "\\vert ") + "$")
+        last = match.end()
+    out.append(_MARKDOWN_SPECIAL.sub(r"\\\g<0>", text[last:]))
+    return "".join(out)
+
 
 def _cell(value, spec: str, missing: str) -> str:
     if value is None or (isinstance(value, numbers.Real) and math.isnan(value)):
         return missing
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if not isinstance(value, numbers.Real):
         return str(value)
     return format(value, spec)
 
@@ -636,25 +697,23 @@ def checks_table() -> HtmlTable:
     """The checks :func:`record`-ed in this kernel so far, one row each, in recording order.
 
     Returns:
-        An :class:`HtmlTable` over a DataFrame indexed by check id (columns kind, status, scale,
-        measured, expected, claim, source; ``expected`` says what it is in brackets), with the
-        table classes ``dataframe checks-table`` so that the book's stylesheet lets the sentences
-        wrap. ``.data`` is the DataFrame.
+        An :class:`HtmlTable` over a DataFrame indexed by check id with three columns, so that
+        it fits beside a chapter's text: ``Status`` (a demonstration that holds is "shown"),
+        ``Claim`` (the claim, then what was expected, with its basis in brackets, the scale
+        and the source) and ``Measured``. The table classes are ``dataframe checks-table`` (the
+        book's stylesheet lets the sentences wrap and gives the claim room); the header's
+        corner reads ``Check`` (the columns' name), so that the header is one row. ``.data``
+        is the DataFrame.
     """
-    columns = ["check", "kind", "status", "scale", "measured", "expected", "claim", "source"]
-    rows = [
-        {
-            "check": e["id"],
-            "kind": e["kind"],
-            "status": status(e),
-            "scale": e["scale"],
-            "measured": e["measured"],
-            "expected": f"{e['expected']} ({e['basis']})",
-            "claim": e["claim"],
-            "source": e["source"],
+    columns = ["Status", "Claim", "Measured"]
+    rows = {
+        e["id"]: {
+            "Status": status(e),
+            "Claim": f"{e['claim']}. Expected: {e['expected']} ({e['basis']}). Scale: "
+            f"{e['scale']}. Source: {e['source']}.",
+            "Measured": e["measured"],
         }
         for e in _RECORDED.values()
-    ]
-    return HtmlTable(
-        pd.DataFrame(rows, columns=columns).set_index("check"), "dataframe checks-table"
-    )
+    }
+    frame = pd.DataFrame.from_dict(rows, orient="index", columns=columns)
+    return HtmlTable(frame.rename_axis(columns="Check"), "dataframe checks-table")

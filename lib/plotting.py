@@ -66,8 +66,9 @@ def use_style() -> None:
     """Apply ``lib/book.mplstyle`` and, inside IPython, show figures as PNG at 150 dpi.
 
     Also lets pandas show table cells in full (``display.max_colwidth``), since the book's tables
-    hold sentences (claims) as well as numbers. Safe to call twice. Outside IPython it only sets
-    the styles.
+    hold sentences (claims) as well as numbers, and gives every DataFrame a ``text/markdown``
+    form (:func:`lib.claims.markdown_table`), which the PDF prints as a table. Safe to call twice.
+    Outside IPython it only sets the styles.
     """
     import pandas as pd
 
@@ -82,6 +83,11 @@ def use_style() -> None:
         return
     formatters = shell.display_formatter.formatters
     formatters["image/png"].for_type(Figure, figure_png)
+    # A DataFrame shown as it is also gets a MyST table, which the PDF prints as a table (its
+    # text/plain would print as monospace text); the website keeps pandas' HTML.
+    from lib.claims import markdown_table
+
+    formatters["text/markdown"].for_type(pd.DataFrame, markdown_table)
     for mime in ("image/svg+xml", "application/pdf", "image/jpeg"):
         formatters[mime].pop(Figure, None)
 

@@ -11,6 +11,8 @@ import torch
 
 from lib import claims
 
+from conftest import ROOT
+
 
 @pytest.fixture
 def glued(monkeypatch):
@@ -166,10 +168,12 @@ def test_record_fills_the_registered_text_and_glues_json(glued, registry):
     claims.not_run("V.x", "no data here", where="MNIST")
     table = claims.checks_table()
     assert list(table.data.index) == ["T1", "D1", "V.x"]
-    assert list(table.data.status) == ["pass", "FAIL", "not run"]
-    assert list(table.data.kind) == ["test", "demonstration", "test"]
-    assert list(table.data.expected) == ["<= 1 (paper)", "0 (definition)", "p < 0.05 (paper)"]
-    assert table.data.loc["V.x", "measured"] == "not run: no data here"
+    assert list(table.data.columns) == ["Status", "Claim", "Measured"]  # fits beside the text
+    assert list(table.data.Status) == ["pass", "FAIL", "not run"]
+    expected = [c.split(". Expected: ")[1].split(". Scale")[0] for c in table.data.Claim]
+    assert expected == ["<= 1 (paper)", "0 (definition)", "p < 0.05 (paper)"]
+    assert table.data.loc["T1", "Claim"].endswith("Scale: sampled. Source: K&S Thm 2.")
+    assert table.data.loc["V.x", "Measured"] == "not run: no data here"
     assert glued["verdict-V.x"][0] == "did not run (no data here)"
     html = table._repr_html_()
     assert 'class="dataframe checks-table"' in html and "T_" not in html and "0x" not in repr(table)
@@ -251,7 +255,10 @@ def test_pretty_formats_float_columns_only():
     t = pd.DataFrame({"n": [2, 3], "gap": [0.0522, 2.07e-9], "ok": [True, False], "s": ["a", "b"]})
     out = claims.pretty(t)
     assert list(out.gap) == ["0.0522", "2.07e-9"]
-    assert list(out.n) == [2, 3] and list(out.ok) == [True, False]
+    assert list(out.n) == [2, 3] and list(out.ok) == ["yes", "no"]  # words, not Python's bools
+    keyed = claims.pretty(t.set_index(["n", "ok"]))
+    assert list(keyed.index) == [(2, "yes"), (3, "no")]
+    assert list(claims.pretty(t.set_index("ok")).index) == ["yes", "no"]
     with pytest.raises(ValueError, match="DataFrame"):
         claims.pretty([1, 2])
 
@@ -350,20 +357,58 @@ def test_html_table_markdown_shows_the_same_cells_as_text():
     )
     table = claims.HtmlTable(frame)
     lines = table._repr_markdown_().splitlines()
-    # a longtable (it may break across PDF pages); widths: header or longest word + 1, or the
-    # median cell if longer: check 6 ("check"), claim 11 (median of 9 and 13), measured 9
-    assert lines[:4] == ["```{table}", ":class: longtable", ":widths: 6 11 9", ""]
+    # a longtable (it may break across PDF pages); widths: the longest word of header and cells
+    # + 1, + 3 of padding, or the median cell if longer: check 9 ("check"), claim 11 (median of 9
+    # and 13), measured 12 ("measured")
+    assert lines[:4] == ["```{table}", ":class: longtable", ":widths: 9 11 12", ""]
     assert lines[4:6] == ["| check | claim | measured |", "|---|---|---|"]
     assert lines[6] == "| C1 | a\\|b holds | 0.5 |" and lines[-1] == "```"
     long = claims.HtmlTable(pd.DataFrame({"x": [1, 2]}, index=["C19.full.fashion-mnist", "C2"]))
-    assert long._repr_markdown_().splitlines()[2] == ":widths: 23 4"  # a word cannot wrap
+    assert long._repr_markdown_().splitlines()[2] == ":widths: 26 7"  # a word cannot wrap
     # past a line (100 characters), only what the long columns ask above their floor shrinks
-    # floors 4 7 6 7 9 (33), asks 4 7 40 40 40 (131): each long column keeps its floor plus
-    # (ask - floor) * 67 / 98, rounded: 6 + 23, 7 + 23, 9 + 21
+    # floors 7 10 9 10 12 (48), asks 7 10 40 40 40 (137): each long column keeps its floor plus
+    # (ask - floor) * 52 / 89, rounded: 9 + 18, 10 + 18, 12 + 16
     wide = pd.DataFrame(
         {"status": ["pass"], "claim": ["w " * 60], "source": ["v " * 60], "expected": ["x " * 60]}
     )
-    assert claims.HtmlTable(wide)._repr_markdown_().splitlines()[2] == ":widths: 4 7 29 30 30"
+    assert claims.HtmlTable(wide)._repr_markdown_().splitlines()[2] == ":widths: 7 10 27 28 28"
     html = MarkdownIt("commonmark").enable("table").render("\n".join(lines[4:-1]))
     cells = re.findall(r"<td>(.*?)</td>", html)
     assert cells == ["C1", "a|b holds", "0.5", "C2", "$x_1$ and *y*", "n m"]
+
+
+def test_phone_card_labels_follow_the_checks_table_columns(glued):
+    """On a phone each row of a chapter's check table is a card whose labels come from the
+    stylesheet: they must name the columns in the order checks_table gives them."""
+    css = (ROOT / "_static" / "book.css").read_text()
+    labels = dict(
+        re.findall(
+            r'table\.checks-table td:nth-of-type\((\d+)\)::before \{ content: "([\w, ]+)"', css
+        )
+    )
+    columns = list(claims.checks_table().data.columns)
+    assert [labels[str(i)] for i in range(1, len(labels) + 1)] == columns
+    assert "<th>Check</th>" in claims.checks_table()._repr_html_()  # one header row
+    assert "| Check | Status | Claim | Measured |" in claims.checks_table()._repr_markdown_()
+    assert re.search(r'table\.checks-table tbody th::before \{ content: "Check"', css)
+
+
+def test_markdown_table_typesets_inline_maths_and_escapes_the_rest():
+    r"""``\(...\)`` in a label or cell (what MathJax reads on the website) becomes ``$...$`` in
+    the PDF's MyST table, a bar inside it ``\vert``; text around it stays text; a MultiIndex's
+    names head the index column."""
+    from markdown_it import MarkdownIt
+
+    frame = pd.DataFrame(
+        {r"\(\lVert W_K\rVert_F\)": [1.5], "a_b": [r"\(|x|\) is 2 * 3"], "ok": [True]},
+        index=pd.MultiIndex.from_tuples([("MNIST", "label")], names=["dataset", "noise"]),
+    )
+    lines = claims.markdown_table(claims.pretty(frame)).splitlines()
+    assert lines[4] == "| dataset noise | $\\lVert W_K\\rVert_F$ | a\\_b | ok |"
+    assert lines[6] == "| MNIST label | 1.5 | $\\vert x\\vert $ is 2 \\* 3 | yes |"
+    # widths count what a cell shows: the norm's header is 5 symbols, not 18 characters
+    assert lines[2] == ":widths: 11 9 12 7"
+    html = MarkdownIt("commonmark").enable("table").render("\n".join(lines[4:-1]))
+    assert re.findall(r"<td>(.*?)</td>", html)[2] == "$\\vert x\\vert $ is 2 * 3"
+    with pytest.raises(ValueError, match="frame must be a pandas DataFrame"):
+        claims.markdown_table([1])

@@ -93,7 +93,9 @@ def test_pdf_text_is_clean(pdf, pdf_text):
     assert not re.search(r" at 0x[0-9a-f]{6,}", pdf_text)
     joined = re.findall(r"(?:Theorem|Lemma|Definition|Corollary|Proposition)(?:K&S|LHSL)", pdf_text)
     assert not joined, joined[:3]
-    tables = re.split(r"Every\s+check\s+of\s+this\s+chapter:", pdf_text)[1:]
+    tables = re.split(
+        r"Every\s+check\s+of\s+this\s+chapter(?:,\s+with\s+its\s+outcome)?:", pdf_text
+    )[1:]
     assert len(tables) >= 6  # each chapter's table of its checks: a table, not wrapped text
     for table in tables:
         assert "↪" not in table[:1500] and "\\\n" not in table[:1500], table[:300]
@@ -102,9 +104,69 @@ def test_pdf_text_is_clean(pdf, pdf_text):
 def test_pdf_has_every_figure_of_the_html(site, pdf, pdf_text):
     """Same number of captioned figures as the HTML (interactive ones as their static image)."""
     html = sum(len(soup(site, page).select("figure figcaption")) for page in toc_pages())
-    captions = re.findall(r"^Figure \d+\.\d+: ", pdf_text, re.M)
+    captions = re.findall(r"^Figure (?:\d+\.)?\d+: ", pdf_text, re.M)
     assert len(captions) == html, f"PDF {len(captions)} figure captions, HTML {html}"
     images = subprocess.run(
         ["pdfimages", "-list", str(pdf)], capture_output=True, text=True, check=True
     ).stdout.splitlines()[2:]
     assert len([line for line in images if " image " in line]) >= html
+
+
+BOX = re.compile(
+    r"\b(Theorem|Lemma|Proposition|Definition|Corollary|Remark|Example|Conjecture|Assumption)"
+    r"\s+(\d+(?:\.\d+)+)"
+)
+
+
+def _site_numbers(site, selector: str, pattern: re.Pattern) -> list[str]:
+    found = []
+    for page in toc_pages():
+        for node in soup(site, page).select(selector):
+            match = pattern.match(" ".join(node.get_text(" ").split()))
+            if match:
+                found.append(" ".join(match.groups()))
+    return found
+
+
+def test_pdf_numbers_boxes_and_figures_as_the_site_does(site, pdf_text):
+    """One numbering: every numbered theorem box and every figure has the number the site gives
+    it (Proposition 1.2, not 1.3.2; the reproducibility page's Figure 1, not Figure 9.1)."""
+    text = " ".join(pdf_text.split())
+    boxes = _site_numbers(site, "div.proof p.admonition-title", BOX)
+    assert len(boxes) >= 5, boxes
+    assert [b for b in boxes if b not in text] == []
+    deeper = re.findall(r"\b(?:Theorem|Lemma|Proposition|Definition|Corollary) \d+\.\d+\.\d+", text)
+    assert deeper == [], deeper[:5]
+    figures = _site_numbers(site, "figcaption span.caption-number", re.compile(r"(Figure) (\S+)"))
+    pdf_figures = re.findall(r"^(Figure (?:\d+\.)?\d+): ", pdf_text, re.M)
+    assert sorted(pdf_figures) == sorted(figures)
+    assert any("." not in f.split()[1] for f in figures)  # the back matter's own numbers
+
+
+def test_pdf_back_matter_is_the_sites(pdf, pdf_text):
+    """No index pages the site does not have, the API reference left to the site, and the
+    bibliography's list on its own chapter's first page (not after an empty one)."""
+    assert "Proof Index" not in pdf_text and "Python Module Index" not in pdf_text
+    pages = pdf_text.split("\f")
+    api = [i for i, page in enumerate(pages) if "part of the book's website only" in page]
+    assert len(api) == 1, "the API reference's page (a pointer to the site) is missing"
+    assert re.search(r"^API REFERENCE: LIB$", pages[api[0]], re.M)
+    bib = [i for i, page in enumerate(pages) if re.search(r"^BIBLIOGRAPHY$", page, re.M)]
+    assert len(bib) == 1 and bib[0] > api[0], "one bibliography chapter, after the API page"
+    assert re.search(r"^\[[A-Z][^\]]+, \d{4}\] ", pages[bib[0]], re.M), (
+        "the bibliography's chapter page holds no entry"
+    )
+
+
+def test_pdf_introduction_reads_as_the_book(pdf, pdf_text):
+    """The introduction's pages carry the book's title in their running foot, not "CONTENTS",
+    and none of its headings ends a page."""
+    pages = pdf_text.split("\f")
+    start = next(i for i, p in enumerate(pages) if "What the two papers say" in p)
+    stop = next(i for i, p in enumerate(pages) if i > start and p.lstrip().startswith("Part I"))
+    headings = {"What the two papers say", "The chapters", "How to read it", "How to run it"}
+    for page in pages[start:stop]:
+        lines = [line.strip() for line in page.strip().splitlines() if line.strip()]
+        assert "CONTENTS" not in lines, lines[-3:]
+        body = [line for line in lines[1:] if not line.isdigit() and line != "One layer is enough"]
+        assert not body or body[-1] not in headings, f"a heading ends a page: {body[-1]}"

@@ -69,3 +69,12 @@ def test_no_page_types_a_verdict_about_a_check():
         if (hits := typed_verdicts(page.read_text(encoding="utf8")))
     }
     assert not found, found
+
+
+def test_each_verdict_is_stated_once_per_page():
+    """A check's glued verdict appears once in its page's prose: the summary and the check table
+    point to it instead of repeating it word for word."""
+    for page in sorted((ROOT / "chapters").glob("*.md")):
+        keys = re.findall(r"\{glue:text\}`(verdict-[\w.-]+)`", page.read_text())
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        assert not twice, f"{page.name}: {twice} glued more than once"

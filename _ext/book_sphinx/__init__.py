@@ -30,6 +30,8 @@ build honest and every failure legible:
   that differ from the visible text, read-out icons, list roles, empty headings, a search form
   without a submit control).
 * :mod:`.citations` labels the reference list as the text cites it ("Kajitsuka and Sato, 2024").
+* :mod:`.latex` numbers the PDF's theorem boxes and back matter as the site does, and leaves the
+  API reference to the site.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from . import (
     execution,
     guard,
     interactive,
+    latex,
     launch,
     notebooks,
     pages,
@@ -88,4 +91,5 @@ def setup(app: Sphinx) -> dict:
     interactive.setup(app)
     citations.setup(app)
     a11y.setup(app)
+    latex.setup(app)
     return {"version": "0.2", "parallel_read_safe": False, "parallel_write_safe": True}

@@ -1,0 +1,135 @@
+"""The chapters' prose, as a reader meets it on the built site: how long each chapter is, and
+whether a sentence is said twice.
+
+Prose is the text of a chapter's paragraphs, lists, notes and figure captions with glued values in
+place, as the built HTML shows it. Not counted: code cells and their outputs (the check tables
+among them), tables, displayed and inline mathematics, headings, and the boxes of proofs,
+exercises and solutions.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+from test_site import notebook_chapters, soup
+
+pytestmark = pytest.mark.build
+
+#: The most words of prose a chapter may hold (issue 29: a chapter a reader finishes).
+MAX_WORDS = 4500
+
+#: What a reader does not read as prose: code and its outputs, tables, mathematics, headings,
+#: proofs, exercises and solutions (sphinx-proof and sphinx-exercise boxes), the page's own
+#: navigation and the header links of each section.
+NOT_PROSE = (
+    "div.cell_input, div.highlight, pre, table, div.math, span.math, mjx-container, "
+    "h1, h2, h3, h4, h5, h6, nav, a.headerlink, div.proof.proof, div.exercise, div.solution, "
+    "div.toctree-wrapper, p.admonition-title"
+)
+
+WORD = re.compile(r"[^\W_](?:[\w'’.,\-−]*[^\W_])?")
+
+
+def _article(html: BeautifulSoup):
+    """The page's article, with each code cell's output reduced to its figures' captions."""
+    article = html.select_one("article.bd-article") or html.select_one("article") or html
+    for output in article.select("div.cell_output"):
+        captions = [c.extract() for c in output.select("figcaption")]
+        output.clear()
+        for caption in captions:
+            output.append(caption)
+    return article
+
+
+def prose(html: BeautifulSoup) -> str:
+    """The prose of a built page: its article with everything in :data:`NOT_PROSE` removed."""
+    article = _article(html)
+    for node in article.select(NOT_PROSE):
+        node.decompose()
+    return " ".join(article.get_text(" ").split())
+
+
+def word_count(text: str) -> int:
+    """Words as a word processor counts them: runs of letters and digits, with inner
+    apostrophes, hyphens, points and commas (``"Fashion-MNIST"``, ``"1,234"``: one word each)."""
+    return len(WORD.findall(text))
+
+
+def sentences(html: BeautifulSoup) -> list[tuple[str, bool]]:
+    """The sentences of a page's prose blocks (paragraphs, list items, captions, table cells),
+    normalised to lower case and single spaces, each with whether it stands in a table; only those
+    of at least eight words (short phrases repeat by nature).
+    """
+    article = html.select_one("article.bd-article") or html.select_one("article") or html
+    for node in article.select(NOT_PROSE.replace("table, ", "")):
+        node.decompose()
+    out = []
+    for block in article.select("p, li, figcaption, td"):
+        if block.find(["p", "li"]):  # a list item holding paragraphs: its paragraphs count
+            continue
+        text = " ".join(block.get_text(" ").split()).lower()
+        for sentence in re.split(r"(?<=[.;:!?])\s+|\s+—\s+", text):
+            if word_count(sentence) >= 8:
+                out.append((sentence.strip(" .;:"), block.find_parent("table") is not None))
+    return out
+
+
+def repeated(found: list[tuple[str, bool]]) -> list[str]:
+    """The sentences said twice, once at least in the text: two rows of a table may share their
+    source or their reason for not running, but the text does not repeat a table or itself."""
+    texts = [s for s, _ in found]
+    return sorted({s for s, in_table in found if not in_table and texts.count(s) > 1})
+
+
+def test_word_count_counts_words_not_symbols():
+    assert word_count("Fashion-MNIST has 60,000 images; the error falls — about 16 times.") == 10
+    assert word_count("β = 2 log n + 3, it's (δ′) — so") == 8
+
+
+def test_prose_leaves_out_code_maths_tables_and_proofs():
+    html = BeautifulSoup(
+        "<article class='bd-article'><h1>Title words</h1><p>One two <span class='math'>\\(x+y\\)"
+        "</span> three.</p><div class='cell'><div class='cell_input'><pre>code code</pre></div>"
+        "<div class='cell_output'><img alt='a'><figure><figcaption>Cell caption.</figcaption>"
+        "</figure></div></div><table><tr><td>cell</td>"
+        "</tr></table><div class='proof proof'><p>Proof words here.</p></div>"
+        "<figure><figcaption>Caption text.</figcaption></figure></article>",
+        "html.parser",
+    )
+    assert prose(html) == "One two three. Cell caption. Caption text."
+    assert word_count(prose(html)) == 7
+
+
+def test_a_sentence_said_twice_is_found():
+    html = BeautifulSoup(
+        "<article class='bd-article'><p>The error falls with the grid spacing on all five grids. "
+        "Short one.</p><ul><li><p>The error falls with the grid spacing on all five grids.</p>"
+        "</li></ul></article>",
+        "html.parser",
+    )
+    found = sentences(html)
+    assert repeated(found) == ["the error falls with the grid spacing on all five grids"]
+    assert all("short one" not in s for s, _ in found)
+    table = BeautifulSoup(
+        "<article><table><tr><td>K&S Lemma 1, the threshold quoted and the bound recalled</td>"
+        "</tr><tr><td>K&S Lemma 1, the threshold quoted and the bound recalled</td></tr></table>"
+        "</article>",
+        "html.parser",
+    )
+    assert repeated(sentences(table)) == []
+
+
+@pytest.mark.parametrize("page", notebook_chapters())
+def test_chapter_prose_fits_a_sitting(site, page):
+    words = word_count(prose(soup(site, page)))
+    assert words <= MAX_WORDS, f"{page}: {words:,} words of prose (at most {MAX_WORDS:,})"
+
+
+@pytest.mark.parametrize("page", notebook_chapters())
+def test_no_sentence_is_said_twice(site, page):
+    """Each verdict is stated once: no sentence of eight words or more appears twice on a page,
+    between body, summary, captions and the check table."""
+    twice = repeated(sentences(soup(site, page)))
+    assert not twice, f"{page}: said twice: {twice[:3]}"
