@@ -16,6 +16,7 @@ import importlib
 
 __all__ = [
     "approximation",
+    "atlas",
     "batched",
     "boltzmann",
     "claims",

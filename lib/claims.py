@@ -39,6 +39,7 @@ from ._validate import finite_real, flag, positive_int, short_repr
 
 __all__ = [
     "fmt",
+    "joined",
     "glue",
     "glue_many",
     "pretty",
@@ -82,6 +83,23 @@ def _scalar(name: str, value):
     raise ValueError(
         f"{name} must be a Python/numpy/torch real scalar or a string, got {short_repr(value)}"
     )
+
+
+def joined(words) -> str:
+    """Words as prose lists them: ``"a"``, ``"a and b"``, ``"a, b and c"`` (no serial comma).
+
+    Args:
+        words: an iterable of strings, at least one.
+
+    Raises:
+        ValueError: if ``words`` is empty or holds something other than a string.
+
+    Used by the chapters' glued sentences (Chapters 3 and 5).
+    """
+    words = list(words)
+    if not words or not all(isinstance(w, str) for w in words):
+        raise ValueError(f"words must be one or more strings, got {words!r}")
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def fmt(x, digits: int = 3) -> str:
@@ -147,12 +165,16 @@ def glue_many(**values) -> None:
         glue(key, value)
 
 
+#: How a table shows a truth value (:func:`pretty`, :func:`number_table`).
+YES_NO = {True: "yes", False: "no"}
+
+
 def pretty(table: pd.DataFrame, digits: int = 3, missing: str = "—") -> pd.DataFrame:
     """A copy of ``table`` with every float column formatted by :func:`fmt`, for display.
 
-    Bool columns and index levels read "yes" and "no"; integer and text columns are left as they
-    are; a missing
-    value (NaN) is shown as ``missing`` (default ``"—"``), any other non-finite float raises.
+    Bool columns and index levels read "yes" and "no" (``YES_NO``); integer and text columns
+    are left as they are; a missing value (NaN) is shown as ``missing`` (default ``"—"``), any
+    other non-finite float raises.
 
     Raises:
         ValueError: if ``table`` is not a DataFrame, or a float column holds an infinity.
@@ -160,19 +182,18 @@ def pretty(table: pd.DataFrame, digits: int = 3, missing: str = "—") -> pd.Dat
     if not isinstance(table, pd.DataFrame):
         raise ValueError(f"table must be a pandas DataFrame, got {type(table).__name__}")
     out = table.copy()
-    words = {True: "yes", False: "no"}
     if isinstance(out.index, pd.MultiIndex):
         out.index = out.index.set_levels(
             [
-                level.map(words) if pd.api.types.is_bool_dtype(level) else level
+                level.map(YES_NO) if pd.api.types.is_bool_dtype(level) else level
                 for level in out.index.levels
             ]
         )
     elif pd.api.types.is_bool_dtype(out.index):
-        out.index = out.index.map(words)
+        out.index = out.index.map(YES_NO)
     for col in out.columns:
         if pd.api.types.is_bool_dtype(out[col]):
-            out[col] = out[col].map({True: "yes", False: "no"})
+            out[col] = out[col].map(YES_NO)
         elif pd.api.types.is_float_dtype(out[col]):
             out[col] = out[col].map(lambda v: missing if np.isnan(v) else fmt(v, digits))
     return out
@@ -582,7 +603,7 @@ def _cell(value, spec: str, missing: str) -> str:
     if value is None or (isinstance(value, numbers.Real) and math.isnan(value)):
         return missing
     if isinstance(value, bool | np.bool_):
-        return "yes" if value else "no"
+        return YES_NO[bool(value)]
     if not isinstance(value, numbers.Real):
         return str(value)
     return format(value, spec)

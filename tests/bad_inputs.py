@@ -30,6 +30,7 @@ import torch
 
 from lib import (
     approximation,
+    atlas,
     boltzmann,
     contextual,
     exact,
@@ -44,7 +45,7 @@ from lib import (
 )
 
 #: The maths modules whose public functions and classes the table covers.
-MODULES = (approximation, boltzmann, contextual, exact, layers, lookup, maxaffine,
+MODULES = (approximation, atlas, boltzmann, contextual, exact, layers, lookup, maxaffine,
            memorization, metrics, models, seeds, targets)  # fmt: skip
 
 NAN, INF = math.nan, math.inf
@@ -201,6 +202,17 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             memorization.float64_memorization,
             dict(X=X2[..., :1] + 0.5, Y=np.array([[1.0, 0.0], [0.0, 1.0]]), gamma=1.0),
         ),
+        "atlas.digits_needed": (atlas.digits_needed, dict(gap=1e-3, spread=1.0)),
+        "atlas.round_to_digits": (
+            atlas.round_to_digits,
+            dict(values=np.array([0.123, 0.456]), digits=2, spread=1.0, origin=0.0),
+        ),
+        "atlas.bits_per_number": (atlas.bits_per_number, dict(largest=10.0, resolution=0.01)),
+        "atlas.lipschitz_packing_bits": (
+            atlas.lipschitz_packing_bits,
+            dict(lipschitz=1.0, eps=0.1, dim=2),
+        ),
+        "atlas.memorization_bits": (atlas.memorization_bits, dict(n_items=10, n_labels=3)),
         "approximation.cell_representatives": (
             approximation.cell_representatives,
             dict(m=3, low=0.0, high=1.0),

@@ -294,3 +294,31 @@ def test_an_output_the_page_cannot_show_fails_build(temp_book):
     assert "unknown_mime_type" in result.stdout or "No renderer" in result.stdout, result.stdout[
         -3000:
     ]
+
+
+def test_exercise_with_a_computing_solution_builds_folded(temp_book):
+    """The chapters' exercise pattern (sphinx-exercise): an ``exercise`` box, then a gated
+    ``solution-start`` ... ``solution-end`` around a code cell. The strict build runs the cell, the
+    solution is folded (sphinx-togglebutton's ``dropdown``), refers to its exercise by number and
+    holds the cell's output. A folded proof box reads "Proof sketch" as its title."""
+    temp_book.write_chapter(
+        [
+            ":::{exercise}\n:label: ex-probe\n\nCompute $6 \\times 7$.\n:::\n",
+            ":::{solution-start} ex-probe\n:class: dropdown\n:::\n",
+            "The product, computed:\n",
+            cell("print(6 * 7)"),
+            ":::{solution-end}\n:::\n",
+            "```{prf:proof}\n:class: dropdown\n\n*Sketch.* Multiply.\n```\n",
+        ]
+    )
+    result = temp_book.build()
+    assert result.returncode == 0, result.stdout[-3000:]
+    html = temp_book.html()
+    solution = re.search(r'<div class="solution[^"]*"[^>]*>.*?42', html, re.S)
+    assert solution, html[-3000:]
+    assert "dropdown" in solution.group(0).split(">", 1)[0]
+    assert re.search(r"Solution to.*?Exercise 1", solution.group(0), re.S)
+    # a folded proof gets a title to click (sphinx-togglebutton folds a box under its title)
+    proof = re.search(r'<div class="proof dropdown admonition"[^>]*>\s*<p[^>]*>([^<]*)<', html)
+    assert proof and proof.group(1) == "Proof sketch", html[-2000:]
+    assert "Proof. " not in html

@@ -175,7 +175,9 @@ def computing_statements(source: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "path", [*CHAPTERS, ROOT / "chapters" / "epilogue.md"], ids=lambda p: p.stem
+    "path",
+    [*CHAPTERS, ROOT / "chapters" / "atlas.md", ROOT / "chapters" / "epilogue.md"],
+    ids=lambda p: p.stem,
 )
 def test_chapters_show_their_work(path):
     """A cell that computes a check or a number the prose relies on is visible or folded

@@ -412,3 +412,12 @@ def test_markdown_table_typesets_inline_maths_and_escapes_the_rest():
     assert re.findall(r"<td>(.*?)</td>", html)[2] == "$\\vert x\\vert $ is 2 * 3"
     with pytest.raises(ValueError, match="frame must be a pandas DataFrame"):
         claims.markdown_table([1])
+
+
+def test_joined_lists_words_as_prose():
+    assert claims.joined(["a"]) == "a"
+    assert claims.joined(iter(["a", "b"])) == "a and b"
+    assert claims.joined(["a", "b", "c"]) == "a, b and c"
+    for bad in ([], ["a", 1]):
+        with pytest.raises(ValueError, match="words"):
+            claims.joined(bad)

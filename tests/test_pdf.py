@@ -118,6 +118,9 @@ BOX = re.compile(
 )
 
 
+EXERCISE = re.compile(r"(Exercise) (\d+\.\d+)\b")
+
+
 def _site_numbers(site, selector: str, pattern: re.Pattern) -> list[str]:
     found = []
     for page in toc_pages():
@@ -129,13 +132,19 @@ def _site_numbers(site, selector: str, pattern: re.Pattern) -> list[str]:
 
 
 def test_pdf_numbers_boxes_and_figures_as_the_site_does(site, pdf_text):
-    """One numbering: every numbered theorem box and every figure has the number the site gives
-    it (Proposition 1.2, not 1.3.2; the reproducibility page's Figure 1, not Figure 9.1)."""
+    """One numbering: every numbered theorem box, every exercise and every figure has the number
+    the site gives it (Proposition 1.2, not 1.3.2; the reproducibility page's Figure 1, not
+    Figure 9.1)."""
     text = " ".join(pdf_text.split())
     boxes = _site_numbers(site, "div.proof p.admonition-title", BOX)
     assert len(boxes) >= 5, boxes
     assert [b for b in boxes if b not in text] == []
-    deeper = re.findall(r"\b(?:Theorem|Lemma|Proposition|Definition|Corollary) \d+\.\d+\.\d+", text)
+    exercises = _site_numbers(site, "div.exercise p.admonition-title", EXERCISE)
+    assert len(exercises) >= 18, exercises
+    assert [e for e in exercises if e not in text] == []
+    deeper = re.findall(
+        r"\b(?:Theorem|Lemma|Proposition|Definition|Corollary|Exercise) \d+\.\d+\.\d+", text
+    )
     assert deeper == [], deeper[:5]
     figures = _site_numbers(site, "figcaption span.caption-number", re.compile(r"(Figure) (\S+)"))
     pdf_figures = re.findall(r"^(Figure (?:\d+\.)?\d+): ", pdf_text, re.M)

@@ -24,15 +24,17 @@ __all__ = ["setup"]
 
 
 def _renumber_boxes(app: Sphinx, env) -> list[str]:
-    """In the LaTeX build, number each kind of theorem box per chapter, in the page's order:
-    ``(chapter, section, k)`` becomes ``(chapter, i)``, the site's number. Runs after Sphinx has
-    assigned the numbers (``env-get-updated``, later priority); asks no page to be rewritten."""
+    """In the LaTeX build, number each kind of theorem box, and the exercises, per chapter, in
+    the page's order: ``(chapter, section, k)`` becomes ``(chapter, i)``, the site's number. Runs
+    after Sphinx has assigned the numbers (``env-get-updated``, later priority); asks no page to
+    be rewritten."""
     if app.builder.format != "latex":
         return []
     from sphinx_proof.proof_type import PROOF_TYPES
 
+    # sphinx-exercise's exercise boxes are numbered the same way (its enumerable node "exercise").
     for numbers in env.toc_fignumbers.values():
-        for kind in PROOF_TYPES:
+        for kind in (*PROOF_TYPES, "exercise"):
             boxes = numbers.get(kind)
             if boxes:
                 chapter = next(iter(boxes.values()))[:1]

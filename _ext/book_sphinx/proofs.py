@@ -71,6 +71,22 @@ def _mark_paper_boxes(app: Sphinx, doctree) -> None:
         for child in proof.children:
             if isinstance(child, nodes.admonition) and "proof" in child.get("ids", []):
                 child["ids"] = [f"proof-{number}" if i == "proof" else i for i in child["ids"]]
+                if "dropdown" in child["classes"]:
+                    _title_folded_proof(child)
+
+
+def _title_folded_proof(box: nodes.admonition) -> None:
+    """Give a folded proof (``:class: dropdown``) a title to click: sphinx-proof writes "Proof. "
+    before the first paragraph and gives the box no title, and sphinx-togglebutton folds a box
+    under its title (without one its script stops at this box and no later box folds). The title
+    is "Proof sketch" when the proof says it is a sketch, else "Proof"; the prefix goes."""
+    if any(isinstance(c, nodes.title) for c in box.children):
+        return
+    first = next(iter(box.findall(nodes.Text)), None)
+    if first is not None and first.astext().startswith("Proof. "):
+        first.parent.replace(first, nodes.Text(first.astext()[len("Proof. ") :]))
+    sketch = "sketch" in box.astext()[:200].lower()
+    box.insert(0, nodes.title("", "Proof sketch" if sketch else "Proof"))
 
 
 def _depart_unenumerable(original):
