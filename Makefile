@@ -79,10 +79,11 @@ $(CFFVENV)/.installed: requirements-cff.txt
 	$(CFFVENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements-cff.txt
 	@touch $@
 
-## lint: ruff on lib, tests, tools, _ext and the chapters' code cells; CITATION.cff; the CI workflow
+## lint: ruff on lib, tests, tools, _ext and the chapters' code; mypy on lib; CITATION.cff; CI workflow
 lint: $(DEVSTAMP) $(CFFVENV)/.installed
 	$(VENV)/bin/ruff check lib tests tools _ext
 	$(VENV)/bin/ruff format --check lib tests tools _ext
+	$(PY) -m mypy
 	$(PY) tools/lint_chapters.py
 	$(CFFVENV)/bin/cffconvert --validate -i CITATION.cff
 	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml

@@ -94,7 +94,7 @@ window.bookOnReady = function (fn) {
  * where its sidebar is laid out beside the article (a wide screen) it hides and shows it; where the
  * sidebar is not laid out (a narrow screen) it forwards the click to the theme's own button, whose
  * handler opens the sidebar as a dialog (Escape or a click outside closes it). The browser test
- * tests/test_browser.py::test_sidebar_buttons_open_and_close presses them at 1280 px and on a
+ * tests/browser/test_browser.py::test_sidebar_buttons_open_and_close presses them at 1280 px and on a
  * phone. */
 (function () {
   "use strict";
@@ -145,7 +145,7 @@ window.bookOnReady = function (fn) {
  * keeps MathJax's assistive MathML (on by default: screen readers read the formulas) and removes
  * the items that load the explorer: a saved setting is dropped before MathJax starts (this script
  * runs before the deferred MathJax), and the Accessibility submenu is hidden once the menu exists.
- * tests/test_browser.py::test_a_saved_mathjax_explorer_setting_cannot_wipe_the_maths sets it in
+ * tests/browser/test_browser.py::test_a_saved_mathjax_explorer_setting_cannot_wipe_the_maths sets it in
  * the profile first. */
 (function () {
   "use strict";

@@ -2,8 +2,9 @@
 
 Kajitsuka & Sato (ICLR 2024) and Liu, Hu, Song & Liu (NeurIPS 2025) ship no code; this package
 holds what the papers add, written on top of torch, numpy, mpmath and pandas. One module per
-concept; import the modules you need (``from lib import boltzmann, claims``). Importing ``lib``
-itself is cheap: submodules load on first use.
+concept; import the modules you need (``from lib import boltzmann``). The book's runtime (the
+registry of checks, plotting, interactive figures, the build's mode) is the subpackage
+:mod:`lib.book`. Importing ``lib`` itself is cheap: submodules load on first use.
 
 Conventions: tensors put tokens in rows, ``(..., n, d)``, as torch does; the chapters write the
 papers' maths with tokens as columns. Every public function validates its input and raises
@@ -13,14 +14,14 @@ papers' maths with tokens as columns. Every public function validates its input 
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 
 __all__ = [
     "approximation",
     "atlas",
     "batched",
     "boltzmann",
-    "claims",
-    "config",
+    "book",
     "contextual",
     "data",
     "exact",
@@ -31,7 +32,6 @@ __all__ = [
     "memorization",
     "metrics",
     "models",
-    "plotting",
     "seeds",
     "targets",
     "training",
@@ -39,7 +39,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> ModuleType:
     if name in __all__:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'lib' has no attribute {name!r}")

@@ -1,4 +1,4 @@
-r"""Shared machinery of :mod:`lib.maxaffine` and :mod:`lib.lookup` (private): input checks of
+r"""Shared machinery of :mod:`lib.maxaffine` and :mod:`lib.lookup` (private): input guards of
 points, centres and affine pieces, scores computed relative to a reference far from the origin, and
 evaluation in chunks of bounded memory.
 
@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 
 from ._validate import as_float_array, finite_real, positive_int
 
@@ -50,7 +51,7 @@ def midpoints(m: int, low: float, high: float) -> tuple[np.ndarray, float]:
     """The midpoints of the ``m`` equal cells of ``[low, high]``, float64 ``(m,)``, and the cell
     width.
 
-    The one computation of grid midpoints in ``lib``: :func:`lib.approximation.cell_representatives`
+    The one computation of grid midpoints in ``lib``: :func:`lib.quantize.cell_representatives`
     (K&S's quantizer, Chapter 4) and :func:`lib.maxaffine.grid_centres` (LHSL's grid, Chapters 5
     and 6) both use it.
 
@@ -79,7 +80,7 @@ def grid_step(m: int, low: float, high: float) -> tuple[int, float, float, float
     return m, low, high, (high - low) / m
 
 
-def check_affine(A, b) -> tuple[np.ndarray, np.ndarray]:
+def as_affine(A: ArrayLike, b: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     A = as_float_array("A", A, min_ndim=2)
     if A.ndim != 2:
         raise ValueError(f"A must have shape (N, D), got {A.shape}")
@@ -89,14 +90,14 @@ def check_affine(A, b) -> tuple[np.ndarray, np.ndarray]:
     return A, b
 
 
-def check_points(x, D: int) -> np.ndarray:
+def as_points(x: ArrayLike, D: int) -> np.ndarray:
     x = as_float_array("x", x)
     if x.shape[-1] != D:
         raise ValueError(f"x must have shape (..., {D}) to match A, got {x.shape}")
     return x
 
 
-def check_centres(centres) -> np.ndarray:
+def as_centres(centres: ArrayLike) -> np.ndarray:
     c = as_float_array("centres", centres, min_ndim=2)
     if c.ndim != 2:
         raise ValueError(f"centres must have shape (N, D), got {c.shape}")
@@ -217,11 +218,11 @@ def chunked(x: np.ndarray, fn: Callable[[np.ndarray], np.ndarray], width: int = 
     return out.reshape(x.shape[:-1] + out.shape[1:])
 
 
-def check_beta(beta) -> float:
+def as_beta(beta: float) -> float:
     return finite_real("beta", beta, minimum=0.0, strict=True)
 
 
-def check_values(name: str, values, n: int) -> np.ndarray:
+def as_values(name: str, values: ArrayLike, n: int) -> np.ndarray:
     v = as_float_array(name, values)
     if v.shape[0] != n:
         raise ValueError(f"{name} must have one row per centre ({n}), got shape {v.shape}")

@@ -1,13 +1,13 @@
-"""Shared input checks: every public function of ``lib`` validates through these.
+"""Shared input guards: every public function of ``lib`` validates through these.
 
 One rule for every public function: numbers are real. Arrays (numpy, torch, nested lists) go
 through :func:`real_array` or :func:`as_float_array`, which refuse complex, bool, string and
 object dtypes; scalars go through :func:`finite_real` or :func:`positive_int`, which refuse
 ``bool``, complex numbers, ``None``, strings, NaN and infinity; yes/no options go through
 :func:`flag`. Builders that allocate or enumerate something whose size follows from their
-arguments check it first with :func:`check_size` against a documented module-level limit.
+arguments guard it first with :func:`require_size` against a documented module-level limit.
 
-Each check raises :class:`ValueError` whose message names the argument and shows the value
+Each guard raises :class:`ValueError` whose message names the argument and shows the value
 (shortened for large arrays), so that a bad call says what was wrong and where.
 """
 
@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable, Iterable
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 
 from . import _mkl  # noqa: F401  settles oneMKL's vector-math dispatch before any parallel call
 
@@ -28,7 +31,7 @@ __all__ = [
     "positive_int",
     "flag",
     "function",
-    "check_size",
+    "require_size",
     "capped_comb",
     "real_tensor",
     "short_repr",
@@ -38,7 +41,10 @@ __all__ = [
 ]
 
 
-def short_repr(value, limit: int = 80) -> str:
+T = TypeVar("T")
+
+
+def short_repr(value: object, limit: int = 80) -> str:
     """``repr(value)`` cut to ``limit`` characters, for error messages."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -46,7 +52,7 @@ def short_repr(value, limit: int = 80) -> str:
 
 def finite_real(
     name: str,
-    value,
+    value: object,
     *,
     minimum: float | None = None,
     strict: bool = False,
@@ -83,7 +89,7 @@ def finite_real(
     return out
 
 
-def positive_int(name: str, value, *, minimum: int = 1, maximum: int | None = None) -> int:
+def positive_int(name: str, value: object, *, minimum: int = 1, maximum: int | None = None) -> int:
     """Return ``value`` as a Python int after checking it is an integer ``>= minimum``.
 
     Raises:
@@ -94,12 +100,19 @@ def positive_int(name: str, value, *, minimum: int = 1, maximum: int | None = No
         raise ValueError(f"{name} must be an integer, got {short_repr(value)}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
-    if maximum is not None and value > maximum:
+    # typeshed's numbers.Integral has __lt__ but no __gt__; every Integral compares with an int
+    if maximum is not None and value > maximum:  # type: ignore[operator]
         raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
     return int(value)
 
 
-def flag(name: str, value, *, allow_none: bool = False) -> bool | None:
+@overload
+def flag(name: str, value: object, *, allow_none: Literal[False] = False) -> bool: ...
+@overload
+def flag(name: str, value: object, *, allow_none: bool) -> bool | None: ...
+
+
+def flag(name: str, value: object, *, allow_none: bool = False) -> bool | None:
     """Return the yes/no option ``value`` as a Python bool (``None`` kept when ``allow_none``).
 
     Raises:
@@ -113,7 +126,7 @@ def flag(name: str, value, *, allow_none: bool = False) -> bool | None:
     return bool(value)
 
 
-def function(name: str, value, what: str = "callable"):
+def function(name: str, value: object, what: str = "callable") -> Callable[..., Any]:
     """Return ``value`` if it is callable.
 
     Raises:
@@ -125,15 +138,12 @@ def function(name: str, value, what: str = "callable"):
     return value
 
 
-def check_size(what: str, count: int | float, limit: int, limit_name: str) -> int | float:
+def require_size(what: str, count: int | float, limit: int, limit_name: str) -> None:
     """Refuse to allocate or enumerate ``count`` items when it exceeds ``limit``.
 
     ``count`` is computed by the caller without building anything (``math.comb``,
     :func:`capped_comb`, products of sizes; ``math.inf`` for "too many to count");
     ``limit_name`` is the documented module-level constant holding ``limit``.
-
-    Returns:
-        ``count``, unchanged.
 
     Raises:
         ValueError: if ``count > limit``; the message names ``what``, the count and the limit.
@@ -147,7 +157,6 @@ def check_size(what: str, count: int | float, limit: int, limit_name: str) -> in
             f"{what} would be {shown}, more than the limit {limit_name} = {limit:,}; "
             f"use smaller arguments"
         )
-    return count
 
 
 def capped_comb(n: int, k: int, cap: int) -> int | float:
@@ -156,7 +165,7 @@ def capped_comb(n: int, k: int, cap: int) -> int | float:
     Exact whenever ``min(k, n - k) <= 64`` (``math.comb`` is then fast for any ``n``) or the
     result is at most ``cap``. Otherwise the binomials ``C(n, i)``, ``i <= min(k, n - k)``,
     grow at least twofold per step, so the loop passes ``cap`` after about ``log2(cap)`` steps
-    and ``inf`` is returned: enough for :func:`check_size`, where ``math.comb`` of huge
+    and ``inf`` is returned: enough for :func:`require_size`, where ``math.comb`` of huge
     arguments would itself take minutes.
     """
     k = min(k, n - k)
@@ -198,7 +207,7 @@ def real_tensor(name: str, value: torch.Tensor, *, min_ndim: int = 1) -> torch.T
     return value
 
 
-def real_array(name: str, value) -> np.ndarray:
+def real_array(name: str, value: ArrayLike | torch.Tensor) -> np.ndarray:
     """``value`` (numpy array, torch tensor, nested lists, scalar) as a real numpy array, dtype
     kept.
 
@@ -232,7 +241,9 @@ def real_array(name: str, value) -> np.ndarray:
     return arr
 
 
-def as_float_array(name: str, value, *, min_ndim: int = 1, finite: bool = True) -> np.ndarray:
+def as_float_array(
+    name: str, value: ArrayLike | torch.Tensor, *, min_ndim: int = 1, finite: bool = True
+) -> np.ndarray:
     """Convert array-like ``value`` to a float64 numpy array with ``ndim >= min_ndim``.
 
     The dtype rule is :func:`real_array`'s. With ``finite`` (the default) NaN and infinity are
@@ -259,7 +270,7 @@ def as_float_array(name: str, value, *, min_ndim: int = 1, finite: bool = True) 
     return arr
 
 
-def all_finite(t) -> bool:
+def all_finite(t: torch.Tensor) -> bool:
     """True when every entry of the torch tensor ``t`` is finite.
 
     One reduction instead of an element-wise mask: a NaN or inf anywhere makes the sum NaN or
@@ -270,7 +281,7 @@ def all_finite(t) -> bool:
         return bool(torch.isfinite(t.sum())) or bool(torch.isfinite(t).all())
 
 
-def json_value(name: str, value):
+def json_value(name: str, value: object) -> Any:
     """``value`` as plain JSON values: numpy and torch scalars become Python numbers, tuples lists.
 
     Accepts ``None``, bools, strings, integers, finite reals (including 0-d numpy arrays and torch
@@ -303,7 +314,7 @@ def json_value(name: str, value):
     )
 
 
-def one_of(name: str, value, options):
+def one_of(name: str, value: T, options: Iterable[object]) -> T:
     """``value`` when it is one of ``options`` (strings compared exactly).
 
     Raises:
@@ -320,7 +331,7 @@ def one_of(name: str, value, options):
     return value
 
 
-def float_dtype(name: str, dtype) -> torch.dtype:
+def float_dtype(name: str, dtype: object) -> torch.dtype:
     """``dtype`` when it is ``torch.float32`` or ``torch.float64``.
 
     Raises:

@@ -3,8 +3,9 @@ r"""K&S Proposition 1 made executable: quantize, contextual mapping, lookup (Cha
 A continuous permutation-equivariant map :math:`f` on :math:`[\text{low}, \text{high}]^{n\times d}`
 is approximated by :math:`F^{(FF)}_2 \circ F^{(SA)} \circ F^{(FF)}_1`:
 
-1. :func:`quantizer` — a residual ReLU layer mapping every token to a representative of its grid
-   cell (spacing :math:`h = (\text{high} - \text{low})/m`), exact outside ramps of width ``tau``;
+1. :func:`lib.quantize.quantizer` — a residual ReLU layer mapping every token to a representative
+   of its grid cell (spacing :math:`h = (\text{high} - \text{low})/m`), exact outside ramps of
+   width ``tau``;
 2. the rank-1 residual attention layer of K&S Theorem 2 (:class:`lib.contextual.RankOneAttention`)
    on the vocabulary of cell representatives — it gives every (quantized sequence, token) its
    context id;
@@ -29,7 +30,7 @@ ours; the bound holds for the floating-point output too (an output that rounding
 table's range is set to the range's end).
 
 Builders check what they will allocate or enumerate first: :data:`MAX_TABLE_ENTRIES`,
-:data:`lib.metrics.MAX_SAMPLE_ENTRIES`, :data:`MAX_MEASURE_BITS` and
+:data:`lib.metrics.MAX_SAMPLE_ENTRIES`, :data:`lib.quantize.MAX_MEASURE_BITS` and
 :data:`lib.layers.MAX_PARAMETERS`.
 """
 
@@ -38,233 +39,45 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 
 from . import metrics
-from ._geometry import grid_step, midpoints
+from ._geometry import grid_step
 from ._validate import (
     as_float_array,
     capped_comb,
-    check_size,
     finite_real,
     flag,
     function,
     positive_int,
+    require_size,
 )
-from .layers import MAX_PARAMETERS, FeedForward
+from .layers import FeedForward
+from .quantize import cell_representatives, quantizer, quantizer_float64_error
+
+if TYPE_CHECKING:
+    from .contextual import RankOneAttention
 
 __all__ = [
-    "cell_representatives",
-    "quantizer",
-    "quantizer_float64_error",
-    "duplicate_cell_measure",
-    "ramp_measure",
     "KSApproximator",
     "ks_approximator",
-    "check_equivariant",
-    "bad_sets",
-    "KSErrorRow",
-    "ks_error_row",
-    "PriceRow",
-    "price_row",
+    "require_equivariant",
     "MAX_TABLE_ENTRIES",
-    "MAX_MEASURE_BITS",
 ]
 
 #: Largest lookup table :func:`ks_approximator` builds: ``binom(m^d, n) n`` context ids.
 MAX_TABLE_ENTRIES = 200_000
-#: Largest size, in bits, of the exact rational :func:`duplicate_cell_measure` forms (about
-#: ``n log2(m^d)``).
-MAX_MEASURE_BITS = 2**20
 
 
 _grid = grid_step  # the quantizer's grid is checked as every grid of lib is
 
 
-def _ramp_width(tau, h: float) -> float:
-    """``tau`` checked as a ramp width: a finite real in ``(0, h)``."""
-    tau = finite_real("tau", tau, minimum=0.0, strict=True)
-    if not tau < h:
-        raise ValueError(
-            f"tau must be below the cell width h = (high - low) / m = {h}, got tau={tau}"
-        )
-    if not math.isfinite(h / tau):
-        raise ValueError(
-            f"tau={tau!r} is too small for the cell width h = (high - low) / m = {h}: the ramp's "
-            "slope h / tau overflows float64"
-        )
-    return tau
-
-
-def cell_representatives(m: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
-    """The representative of each of the ``m`` cells along one axis, ``(m,)`` float64.
-
-    The cell centres ``low + (i + 1/2) h``; when one of them is 0 (a token of norm 0 would break
-    Theorem 2's ``r_min > 0``) that centre is set to exactly 0 and all are shifted by ``h/4``.
-
-    "Is 0" is decided without rounding artefacts: the float64 centres carry a rounding error of
-    at most about ``1.5 eps max(|low|, |high|)`` (``eps`` the float64 machine epsilon; the
-    error of ``h``, of the product and of the sum), so a centre within ``4 eps max(|low|,
-    |high|)`` of 0 is one whose exact value is 0 (``low = -0.21, high = 0.21, m = 3`` gives a
-    float64 middle centre of ``-2.8e-17``) or is indistinguishable from it at this precision.
-
-    Raises:
-        ValueError: for ``m < 1``, non-finite bounds or ``high <= low``.
-
-    Source: the book's quantization for K&S Proposition 1 (Chapter 4).
-    """
-    reps, h = midpoints(m, low, high)
-    low, high = float(low), float(high)
-    zero = np.abs(reps) <= 4 * np.finfo(np.float64).eps * max(abs(low), abs(high))
-    if not zero.any():
-        return reps
-    reps[zero] = 0.0
-    return reps + h / 4
-
-
-def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -> FeedForward:
-    r"""The first feed-forward layer of Proposition 1: every token to its cell's representative.
-
-    Per coordinate,
-    ``q(t) = r_0 + h \sum_{j=1}^{m-1} [\sigma_R(t - t_j + \tau) - \sigma_R(t - t_j)]/\tau`` with
-    grid lines ``t_j = low + j h``: exactly the representative of the cell of ``t`` unless ``t``
-    lies in a ramp ``(t_j - \tau, t_j)``, where it moves linearly to the next one; below ``low`` and
-    above ``high`` it stays at the end representatives. The layer is residual,
-    ``F(z) = z + W2 relu(W1 z + b1) + b2``, with two more units per coordinate, ``relu(t)`` and
-    ``relu(-t)`` (output weights ``-1``, ``+1``), that subtract ``t``: so ``F(z) = q(z)``
-    coordinatewise.
-
-    Args:
-        m: cells per axis; d: token dimension; tau: ramp width, ``0 < tau < h``;
-        low, high: the cube ``[low, high]^d`` the grid covers.
-
-    Returns:
-        A float64 residual :class:`~lib.layers.FeedForward` ``(..., d) -> (..., d)`` of hidden
-        width ``2 (m - 1) d + 2 d`` (for ``m = 1`` it is the constant ``r_0``).
-
-    Raises:
-        ValueError: for non-positive ``m`` or ``d``, ``tau`` outside ``(0, h)`` (also NaN, bool or
-            complex), bad bounds, or a layer of more than :data:`lib.layers.MAX_PARAMETERS`
-            parameters (checked before anything is allocated).
-
-    Source: K&S Proposition 1 (the first feed-forward layer quantizes the input, in the words of a
-    report on the paper: quoted in shape); the construction is reconstructed by the book (see the
-    Sources and certainty page). Chapter 4.
-    """
-    m, low, high, h = _grid(m, low, high)
-    d = positive_int("d", d)
-    tau = _ramp_width(tau, h)
-    width = 2 * (m - 1) * d + 2 * d
-    check_size(
-        f"quantizer({m}, {d}, ...): the number of parameters",
-        FeedForward.parameter_count(d, width, d),
-        MAX_PARAMETERS,
-        "lib.layers.MAX_PARAMETERS",
-    )
-    reps = cell_representatives(m, low, high)
-    lines = low + np.arange(1, m) * h
-    W1, b1, W2 = np.zeros((width, d)), np.zeros(width), np.zeros((d, width))
-    if m > 1:  # coordinate c, grid line j: units 2 ((m - 1) c + j) and the one after it
-        first = (2 * (m - 1) * np.arange(d)[:, None] + 2 * np.arange(m - 1)[None, :]).ravel()
-        coord = np.repeat(np.arange(d), m - 1)
-        W1[first, coord] = W1[first + 1, coord] = 1.0
-        b1[first], b1[first + 1] = np.tile(-(lines - tau), d), np.tile(-lines, d)
-        W2[coord, first], W2[coord, first + 1] = h / tau, -h / tau
-    cancel = 2 * (m - 1) * d + 2 * np.arange(d)  # relu(t) and relu(-t): t = relu(t) - relu(-t)
-    W1[cancel, np.arange(d)], W1[cancel + 1, np.arange(d)] = 1.0, -1.0
-    W2[np.arange(d), cancel], W2[np.arange(d), cancel + 1] = -1.0, 1.0
-    ffn = FeedForward(d, width, d, residual=True)
-    ffn.set_weights(W1=W1, b1=b1, W2=W2, b2=np.full(d, reps[0]))
-    return ffn
-
-
-def quantizer_float64_error(
-    m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0, x_max: float = 1.0
-) -> float:
-    r"""A bound on the float64 rounding error of :func:`quantizer`'s layer at one coordinate.
-
-    Each grid line's pair of units computes :math:`t + b` with :math:`|b| \le B`, ``B =
-    max(|low|, |high|, x_max) + tau``, each with an error of at most ``2 eps B`` (the bias and the
-    sum), and their difference is multiplied by ``h / tau``; the output adds the ``w = 2(m-1) + 2``
-    terms of one coordinate, each at most ``2 B max(h / tau, 1)`` in size, with an error of at
-    most ``w eps`` times their total (any order of summation). Hence
-
-    .. math:: E = \epsilon\, B\, \max(h/\tau, 1)\,\big(4(m-1) + 2 w^2\big) + 2 \epsilon B,
-
-    ``eps`` the float64 unit roundoff :math:`2^{-53}`.
-
-    Returns:
-        ``E`` as a float (absolute, in the units of the tokens).
-
-    Raises:
-        ValueError: as :func:`quantizer` for ``m``, ``tau`` and the bounds, and for a negative
-            or non-finite ``x_max``.
-
-    Source: the book's error analysis of its quantizer for K&S Proposition 1 (Chapter 4).
-    """
-    m, low, high, h = _grid(m, low, high)
-    positive_int("d", d)
-    tau = _ramp_width(tau, h)
-    x_max = finite_real("x_max", x_max, minimum=0.0)
-    u = 2.0**-53
-    B = max(abs(low), abs(high), x_max) + tau
-    w = 2 * (m - 1) + 2
-    return u * B * max(h / tau, 1.0) * (4 * (m - 1) + 2 * w * w) + 2 * u * B
-
-
-def duplicate_cell_measure(m: int, n: int, d: int) -> float:
-    r"""Probability that two of ``n`` uniform tokens in ``[0,1]^d`` share one of the ``m^d`` cells.
-
-    ``1 - \prod_{k=0}^{n-1} (1 - k / m^d)``, computed exactly in rationals (the birthday
-    problem) and rounded once; 1 when ``n > m^d``.
-
-    Raises:
-        ValueError: for non-positive arguments, or when the exact rational would exceed
-            :data:`MAX_MEASURE_BITS` bits (about ``n d log2(m)``; checked before computing).
-
-    Source: the measure of the duplicate-cell set in the book's reading of K&S Proposition 1
-    (Chapter 4).
-    """
-    m, n, d = positive_int("m", m), positive_int("n", n), positive_int("d", d)
-    log2_cells = d * math.log2(m)
-    if n.bit_length() > log2_cells + 2:  # n >= 2^(bits - 1) > 2 m^d: more tokens than cells
-        return 1.0
-    check_size(
-        f"duplicate_cell_measure({m}, {n}, {d}): the bits of the exact rational, n * log2(m^d)",
-        math.ceil(n * log2_cells),
-        MAX_MEASURE_BITS,
-        "lib.approximation.MAX_MEASURE_BITS",
-    )
-    cells = m**d
-    if n > cells:
-        return 1.0
-    p = Fraction(1)
-    for k in range(n):
-        p *= Fraction(cells - k, cells)
-    return float(1 - p)
-
-
-def ramp_measure(m: int, n: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -> float:
-    """Probability that some coordinate of ``n`` uniform tokens in ``[low, high]^d`` lies on a ramp.
-
-    Each coordinate avoids the ``m - 1`` ramps of width ``tau`` with probability
-    ``1 - (m - 1) tau / (high - low)``; there are ``n d`` independent coordinates.
-
-    Raises:
-        ValueError: as :func:`quantizer`.
-    """
-    m, low, high, h = _grid(m, low, high)
-    n, d = positive_int("n", n), positive_int("d", d)
-    tau = _ramp_width(tau, h)
-    return float(1 - (1 - (m - 1) * tau / (high - low)) ** (n * d))
-
-
-def check_equivariant(
+def require_equivariant(
     f: Callable,
     n: int,
     d: int,
@@ -274,18 +87,15 @@ def check_equivariant(
     probes: int = 8,
     seed: int = 0,
     tol: float = 1e-9,
-) -> float:
-    """Check on random probes that ``f(X P) = f(X) P`` (tokens permuted); return the largest
-    deviation.
+) -> None:
+    """Refuse ``f`` unless ``f(X P) = f(X) P`` (tokens permuted) on random probes: the input guard
+    of :func:`ks_approximator`, whose theorem assumes a permutation-equivariant target.
 
     Args:
         f: maps float64 ``(batch, n, d)`` (numpy) to ``(batch, n, d_out)``.
         n, d: sequence length and token dimension; low, high: where the probes are drawn.
-        probes: random sequences, each checked under a random permutation.
+        probes: random sequences, each compared with its image under a random permutation.
         seed: seed of the probes; tol: allowed deviation relative to ``max(1, |f|)``.
-
-    Returns:
-        The largest relative deviation found (``<= tol``).
 
     Raises:
         ValueError: if ``f`` is not permutation equivariant on a probe (the deviation is given),
@@ -294,8 +104,8 @@ def check_equivariant(
     """
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
     sample, probes = metrics.uniform_sampler(n, d, low, high), positive_int("probes", probes)
-    check_size(
-        f"check_equivariant: probes={probes:,} sequences of n={n} tokens in dimension d={d}, "
+    require_size(
+        f"require_equivariant: probes={probes:,} sequences of n={n} tokens in dimension d={d}, "
         "the number of entries",
         probes * n * d,
         metrics.MAX_SAMPLE_ENTRIES,
@@ -313,27 +123,47 @@ def check_equivariant(
             f"f is not permutation equivariant: permuting the tokens of a probe changed its output "
             f"by {dev:.3g} (relative), above tol = {tol}"
         )
-    return float(dev)
 
 
 class KSApproximator:
     r""":math:`F^{(FF)}_2 \circ F^{(SA)} \circ F^{(FF)}_1` approximating ``f`` (K&S Proposition 1).
 
     Built by :func:`ks_approximator`; call it on float64 ``(batch, n, d)`` arrays. Attributes:
-    ``quantizer`` (:func:`quantizer`, residual), ``attention`` (the rank-1 residual layer), ``v``
-    (the direction the lookup projects ids on), ``knots`` and ``values`` (the lookup table,
-    sorted projected ids and ``(M, d)`` targets), ``lookup`` (the residual lookup layer
-    :math:`F^{(FF)}_2`: a float64 :class:`~lib.layers.FeedForward` when ``exact`` is False,
-    else its weights ``W1, b1, W2, b2`` as nested lists of mpf, evaluated by
-    :func:`lib.memorization.ffn_mp`), ``exact`` (whether the ids need mpmath), ``dps``,
-    ``min_gap`` (smallest gap between table ids), ``max_weight`` (largest output weight of the
-    lookup layer, in practice the largest change of slope between neighbouring ids; mpf when
-    ``exact``), ``distinct64`` (how many of the table's ids float64 tells apart),
+    ``quantizer`` (:func:`lib.quantize.quantizer`, residual), ``attention`` (the rank-1 residual
+    layer), ``v`` (the direction the lookup projects ids on), ``knots`` and ``values`` (the lookup
+    table, sorted projected ids and ``(M, d)`` targets), ``lookup`` (the residual lookup layer
+    :math:`F^{(FF)}_2`: a float64 :class:`~lib.layers.FeedForward` when ``exact`` is False, else its
+    weights ``W1, b1, W2, b2`` as nested lists of mpf, evaluated by
+    :func:`lib.interpolation.ffn_mp`), ``exact`` (whether the ids need mpmath), ``dps``, ``min_gap``
+    (smallest gap between table ids), ``max_weight`` (largest output weight of the lookup layer, in
+    practice the largest change of slope between neighbouring ids; mpf when ``exact``),
+    ``distinct64`` (how many of the table's ids float64 tells apart),
     ``conflicts64`` (how many pairs of table entries have equal float64 ids but different
     values: no layer that reads float64 ids can return both), ``m, n, d, tau, low, high``.
     """
 
-    def __init__(self, **parts):
+    # The parts ks_approximator passes (see the docstring); the lookup layer and its knots are
+    # float64 (a FeedForward, an array) or mpf (nested lists) as ``exact`` says.
+    quantizer: FeedForward
+    attention: RankOneAttention
+    v: np.ndarray
+    knots: Any
+    values: np.ndarray
+    lookup: Any
+    exact: bool
+    dps: int
+    min_gap: Any
+    max_weight: Any
+    distinct64: int
+    conflicts64: int
+    m: int
+    n: int
+    d: int
+    tau: float
+    low: float
+    high: float
+
+    def __init__(self, **parts: Any) -> None:
         self.__dict__.update(parts)
 
     @property
@@ -348,12 +178,12 @@ class KSApproximator:
     def quantize(self, X: np.ndarray) -> np.ndarray:
         """``F_FF1(X)``, with float64 rounding on cell interiors removed.
 
-        On a cell interior the quantizer equals the representative exactly; evaluated in float64
-        it is off by up to :func:`quantizer_float64_error` (about ``1e-16 h / tau`` times the
-        width: the ramps' output weights ``h / tau`` multiply the rounding of their inputs), far
-        more than the gaps between context ids. Coordinates within that bound (at least
-        ``1e-9 h``) of a representative are therefore set to it (on a ramp this moves the output
-        by at most that much).
+        On a cell interior the quantizer equals the representative exactly; evaluated in float64 it
+        is off by up to :func:`lib.quantize.quantizer_float64_error` (about ``1e-16 h / tau`` times
+        the width: the ramps' output weights ``h / tau`` multiply the rounding of their inputs), far
+        more than the gaps between context ids. Coordinates within that bound (at least ``1e-9 h``)
+        of a representative are therefore set to it (on a ramp this moves the output by at most that
+        much).
 
         Raises:
             ValueError: if the bound reaches a quarter cell, ``h / 4``, where float64 can no
@@ -375,7 +205,7 @@ class KSApproximator:
         snap = max(bound, 1e-9 * h)  # never below the 1e-9 h the book's tables were made with
         return np.where(np.abs(Q - nearest) <= snap, nearest, Q)
 
-    def context_ids(self, X: np.ndarray):
+    def context_ids(self, X: ArrayLike) -> np.ndarray | list[Any]:
         """Context ids ``F_SA(F_FF1(X))`` of every token: ``(batch * n, d)`` float64, or that many
         rows of mpf."""
         from . import exact
@@ -389,10 +219,10 @@ class KSApproximator:
                 return self.attention(torch.as_tensor(Q)).numpy().reshape(-1, self.d)
         return [row for out in exact.attention_mp(Q, self.attention, self.dps) for row in out]
 
-    def raw(self, X) -> np.ndarray:
+    def raw(self, X: ArrayLike) -> np.ndarray:
         """The network's output ``F_FF2(F_SA(F_FF1(X)))``, ``(batch * n, d)``, before the clamp that
         calling the approximator applies."""
-        from .memorization import ffn_mp
+        from .interpolation import ffn_mp
 
         z = self.context_ids(X)
         if not self.exact:
@@ -401,7 +231,7 @@ class KSApproximator:
         with mpmath.workdps(self.dps):
             return np.array([[float(x) for x in row] for row in ffn_mp(z, self.lookup)])
 
-    def __call__(self, X) -> np.ndarray:
+    def __call__(self, X: ArrayLike) -> np.ndarray:
         """The approximation ``(batch, n, d)`` float64 at sequences ``X`` ``(batch, n, d)``.
 
         Every output coordinate lies within the range of its column of ``values`` (the table),
@@ -431,7 +261,7 @@ def _conflicting_pairs(ids: np.ndarray, values: np.ndarray) -> int:
     return _pairs_within(ids) - _pairs_within(np.hstack([ids, values]))
 
 
-def _slope_changes(knots, values) -> list:
+def _slope_changes(knots: np.ndarray | list[Any], values: np.ndarray) -> list[list[Any]]:
     """Output weights of the knots-at-the-ids interpolant: the change of slope at each knot,
     ``(M, k)``.
 
@@ -458,7 +288,9 @@ def _slope_changes(knots, values) -> list:
     ]
 
 
-def _lookup_weights(v: np.ndarray, knots, values: np.ndarray) -> dict:
+def _lookup_weights(
+    v: np.ndarray, knots: np.ndarray | list[Any], values: np.ndarray
+) -> dict[str, list[Any]]:
     """``W1, b1, W2, b2`` of the residual lookup layer (nested lists; mpf where ``knots`` are mpf).
 
     Hidden units: ``M`` knots reading ``v . z``, then ``relu(z_c)`` and ``relu(-z_c)`` per
@@ -516,10 +348,10 @@ def ks_approximator(
 
     Args:
         f: the target, float64 numpy ``(batch, n, d) -> (batch, n, d)`` (residual layers: the
-            output lives in the token space), continuous and permutation equivariant (checked on
-            random probes, relative tolerance ``tol``).
+            output lives in the token space), continuous and permutation equivariant
+            (:func:`require_equivariant` on random probes, relative tolerance ``tol``).
         m, n, d, tau, low, high: the grid (``m`` cells per axis) and ramp width, as
-            :func:`quantizer`.
+            :func:`lib.quantize.quantizer`.
         gamma: the attention layer's inverse temperature; ``None`` is Theorem 2's value. Any
             value at which the table's ids are distinct gives the same approximation on the
             table; the theorem's value guarantees that they are.
@@ -563,8 +395,9 @@ def ks_approximator(
         raise ValueError(
             f"n = {n} tokens cannot lie in distinct cells of a grid with only {n_cells} cells"
         )
-    count = math.inf if n_cells == math.inf else capped_comb(n_cells, n, MAX_TABLE_ENTRIES) * n
-    check_size(
+    # n_cells is an int where capped_comb is called (math.inf is taken care of first)
+    count = math.inf if n_cells == math.inf else capped_comb(n_cells, n, MAX_TABLE_ENTRIES) * n  # type: ignore[arg-type]
+    require_size(
         f"the lookup table of m = {m}, n = {n}, d = {d}: the number of entries "
         f"binom({m}^{d}, {n}) * {n}",
         count,
@@ -572,7 +405,7 @@ def ks_approximator(
         "lib.approximation.MAX_TABLE_ENTRIES",
     )
     q = quantizer(m, d, tau, low, high)
-    check_equivariant(f, n, d, low=low, high=high, seed=seed, tol=tol)
+    require_equivariant(f, n, d, low=low, high=high, seed=seed, tol=tol)
     reps1 = cell_representatives(m, low, high)
     cells = np.array(list(itertools.product(reps1, repeat=d)))  # (m^d, d)
     seqs = np.array(
@@ -592,7 +425,7 @@ def ks_approximator(
     )
     with torch.no_grad():
         z64 = layer(torch.as_tensor(seqs)).numpy().reshape(-1, d) @ v
-    order = np.argsort(z64, kind="stable")
+    order: np.ndarray | list[int] = np.argsort(z64, kind="stable")
     gaps = np.diff(z64[order])
     resolved = len(z64) < 2 or gaps.min() > 1e-9 * max(1.0, np.abs(z64).max())
     parts["distinct64"] = len(np.unique(z64))
@@ -604,6 +437,7 @@ def ks_approximator(
         )
     if exact is None:
         exact = not resolved
+    lookup: FeedForward | dict[str, list[Any]]  # a float64 layer, or mpf weights (exact)
     if not exact:
         knots, values = z64[order], targets[order]
         lookup = _lookup_layer(v, knots, values)
@@ -666,181 +500,4 @@ def ks_approximator(
         min_gap=min_gap,
         lookup=lookup,
         max_weight=max_weight,
-    )
-
-
-def bad_sets(
-    X, m: int, tau: float, low: float = 0.0, high: float = 1.0
-) -> tuple[np.ndarray, np.ndarray]:
-    """Which sequences ``X`` ``(batch, n, d)`` have a coordinate on a ramp, and which two tokens in
-    one cell.
-
-    Decided against the grid lines ``t_j = low + j h`` and ramp starts ``t_j - tau`` exactly as
-    :func:`quantizer` computes them in float64 (a coordinate on a line belongs to the cell above
-    it), so rounding in ``(x - low) / h`` cannot put a point on the wrong side of a line.
-
-    Returns:
-        Two bool arrays ``(batch,)``: ``on_ramp`` (some coordinate in ``(t_j - tau, t_j)`` for a
-        grid line ``t_j``) and ``duplicate`` (two tokens in the same cell).
-
-    Raises:
-        ValueError: as :func:`quantizer` (among them ``tau`` outside ``(0, h)``, NaN, bool or
-            complex), or for ``X`` that is not a real ``(batch, n, d)`` array.
-
-    Source: the two small sets of the book's reading of K&S Proposition 1 (Chapter 4).
-    """
-    m, low, high, h = _grid(m, low, high)
-    tau = _ramp_width(tau, h)
-    X = as_float_array("X", X, min_ndim=3)
-    if X.ndim != 3:
-        raise ValueError(f"X must have shape (batch, n, d), got {X.shape}")
-    lines = low + np.arange(1, m) * h  # the quantizer's grid lines
-    cells = np.searchsorted(lines, X, side="right")  # lines at or below x: the cell, 0 .. m - 1
-    if m > 1:
-        above = lines[np.minimum(cells, m - 2)]  # the next line up (where there is one)
-        on_ramp = (cells < m - 1) & (X > above - tau)  # the quantizer's relu(x - (t - tau)) > 0
-    else:
-        on_ramp = np.zeros(X.shape, dtype=bool)
-    duplicate = np.array([len({tuple(c) for c in seq}) < len(seq) for seq in cells])
-    return on_ramp.any(axis=(1, 2)), duplicate
-
-
-@dataclass(frozen=True)
-class KSErrorRow:
-    """One row of Chapter 4's error table (:func:`ks_error_row`).
-
-    Attributes:
-        d, m: token dimension and grid size.
-        l1, l1_se, l2, l2_se, sup: the :class:`lib.metrics.ErrorSummary` of the sample.
-        sup_ramp, sup_duplicate, sup_clean: the largest error on the sampled sequences with a
-            coordinate on a ramp, with two tokens in one cell (and none on a ramp), and on the
-            others (NaN for an empty set).
-        duplicate, ramp: the measures of :func:`duplicate_cell_measure` and :func:`ramp_measure`.
-    """
-
-    d: int
-    m: int
-    l1: float
-    l1_se: float
-    l2: float
-    l2_se: float
-    sup: float
-    sup_ramp: float
-    sup_duplicate: float
-    sup_clean: float
-    duplicate: float
-    ramp: float
-
-
-def ks_error_row(
-    f: Callable,
-    m: int,
-    n: int,
-    d: int,
-    tau: float,
-    *,
-    gamma: float | None = None,
-    n_samples: int = 4000,
-    seed: int = 0,
-) -> KSErrorRow:
-    """The K&S approximator for grid ``m`` against ``f`` on ``n_samples`` uniform sequences.
-
-    The sequences are those :func:`lib.metrics.lp_error` draws with the same ``seed``; the
-    approximator is evaluated once.
-
-    Returns:
-        A :class:`KSErrorRow`.
-
-    Raises:
-        ValueError: as :func:`ks_approximator` and :func:`lib.metrics.lp_error`.
-
-    Source: the :math:`L_p` distance of K&S Proposition 1 and the bad sets of the book's
-    reconstruction. Chapter 4 (checks C12, B4.2) and the epilogue.
-    """
-    g = ks_approximator(f, m, n, d, tau, gamma=gamma, seed=seed)
-    n_samples = positive_int("n_samples", n_samples, minimum=2)
-    X = metrics.uniform_sampler(n, d)(
-        np.random.default_rng(seed), n_samples
-    )  # lp_error's samples for this seed
-    errors = np.abs(metrics.outputs(f, X) - metrics.outputs(g, X, "g"))  # g evaluated once
-    summary = metrics.error_summary(errors)
-    worst = errors.reshape(n_samples, -1).max(axis=1)
-    ramp, dup = bad_sets(X, m, tau)
-
-    def top(mask):
-        return float(worst[mask].max()) if mask.any() else float("nan")
-
-    return KSErrorRow(
-        d,
-        m,
-        summary.l1,
-        summary.l1_se,
-        summary.l2,
-        summary.l2_se,
-        summary.sup,
-        top(ramp),
-        top(dup & ~ramp),
-        top(~ramp & ~dup),
-        duplicate_cell_measure(m, n, d),
-        ramp_measure(m, n, d, tau),
-    )
-
-
-@dataclass(frozen=True)
-class PriceRow:
-    """One row of Chapter 4's cost table (:func:`price_row`).
-
-    Attributes:
-        m: grid size; entries: table size; parameters: the approximator's parameter count.
-        digits_theorem: the working precision the theorem's ids need (15: float64 sufficed).
-        weight_theorem: the largest weight at the theorem's gamma, as text (:func:`lib.claims.fmt`
-            of an mpmath number, which may lie beyond float64's range); log10_weight_theorem: its
-            base-10 logarithm.
-        gamma, weight_gamma: the practical inverse temperature and the largest weight there.
-        distinct64_theorem: the distinct float64 ids at the theorem's gamma.
-        conflicts64_theorem: pairs of entries whose float64 ids are equal and whose values differ.
-    """
-
-    m: int
-    entries: int
-    parameters: int
-    digits_theorem: int
-    weight_theorem: str
-    log10_weight_theorem: float
-    gamma: float
-    weight_gamma: float
-    distinct64_theorem: int
-    conflicts64_theorem: int
-
-
-def price_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float = 1.0) -> PriceRow:
-    """One row of Chapter 4's cost table: the approximator at the theorem's gamma and at ``gamma``.
-
-    Returns:
-        A :class:`PriceRow`.
-
-    Raises:
-        ValueError: as :func:`ks_approximator`.
-
-    Source: the construction of K&S Proposition 1 as the book reconstructs it. Chapter 4.
-    """
-    from .claims import fmt
-
-    gamma = finite_real("gamma", gamma, minimum=0.0, strict=True)  # no default of its own here
-    exact = ks_approximator(f, m, n, d, tau)
-    practical = ks_approximator(f, m, n, d, tau, gamma=gamma)
-    weight = mpmath.mpf(exact.max_weight)
-    with mpmath.workdps(30):
-        text, log10 = fmt(weight), float(mpmath.log10(weight))
-    return PriceRow(
-        m,
-        len(practical.knots),
-        practical.parameters,
-        exact.dps if exact.exact else 15,
-        text,
-        log10,
-        float(gamma),
-        practical.max_weight,
-        exact.distinct64,
-        exact.conflicts64,
     )

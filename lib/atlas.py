@@ -16,6 +16,7 @@ import math
 
 import mpmath
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validate import as_float_array, finite_real, positive_int, short_repr
 from .exact import to_mpf
@@ -33,7 +34,7 @@ __all__ = [
 MAX_DIGITS = 300
 
 
-def _positive_mpf(name: str, value) -> mpmath.mpf:
+def _positive_mpf(name: str, value: float | str | mpmath.mpf) -> mpmath.mpf:
     with mpmath.workdps(30):
         out = to_mpf(name, value)
         if not out > 0:
@@ -41,7 +42,7 @@ def _positive_mpf(name: str, value) -> mpmath.mpf:
         return out
 
 
-def digits_needed(gap, spread) -> float:
+def digits_needed(gap: float | str | mpmath.mpf, spread: float | str | mpmath.mpf) -> float:
     r"""Decimal digits that resolve a gap within a range:
     :math:`\log_{10}(\text{spread}/\text{gap})`.
 
@@ -67,7 +68,9 @@ def digits_needed(gap, spread) -> float:
         return float(mpmath.log10(s) - mpmath.log10(g))
 
 
-def round_to_digits(values, digits: int, spread: float, origin: float = 0.0) -> np.ndarray:
+def round_to_digits(
+    values: ArrayLike, digits: int, spread: float, origin: float = 0.0
+) -> np.ndarray:
     r"""``values`` computed at ``digits`` decimal digits of fixed point over a range ``spread``.
 
     Each value is rounded to the nearest point of the grid
@@ -111,7 +114,7 @@ def round_to_digits(values, digits: int, spread: float, origin: float = 0.0) -> 
     return out
 
 
-def bits_per_number(largest, resolution) -> int:
+def bits_per_number(largest: float | str | mpmath.mpf, resolution: float | str | mpmath.mpf) -> int:
     r"""Bits of a signed fixed-point number of magnitude up to ``largest`` at ``resolution``:
     :math:`1 + \lceil \log_2(\text{largest}/\text{resolution}) \rceil`, at least 1.
 

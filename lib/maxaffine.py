@@ -35,21 +35,22 @@ import math
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 
 from ._geometry import (
     CHUNK,
     FAR_FACTOR,
     MAX_MATRIX_ENTRIES,
-    check_affine,
-    check_beta,
-    check_centres,
-    check_points,
+    as_affine,
+    as_beta,
+    as_centres,
+    as_points,
     chunked,
     grid_step,
     midpoints,
     scores_from_top,
 )
-from ._validate import as_float_array, check_size, positive_int, short_repr
+from ._validate import as_float_array, positive_int, require_size, short_repr
 
 __all__ = [
     "affine_scores",
@@ -73,7 +74,7 @@ __all__ = [
 MAX_CELLS = 2**20
 
 
-def affine_scores(x, A, b) -> np.ndarray:
+def affine_scores(x: ArrayLike, A: ArrayLike, b: ArrayLike) -> np.ndarray:
     r"""The affine scores :math:`y_i(x) = a_i^\top x + b_i`.
 
     Args:
@@ -91,11 +92,11 @@ def affine_scores(x, A, b) -> np.ndarray:
 
     Source: LHSL (NeurIPS 2025), the max-affine function. Chapter 5.
     """
-    A, b = check_affine(A, b)
-    return chunked(check_points(x, A.shape[1]), lambda p: p @ A.T + b, A.shape[0])
+    A, b = as_affine(A, b)
+    return chunked(as_points(x, A.shape[1]), lambda p: p @ A.T + b, A.shape[0])
 
 
-def max_affine(x, A, b) -> np.ndarray:
+def max_affine(x: ArrayLike, A: ArrayLike, b: ArrayLike) -> np.ndarray:
     r""":math:`\mathrm{MaxAff}(x) = \max_i (a_i^\top x + b_i)`, float64 ``(...,)`` for ``x``
     ``(..., D)``.
 
@@ -104,11 +105,11 @@ def max_affine(x, A, b) -> np.ndarray:
 
     Source: LHSL (NeurIPS 2025), definition of the max-affine function. Chapter 5.
     """
-    A, b = check_affine(A, b)
-    return chunked(check_points(x, A.shape[1]), lambda p: (p @ A.T + b).max(axis=1), A.shape[0])
+    A, b = as_affine(A, b)
+    return chunked(as_points(x, A.shape[1]), lambda p: (p @ A.T + b).max(axis=1), A.shape[0])
 
 
-def cell_index(x, A, b) -> np.ndarray:
+def cell_index(x: ArrayLike, A: ArrayLike, b: ArrayLike) -> np.ndarray:
     r"""The cell :math:`i_x = \arg\max_i (a_i^\top x + b_i)` of each point, int64 ``(...,)``.
 
     Ties (boundaries, a set of measure zero) go to the lowest index. Each point is scored
@@ -121,10 +122,10 @@ def cell_index(x, A, b) -> np.ndarray:
 
     Source: LHSL (NeurIPS 2025), the max-affine partition. Chapter 5.
     """
-    A, b = check_affine(A, b)
-    x = check_points(x, A.shape[1])
+    A, b = as_affine(A, b)
+    x = as_points(x, A.shape[1])
 
-    def best(p):
+    def best(p: np.ndarray) -> np.ndarray:
         r, k = scores_from_top(p, A, b)
         if not np.isfinite(r).all():
             raise ValueError("the affine scores overflow float64; rescale x or the affine pieces")
@@ -133,7 +134,7 @@ def cell_index(x, A, b) -> np.ndarray:
     return chunked(x, best, A.shape[0]).astype(np.int64)
 
 
-def partition_indicator(x, A, b) -> np.ndarray:
+def partition_indicator(x: ArrayLike, A: ArrayLike, b: ArrayLike) -> np.ndarray:
     r"""The partition indicator :math:`E(x) = e_{i_x}`: float64 one-hot ``(..., N)``.
 
     Ties go to the lowest index, as in :func:`cell_index`.
@@ -144,10 +145,10 @@ def partition_indicator(x, A, b) -> np.ndarray:
 
     Source: LHSL (NeurIPS 2025), the partition indicator. Chapter 5.
     """
-    A, b = check_affine(A, b)
-    x = check_points(x, A.shape[1])
+    A, b = as_affine(A, b)
+    x = as_points(x, A.shape[1])
     N = A.shape[0]
-    check_size(
+    require_size(
         f"partition_indicator: the one-hot matrix of {x[..., 0].size:,} points x {N:,} pieces",
         x[..., 0].size * N,
         MAX_MATRIX_ENTRIES,
@@ -159,7 +160,7 @@ def partition_indicator(x, A, b) -> np.ndarray:
     return out
 
 
-def margin(x, A, b) -> np.ndarray:
+def margin(x: ArrayLike, A: ArrayLike, b: ArrayLike) -> np.ndarray:
     r"""The top-two gap :math:`\Delta(x) = y_{(1)}(x) - y_{(2)}(x) \ge 0`, float64 ``(...,)``.
 
     ``inf`` when there is a single cell (no competitor); 0 on a boundary. A difference of
@@ -172,12 +173,12 @@ def margin(x, A, b) -> np.ndarray:
     Source: the margin of LHSL's indicator lemma in the book's quantitative form (reconstructed by
     the book; see the Sources and certainty page). Chapter 5.
     """
-    A, b = check_affine(A, b)
-    x = check_points(x, A.shape[1])
+    A, b = as_affine(A, b)
+    x = as_points(x, A.shape[1])
     if A.shape[0] == 1:
         return np.full(x.shape[:-1], np.inf)
 
-    def gap(p):
+    def gap(p: np.ndarray) -> np.ndarray:
         r, k = scores_from_top(p, A, b)
         r[np.arange(len(p)), k] = -np.inf
         return -r.max(axis=1)
@@ -185,7 +186,7 @@ def margin(x, A, b) -> np.ndarray:
     return chunked(x, gap, A.shape[0])
 
 
-def soft_indicator(x, A, b, beta: float) -> np.ndarray:
+def soft_indicator(x: ArrayLike, A: ArrayLike, b: ArrayLike, beta: float) -> np.ndarray:
     r"""The attention weights :math:`\sigma(\beta\, y(x))` over the cells, float64 ``(..., N)``.
 
     Args:
@@ -201,9 +202,9 @@ def soft_indicator(x, A, b, beta: float) -> np.ndarray:
     Source: LHSL (NeurIPS 2025), the lemma "attention approximates the partition indicator".
     Chapter 5.
     """
-    beta = check_beta(beta)
-    A, b = check_affine(A, b)
-    x = check_points(x, A.shape[1])
+    beta = as_beta(beta)
+    A, b = as_affine(A, b)
+    x = as_points(x, A.shape[1])
     return chunked(
         x,
         lambda p: torch.softmax(beta * torch.from_numpy(scores_from_top(p, A, b)[0]), -1).numpy(),
@@ -211,7 +212,7 @@ def soft_indicator(x, A, b, beta: float) -> np.ndarray:
     )
 
 
-def indicator_error(x, A, b, beta: float) -> np.ndarray:
+def indicator_error(x: ArrayLike, A: ArrayLike, b: ArrayLike, beta: float) -> np.ndarray:
     r""":math:`\|\sigma(\beta y(x)) - E(x)\|_1`, computed without cancellation, float64 ``(...,)``.
 
     With :math:`s = \sum_{j \ne i_x} e^{\beta(y_j - y_{i_x})}` the error is exactly
@@ -224,11 +225,11 @@ def indicator_error(x, A, b, beta: float) -> np.ndarray:
     Source: the left side of the book's quantitative form of LHSL's indicator lemma (check C14).
     Chapter 5.
     """
-    beta = check_beta(beta)
-    A, b = check_affine(A, b)
-    x = check_points(x, A.shape[1])
+    beta = as_beta(beta)
+    A, b = as_affine(A, b)
+    x = as_points(x, A.shape[1])
 
-    def err(p):
+    def err(p: np.ndarray) -> np.ndarray:
         r, k = scores_from_top(p, A, b)
         rel = beta * torch.from_numpy(r)
         rel[torch.arange(len(p)), torch.from_numpy(k)] = -math.inf
@@ -237,7 +238,7 @@ def indicator_error(x, A, b, beta: float) -> np.ndarray:
     return chunked(x, err, A.shape[0])
 
 
-def indicator_bound(beta: float, margin, n_cells: int) -> np.ndarray | float:
+def indicator_bound(beta: float, margin: ArrayLike, n_cells: int) -> np.ndarray | float:
     r"""The bound :math:`2(N-1)e^{-\beta\Delta}` on :math:`\|\sigma(\beta y) - E\|_1` at margin
     :math:`\Delta`.
 
@@ -258,7 +259,7 @@ def indicator_bound(beta: float, margin, n_cells: int) -> np.ndarray | float:
     see the Sources and certainty page; one line: every non-top weight is at most
     :math:`e^{-\beta\Delta}`). Check C14, Chapter 5.
     """
-    beta = check_beta(beta)
+    beta = as_beta(beta)
     n_cells = positive_int("n_cells", n_cells, maximum=2**53)
     arr = np.asarray(as_float_array("margin", margin, min_ndim=0, finite=False), dtype=np.float64)
     if np.isnan(arr).any() or (arr < 0).any():
@@ -267,7 +268,7 @@ def indicator_bound(beta: float, margin, n_cells: int) -> np.ndarray | float:
     return float(out) if out.ndim == 0 else out
 
 
-def voronoi_affine(centres) -> tuple[np.ndarray, np.ndarray]:
+def voronoi_affine(centres: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     r"""The max-affine pieces of the Voronoi partition of ``centres``: :math:`a_i = 2c_i`,
     :math:`b_i = -\|c_i\|^2`.
 
@@ -295,7 +296,7 @@ def voronoi_affine(centres) -> tuple[np.ndarray, np.ndarray]:
     Source: the Voronoi partition of the book's reconstruction of LHSL's construction (see the
     Sources and certainty page); check C13. Chapter 5.
     """
-    c = check_centres(centres)
+    c = as_centres(centres)
     with np.errstate(over="ignore"):
         b = -(c**2).sum(axis=1)
     if not np.isfinite(b).all() or not np.isfinite(2.0 * c).all():
@@ -321,10 +322,10 @@ def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.nd
     """
     m, dim = positive_int("m", m), positive_int("dim", dim)
     cells = 1 if m == 1 else (m**dim if dim * math.log2(m) < 64 else math.inf)
-    check_size(
+    require_size(
         f"grid_centres({m}, {dim}): the number of cells m**dim", cells, MAX_CELLS, "MAX_CELLS"
     )
-    check_size(
+    require_size(
         f"grid_centres({m}, {dim}): the coordinates m**dim * dim",
         cells * dim,
         MAX_MATRIX_ENTRIES,
@@ -334,7 +335,7 @@ def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.nd
     return np.stack(np.meshgrid(*([axis] * dim), indexing="ij"), axis=-1).reshape(-1, dim)
 
 
-def grid_margin(x, m: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+def grid_margin(x: ArrayLike, m: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
     r"""The closed form of :func:`margin` on the grid of :func:`grid_centres`: :math:`\Delta(x)`
     without the scores.
 

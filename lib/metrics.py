@@ -18,8 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ._validate import as_float_array, check_size, finite_real, function, positive_int
+from ._validate import as_float_array, finite_real, function, positive_int, require_size
 
 __all__ = [
     "MAX_SAMPLE_ENTRIES",
@@ -52,7 +53,7 @@ def uniform_sampler(n: int, d: int, low: float = 0.0, high: float = 1.0) -> Call
 
     def sample(rng: np.random.Generator, k: int) -> np.ndarray:
         k = positive_int("k", k)
-        check_size(
+        require_size(
             f"a sample of k={k:,} sequences of n={n} tokens in dimension d={d} (the sampler's k "
             "is lp_error's and sup_error's n_samples): the number of entries",
             k * n * d,
@@ -119,7 +120,7 @@ def lp_error(
     return lp_from_errors(_errors(f, g, sampler, n_samples, seed), p)
 
 
-def lp_from_errors(errors, p: float) -> tuple[float, float]:
+def lp_from_errors(errors: ArrayLike, p: float) -> tuple[float, float]:
     """:func:`lp_error`'s estimate and its standard error from absolute errors ``(samples, ...)``.
 
     Raises:
@@ -175,15 +176,16 @@ class ErrorSummary:
     l2_se: float
 
 
-def error_summary(errors) -> ErrorSummary:
+def error_summary(errors: ArrayLike) -> ErrorSummary:
     r"""Sup, :math:`L_1` and :math:`L_2` of absolute errors ``(samples, ...)`` (one row per sample).
 
     Raises:
         ValueError: as :func:`lp_from_errors`.
 
-    Used by :func:`lib.approximation.ks_error_row` (Chapter 4, the epilogue) and
-    :func:`lib.lookup.lookup_error_row` (Chapters 5 and 6).
+    Used by :func:`lib.experiments.tables.ks_error_row` (Chapter 4, the epilogue) and
+    :func:`lib.experiments.tables.lookup_error_row` (Chapters 5 and 6).
     """
     errors = np.abs(as_float_array("errors", errors))
     (l1, se1), (l2, se2) = (lp_from_errors(errors, p) for p in (1, 2))
-    return ErrorSummary(float(errors.max()), l1, se1, l2, se2)
+    # errors is an array (np.abs of one, typed Any by numpy's stub: mypy falls back to ArrayLike)
+    return ErrorSummary(float(errors.max()), l1, se1, l2, se2)  # type: ignore[union-attr]

@@ -14,10 +14,17 @@ from __future__ import annotations
 import math
 
 import torch
+from numpy.typing import ArrayLike
 from torch import nn
 
 from ._validate import all_finite, finite_real, flag, float_dtype, positive_int, short_repr
-from .layers import FeedForward, SelfAttention, SingleHead, TiedSelfAttention, _check_parameters
+from .layers import (
+    FeedForward,
+    SelfAttention,
+    SingleHead,
+    TiedSelfAttention,
+    _require_parameter_count,
+)
 
 __all__ = ["TokenTagger", "PatchAttentionClassifier"]
 
@@ -83,8 +90,8 @@ class TokenTagger(nn.Module):
         seed: int = 0,
         sparse_embedding: bool = False,
         tied: bool = False,
-        fixed_projection=None,
-    ):
+        fixed_projection: ArrayLike | torch.Tensor | None = None,
+    ) -> None:
         super().__init__()
         sparse_embedding = flag("sparse_embedding", sparse_embedding)
         self.tied = flag("tied", tied)
@@ -115,7 +122,7 @@ class TokenTagger(nn.Module):
             else SingleHead.parameter_count(d, d, d, head_dim, rank)
         )
         block = attn_count + FeedForward.parameter_count(d, ffn_width, d)
-        _check_parameters(
+        _require_parameter_count(
             f"TokenTagger(vocab_size={self.vocab_size}, d={d}, n_layers={self.n_layers})",
             self.vocab_size * d + self.n_layers * block + self.n_tags * d + self.n_tags,
         )
@@ -152,8 +159,9 @@ class TokenTagger(nn.Module):
             # smaller, so the sum over L blocks starts with the spread of one block.
             scale = 1.0 / math.sqrt(2 * self.n_layers)
             for attn, ffn in zip(self.attn, self.ffn, strict=True):
-                (attn.W_O if rank is None or self.tied else attn.W_O_A).mul_(scale)
-                ffn.W2.mul_(scale)
+                # attn and ffn come out of the ModuleLists typed as Module (attributes untyped)
+                (attn.W_O if rank is None or self.tied else attn.W_O_A).mul_(scale)  # type: ignore[operator]
+                ffn.W2.mul_(scale)  # type: ignore[operator]
             self.head.weight.copy_(
                 torch.randn(self.n_tags, self.d, generator=gen, dtype=dtype) / math.sqrt(self.d)
             )
@@ -244,7 +252,7 @@ class PatchAttentionClassifier(nn.Module):
         qk_init: float = 1.0,
         dtype: torch.dtype = torch.float32,
         seed: int = 0,
-    ):
+    ) -> None:
         super().__init__()
         self.image_size = positive_int("image_size", image_size)
         self.patch = positive_int("patch", patch, maximum=self.image_size)
@@ -262,7 +270,7 @@ class PatchAttentionClassifier(nn.Module):
         self.n_patches = (self.image_size // self.patch) ** 2
         fan_in = self.patch * self.patch * self.channels
         d = self.d
-        _check_parameters(
+        _require_parameter_count(
             f"PatchAttentionClassifier(image_size={self.image_size}, patch={self.patch}, "
             f"channels={self.channels}, d={d})",
             d * fan_in
@@ -274,7 +282,7 @@ class PatchAttentionClassifier(nn.Module):
         )
         gen = torch.Generator().manual_seed(seed)
 
-        def normal(*shape, std):
+        def normal(*shape: int, std: float) -> nn.Parameter:
             return nn.Parameter(
                 (torch.randn(shape, generator=gen, dtype=torch.float64) * std).to(dtype)
             )
@@ -327,7 +335,7 @@ class PatchAttentionClassifier(nn.Module):
         says nothing about). Spectral = largest singular value
         (``torch.linalg.matrix_norm(ord=2)``); Frobenius = square root of the sum of squares.
         """
-        self.attn._weights_checked()
+        self.attn._require_finite_weights()
         w = {name: m.double() for name, m in self.attn.weights().items()}
         w["W_Q^T W_K"] = w["W_Q"].T @ w["W_K"]
         out = {

@@ -13,6 +13,7 @@ A run that never reached a level (``None``) counts as later than every run that 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -24,7 +25,7 @@ __all__ = ["MIN_SEEDS", "band", "separated", "band_text"]
 MIN_SEEDS = 3
 
 
-def _values(name: str, values, allow_none: bool) -> list:
+def _values(name: str, values: Iterable[float | None], allow_none: bool) -> list:
     try:
         values = list(values)
     except TypeError:
@@ -46,7 +47,7 @@ def _values(name: str, values, allow_none: bool) -> list:
     return out
 
 
-def band(values, *, allow_none: bool = False) -> tuple[float, float, float]:
+def band(values: Iterable[float | None], *, allow_none: bool = False) -> tuple[float, float, float]:
     """``(median, min, max)`` of one configuration's per-seed values.
 
     Args:
@@ -63,7 +64,13 @@ def _band_of(values: list) -> tuple[float, float, float]:
     return float(np.median(values)), min(values), max(values)
 
 
-def separated(a, b, *, allow_none: bool = False, min_seeds: int = MIN_SEEDS) -> int:
+def separated(
+    a: Iterable[float | None],
+    b: Iterable[float | None],
+    *,
+    allow_none: bool = False,
+    min_seeds: int = MIN_SEEDS,
+) -> int:
     """``1`` if every seed of ``a`` is above every seed of ``b``, ``-1`` if every one is below,
     ``0`` if the two ranges overlap (or touch): then these seeds cannot tell them apart.
 
@@ -89,7 +96,13 @@ def separated(a, b, *, allow_none: bool = False, min_seeds: int = MIN_SEEDS) -> 
     return 0
 
 
-def band_text(values, spec: str = ".4f", *, allow_none: bool = False, never: str = "never") -> str:
+def band_text(
+    values: Iterable[float | None],
+    spec: str = ".4f",
+    *,
+    allow_none: bool = False,
+    never: str = "never",
+) -> str:
     """One band for the prose: ``"median (min–max, k seeds)"``, each number formatted with
     ``spec``; ``never`` in place of a level not reached; ``"x (1 seed)"`` for a single seed and
     ``"x (all k seeds)"`` when the seeds agree.
@@ -109,7 +122,7 @@ def band_text(values, spec: str = ".4f", *, allow_none: bool = False, never: str
     v = _values("values", values, allow_none)  # a list: a generator is read once
     med, lo, hi = _band_of(v)
 
-    def f(x):
+    def f(x: float) -> str:
         return never if math.isinf(x) and allow_none else format(x, spec)
 
     k = len(v)

@@ -15,27 +15,28 @@ They take numpy arrays and return float64 arrays; they are the book's choices, n
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._validate import as_float_array
 
 __all__ = ["mean_product", "max_product", "wave", "disk"]
 
 
-def _sequences(X) -> np.ndarray:
+def _sequences(X: ArrayLike) -> np.ndarray:
     X = as_float_array("X", X, min_ndim=3)
     if X.ndim != 3:
         raise ValueError(f"X must have shape (batch, n, d), got {X.shape}")
     return X
 
 
-def _points(p, D: int) -> np.ndarray:
+def _points(p: ArrayLike, D: int) -> np.ndarray:
     p = as_float_array("p", p, min_ndim=2)
     if p.ndim != 2 or p.shape[1] != D:
         raise ValueError(f"p must have shape (batch, {D}), got {p.shape}")
     return p
 
 
-def mean_product(X) -> np.ndarray:
+def mean_product(X: ArrayLike) -> np.ndarray:
     r"""``X * mean(X)``: :math:`f(X)_{:,k} = x_k\,\mathrm{mean}_j x_j`, per coordinate.
 
     Args:
@@ -53,7 +54,7 @@ def mean_product(X) -> np.ndarray:
     return X * X.mean(axis=1, keepdims=True)
 
 
-def max_product(X) -> np.ndarray:
+def max_product(X: ArrayLike) -> np.ndarray:
     r"""``X * max_j X[:, j, 0]``: every token scaled by the largest first coordinate of its
     sequence.
 
@@ -72,7 +73,7 @@ def max_product(X) -> np.ndarray:
     return X * X[:, :, :1].max(axis=1, keepdims=True)
 
 
-def wave(p) -> np.ndarray:
+def wave(p: ArrayLike) -> np.ndarray:
     r""":math:`f(x) = \sin(2\pi x_1)\cos(2\pi x_2)` at points ``(batch, 2)``; float64 ``(batch,)``.
 
     Raises:
@@ -84,7 +85,7 @@ def wave(p) -> np.ndarray:
     return np.sin(2 * np.pi * p[:, 0]) * np.cos(2 * np.pi * p[:, 1])
 
 
-def disk(p) -> np.ndarray:
+def disk(p: ArrayLike) -> np.ndarray:
     """The indicator of the closed disk of radius 0.3 centred at (0.5, 0.5), at points
     ``(batch, 2)``.
 

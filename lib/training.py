@@ -16,25 +16,31 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 import torch
+from numpy.typing import ArrayLike
 from torch import nn
 
-from . import config
 from ._validate import all_finite, finite_real, flag, one_of, positive_int, short_repr
+from .book import config
 
 __all__ = ["IGNORE", "OPTIMIZERS", "StopRule", "bucket_batches", "fit", "evaluate", "epochs_to"]
 
 #: Target value of positions that count neither in the loss nor in the accuracy.
 IGNORE = -100
 
+# The model type a training call is given; its callbacks receive the same model.
+_Model = TypeVar("_Model", bound=nn.Module)
+
 
 def bucket_batches(
-    pairs,
+    pairs: Sequence[tuple[ArrayLike, ArrayLike]],
     batch_size: int,
     *,
     pad_id: int = 0,
@@ -52,7 +58,7 @@ def bucket_batches(
         batch_size: sentences per batch (the last batch may be smaller).
         pad_id: word id written into padding positions.
         seed: seed of the tie-breaking order.
-        device: where the tensors live (default :data:`lib.config.DEVICE`).
+        device: where the tensors live (default :data:`lib.book.config.DEVICE`).
 
     Returns:
         A list of ``(ids, targets)``: int64 tensors ``(b, n_max)``, padding ``pad_id`` in
@@ -109,7 +115,7 @@ def bucket_batches(
     return batches
 
 
-def _check_batches(name: str, batches) -> list:
+def _as_batches(name: str, batches: object) -> list[tuple[torch.Tensor, torch.Tensor]]:
     if not isinstance(batches, (list, tuple)) or not batches:
         raise ValueError(
             f"{name} must be a non-empty list of (inputs, targets) tensor pairs, "
@@ -131,9 +137,11 @@ def _check_batches(name: str, batches) -> list:
     return list(batches)
 
 
-def _check_schedule(epochs, eval_every, lr, final_lr):
+def _as_schedule(
+    epochs: int, eval_every: int, lr: float, final_lr: float | None
+) -> tuple[int, int, float, float | None]:
     """``epochs``, ``eval_every`` (positive ints), ``lr`` (> 0) and ``final_lr`` (``None`` or in
-    ``(0, lr]``), checked as :func:`fit` and :func:`lib.batched.fit_stacked` take them."""
+    ``(0, lr]``), validated as :func:`fit` and :func:`lib.batched.fit_stacked` take them."""
     epochs = positive_int("epochs", epochs)
     eval_every = positive_int("eval_every", eval_every)
     lr = finite_real("lr", lr, minimum=0.0, strict=True)
@@ -147,13 +155,13 @@ def _check_schedule(epochs, eval_every, lr, final_lr):
     return epochs, eval_every, lr, final_lr
 
 
-def _check_model(model) -> nn.Module:
+def _as_model(model: _Model) -> _Model:
     if not isinstance(model, nn.Module):
         raise ValueError(f"model must be a torch.nn.Module, got {short_repr(model)}")
     return model
 
 
-def _counts(logits, targets: torch.Tensor) -> tuple[torch.Tensor, int, int]:
+def _counts(logits: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, int, int]:
     """Summed cross-entropy, number correct and number counted over non-IGNORE positions."""
     if not isinstance(logits, torch.Tensor) or not logits.is_floating_point() or logits.ndim < 1:
         raise ValueError(
@@ -182,7 +190,7 @@ def _counts(logits, targets: torch.Tensor) -> tuple[torch.Tensor, int, int]:
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, batches) -> float:
+def evaluate(model: nn.Module, batches: Sequence[tuple[torch.Tensor, torch.Tensor]]) -> float:
     """Accuracy of ``model`` over the counted (non-:data:`IGNORE`) positions of ``batches``.
 
     Args:
@@ -195,8 +203,8 @@ def evaluate(model: nn.Module, batches) -> float:
     Raises:
         ValueError: for malformed batches or logits that do not match the targets.
     """
-    model = _check_model(model)
-    batches = _check_batches("batches", batches)
+    model = _as_model(model)
+    batches = _as_batches("batches", batches)
     was_training = model.training
     model.eval()
     correct = total = 0
@@ -238,7 +246,7 @@ class StopRule:
     window: int = 10
     min_gain: float = 5e-4
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         finite_real("target", self.target, minimum=0.0, maximum=1.0, strict=True)
         positive_int("window", self.window)
         gain = finite_real("min_gain", self.min_gain, minimum=0.0, maximum=1.0)
@@ -284,7 +292,7 @@ def _optimizers(
     return out + ([torch.optim.SparseAdam(sparse, lr=lr)] if sparse else [])
 
 
-def _clip_gradients(params: list, max_norm: float) -> None:
+def _clip_gradients(params: list[nn.Parameter], max_norm: float) -> None:
     """``torch.nn.utils.clip_grad_norm_`` (the same coefficient ``max_norm / (norm + 1e-6)``,
     capped at 1) for gradients that may be sparse, which torch's own refuses: a sparse
     gradient is coalesced first, so that its norm is that of the dense gradient it stands for."""
@@ -297,7 +305,8 @@ def _clip_gradients(params: list, max_norm: float) -> None:
         grads.append(p.grad)
     if not grads:
         return
-    total = torch.sqrt(sum((g._values() if g.is_sparse else g).pow(2).sum() for g in grads))
+    # sum() of a non-empty list of tensors is a tensor (typeshed adds the start value's Literal[0])
+    total = torch.sqrt(sum((g._values() if g.is_sparse else g).pow(2).sum() for g in grads))  # type: ignore[arg-type]
     coef = torch.clamp(max_norm / (total + 1e-6), max=1.0)
     for g in grads:
         (g._values() if g.is_sparse else g).mul_(coef)
@@ -305,14 +314,14 @@ def _clip_gradients(params: list, max_norm: float) -> None:
 
 def _fingerprint(
     model: nn.Module,
-    batches: list,
+    batches: list[tuple[torch.Tensor, torch.Tensor]],
     epochs: int,
-    lr,
-    final_lr,
+    lr: float,
+    final_lr: float | None,
     seed: int,
     optimizer: str = "adam",
     clip_norm: float | None = None,
-) -> dict:
+) -> dict[str, Any]:
     return {  # Adam without clipping adds no keys: checkpoints saved before these options resume
         **({} if optimizer == "adam" else {"optimizer": optimizer}),
         **({} if clip_norm is None else {"clip_norm": clip_norm}),
@@ -326,18 +335,18 @@ def _fingerprint(
 
 
 def fit(
-    model: nn.Module,
-    batches,
+    model: _Model,
+    batches: Sequence[tuple[torch.Tensor, torch.Tensor]],
     *,
     epochs: int,
     lr: float = 1e-3,
     final_lr: float | None = None,
     seed: int = 0,
-    validation=None,
+    validation: Sequence[tuple[torch.Tensor, torch.Tensor]] | None = None,
     eval_every: int = 1,
-    stop=None,
-    on_epoch=None,
-    checkpoint=None,
+    stop: Callable[[pd.DataFrame], str | None] | None = None,
+    on_epoch: Callable[[_Model, pd.DataFrame], object] | None = None,
+    checkpoint: str | os.PathLike[str] | None = None,
     checkpoint_every: float = 60.0,
     desc: str | None = None,
     progress: bool = True,
@@ -351,12 +360,12 @@ def fit(
     over the batch's counted positions. The weights of an ``nn.Embedding(sparse=True)`` get
     torch's ``SparseAdam`` instead: only the rows a batch touches (and their moments) are updated,
     which saves a pass over the whole table per step (:class:`lib.models.TokenTagger` with
-    ``sparse_embedding=True``). With the thread count fixed by :mod:`lib.config`, the same call
+    ``sparse_embedding=True``). With the thread count fixed by :mod:`lib.book.config`, the same call
     gives the same history on the same machine, with or without an interruption in between.
 
     Args:
         model: a torch module mapping inputs to logits ``(..., C)``, already on the device of
-            the batches (see :data:`lib.config.DEVICE`).
+            the batches (see :data:`lib.book.config.DEVICE`).
         batches: ``(inputs, targets)`` tensor pairs (targets int64, :data:`IGNORE` where
             nothing is predicted), e.g. from :func:`bucket_batches`.
         epochs: number of passes over ``batches`` (the cap when ``stop`` is given).
@@ -406,11 +415,11 @@ def fit(
     unknown (the sources do not give them; the choices here are the book's own; see the Sources and
     certainty page). Used in Chapters 3 and 5.
     """
-    model = _check_model(model)
-    batches = _check_batches("batches", batches)
+    model = _as_model(model)
+    batches = _as_batches("batches", batches)
     if validation is not None:
-        validation = _check_batches("validation", validation)
-    epochs, eval_every, lr, final_lr = _check_schedule(epochs, eval_every, lr, final_lr)
+        validation = _as_batches("validation", validation)
+    epochs, eval_every, lr, final_lr = _as_schedule(epochs, eval_every, lr, final_lr)
     seed = positive_int("seed", seed, minimum=0, maximum=2**62)
     if stop is not None and not callable(stop):
         raise ValueError(f"stop must be callable (e.g. a StopRule), got {short_repr(stop)}")
@@ -517,7 +526,15 @@ def fit(
     return history
 
 
-def _save_checkpoint(path: Path, model, optimizers, schedules, gen, rows, fingerprint) -> None:
+def _save_checkpoint(
+    path: Path,
+    model: nn.Module,
+    optimizers: Sequence[torch.optim.Optimizer],
+    schedules: Sequence[torch.optim.lr_scheduler.LRScheduler],
+    gen: torch.Generator,
+    rows: list[dict[str, Any]],
+    fingerprint: dict[str, Any],
+) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {
         "fingerprint": fingerprint,

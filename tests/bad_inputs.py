@@ -1,4 +1,4 @@
-"""The bad-input table of lib's public maths functions (used by tests/test_bad_input.py).
+"""The bad-input table of lib's public maths functions (used by tests/unit/test_bad_input.py).
 
 For every public function and class of the maths modules, one valid call (``BASELINES``); each
 argument in turn is replaced by values of the wrong kind, out of range or not finite
@@ -33,20 +33,28 @@ from lib import (
     atlas,
     boltzmann,
     contextual,
+    cross,
     exact,
+    hardmax,
+    interpolation,
     layers,
+    lemma1,
     lookup,
     maxaffine,
     memorization,
     metrics,
     models,
+    quantize,
     seeds,
+    separation,
     targets,
 )
+from lib.experiments import tables
 
 #: The maths modules whose public functions and classes the table covers.
-MODULES = (approximation, atlas, boltzmann, contextual, exact, layers, lookup, maxaffine,
-           memorization, metrics, models, seeds, targets)  # fmt: skip
+MODULES = (approximation, atlas, boltzmann, contextual, cross, exact, hardmax, interpolation,
+           layers, lemma1, lookup, maxaffine, memorization, metrics, models, quantize, seeds,
+           separation, tables, targets)  # fmt: skip
 
 NAN, INF = math.nan, math.inf
 SECONDS = 1.0
@@ -101,41 +109,41 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
         ),
         "boltzmann.soft_max_lse": (boltzmann.soft_max_lse, dict(a=a, beta=1.0, dim=-1)),
         "boltzmann.mellowmax": (boltzmann.mellowmax, dict(a=a, omega=1.0, dim=-1)),
-        "boltzmann.lemma1_gap": (boltzmann.lemma1_gap, dict(n=3)),
-        "boltzmann.lemma1_bound": (boltzmann.lemma1_bound, dict(n=3, r=1.0, log10=False)),
-        "boltzmann.lemma1_digits": (boltzmann.lemma1_digits, dict(r=1.0)),
-        "boltzmann.one_winner_deficit": (boltzmann.one_winner_deficit, dict(n=3)),
-        "boltzmann.lattice_vectors": (boltzmann.lattice_vectors, dict(n=3, K=3, spacing=10.0)),
-        "boltzmann.lemma1_check": (
-            boltzmann.lemma1_check,
-            dict(vectors=boltzmann.lattice_vectors(3, 4, 10.0), dps=40),
+        "lemma1.lemma1_gap": (lemma1.lemma1_gap, dict(n=3)),
+        "lemma1.lemma1_bound": (lemma1.lemma1_bound, dict(n=3, r=1.0, log10=False)),
+        "lemma1.lemma1_digits": (lemma1.lemma1_digits, dict(r=1.0)),
+        "lemma1.one_winner_deficit": (lemma1.one_winner_deficit, dict(n=3)),
+        "lemma1.lattice_vectors": (lemma1.lattice_vectors, dict(n=3, K=3, spacing=10.0)),
+        "lemma1.lemma1_check": (
+            lemma1.lemma1_check,
+            dict(vectors=lemma1.lattice_vectors(3, 4, 10.0), dps=40),
         ),
-        "boltzmann.lemma1_search": (
-            boltzmann.lemma1_search,
+        "lemma1.lemma1_search": (
+            lemma1.lemma1_search,
             dict(n=2, K=3, restarts=1, steps=3, seed=0, margin=0.01),
         ),
-        "contextual.check_head_dim": (contextual.check_head_dim, dict(head_dim=1, d=2)),
-        "contextual.tokenwise_separation": (contextual.tokenwise_separation, dict(X=X2)),
-        "contextual.strict_constants": (
-            contextual.strict_constants,
+        "contextual.as_head_dim": (contextual.as_head_dim, dict(head_dim=1, d=2)),
+        "separation.tokenwise_separation": (separation.tokenwise_separation, dict(X=X2)),
+        "separation.strict_constants": (
+            separation.strict_constants,
             dict(vocab=_vocab(), slack=0.01),
         ),
         "contextual.score_separation": (contextual.score_separation, dict(layer=rank_one)),
-        "contextual.vocabulary": (contextual.vocabulary, dict(X=X2)),
-        "contextual.projection_constant": (
-            contextual.projection_constant,
+        "separation.vocabulary": (separation.vocabulary, dict(X=X2)),
+        "separation.projection_constant": (
+            separation.projection_constant,
             dict(w=[1.0, 0.3], vocab=_vocab()),
         ),
-        "contextual.projection_bound": (
-            contextual.projection_bound,
+        "separation.projection_bound": (
+            separation.projection_bound,
             dict(vocab_size=3, d=2),
         ),
-        "contextual.projection_miss_expectation": (
-            contextual.projection_miss_expectation,
+        "separation.projection_miss_expectation": (
+            separation.projection_miss_expectation,
             dict(vocab_size=3, d=2),
         ),
-        "contextual.best_direction": (
-            contextual.best_direction,
+        "separation.best_direction": (
+            separation.best_direction,
             dict(vocab=_vocab(), draws=8, seed=0),
         ),
         "contextual.RankOneAttention": (
@@ -150,36 +158,36 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             contextual.subset_sequences,
             dict(vocab=_vocab(), n=2),
         ),
-        "contextual.hardmax_counterexample": (
-            contextual.hardmax_counterexample,
+        "hardmax.hardmax_counterexample": (
+            hardmax.hardmax_counterexample,
             dict(v=[1.0, 2.0]),
         ),
-        "contextual.id_difference": (
-            contextual.id_difference,
+        "hardmax.id_difference": (
+            hardmax.id_difference,
             dict(layer=rank_one, pair=pair, token=0, dps=30),
         ),
-        "contextual.id_distance": (
-            contextual.id_distance,
+        "hardmax.id_distance": (
+            hardmax.id_distance,
             dict(layer=rank_one, pair=pair, token=0, dps=30),
         ),
-        "contextual.hardmax_trials": (
-            contextual.hardmax_trials,
-            dict(pair=contextual.hardmax_counterexample([1.0, 2.0]), draws=20, seed=0),
+        "hardmax.hardmax_trials": (
+            hardmax.hardmax_trials,
+            dict(pair=hardmax.hardmax_counterexample([1.0, 2.0]), draws=20, seed=0),
         ),
         "contextual.context_ids": (
             contextual.context_ids,
             dict(vocab=_vocab(), n=2, digits_beyond=10),
         ),
-        "memorization.interpolation_knots": (
-            memorization.interpolation_knots,
+        "interpolation.interpolation_knots": (
+            interpolation.interpolation_knots,
             dict(z=[0.0, 1.0, 3.0]),
         ),
-        "memorization.interpolating_ffn": (
-            memorization.interpolating_ffn,
+        "interpolation.interpolating_ffn": (
+            interpolation.interpolating_ffn,
             dict(z=[0.0, 1.0, 3.0], y=[1.0, -1.0, 2.0]),
         ),
-        "memorization.interpolation_mp": (
-            memorization.interpolation_mp,
+        "interpolation.interpolation_mp": (
+            interpolation.interpolation_mp,
             dict(z=[0.0, 1.0, 3.0], y=[1.0, -1.0, 2.0], dps=30),
         ),
         "memorization.corollary1_parameter_count": (
@@ -194,8 +202,8 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             memorization.memorizing_transformer,
             dict(X=X2, Y=X2[:, ::-1] + 1.0, dps=40, seed=0, directions=10),
         ),
-        "memorization.interpolation_price": (
-            memorization.interpolation_price,
+        "interpolation.interpolation_price": (
+            interpolation.interpolation_price,
             dict(spacings=[1.0, 0.1], labels=[1.0, -1.0, 2.0], base=1.0),
         ),
         "memorization.float64_memorization": (
@@ -213,44 +221,44 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             dict(lipschitz=1.0, eps=0.1, dim=2),
         ),
         "atlas.memorization_bits": (atlas.memorization_bits, dict(n_items=10, n_labels=3)),
-        "approximation.cell_representatives": (
-            approximation.cell_representatives,
+        "quantize.cell_representatives": (
+            quantize.cell_representatives,
             dict(m=3, low=0.0, high=1.0),
         ),
-        "approximation.quantizer": (
-            approximation.quantizer,
+        "quantize.quantizer": (
+            quantize.quantizer,
             dict(m=3, d=1, tau=0.01, low=0.0, high=1.0),
         ),
-        "approximation.quantizer_float64_error": (
-            approximation.quantizer_float64_error,
+        "quantize.quantizer_float64_error": (
+            quantize.quantizer_float64_error,
             dict(m=3, d=1, tau=0.01, low=0.0, high=1.0, x_max=1.0),
         ),
-        "approximation.duplicate_cell_measure": (
-            approximation.duplicate_cell_measure,
+        "quantize.duplicate_cell_measure": (
+            quantize.duplicate_cell_measure,
             dict(m=3, n=2, d=1),
         ),
-        "approximation.ramp_measure": (
-            approximation.ramp_measure,
+        "quantize.ramp_measure": (
+            quantize.ramp_measure,
             dict(m=3, n=2, d=1, tau=0.01, low=0.0, high=1.0),
         ),
         "approximation.ks_approximator": (
             approximation.ks_approximator,
             dict(f=targets.mean_product, m=3, n=2, d=1, tau=0.01, seed=0),
         ),
-        "approximation.check_equivariant": (
-            approximation.check_equivariant,
+        "approximation.require_equivariant": (
+            approximation.require_equivariant,
             dict(f=targets.mean_product, n=2, d=1, probes=4, seed=0),
         ),
-        "approximation.bad_sets": (
-            approximation.bad_sets,
+        "quantize.bad_sets": (
+            quantize.bad_sets,
             dict(X=np.array([[[0.2], [0.5]]]), m=3, tau=0.01, low=0.0, high=1.0),
         ),
-        "approximation.ks_error_row": (
-            approximation.ks_error_row,
+        "tables.ks_error_row": (
+            tables.ks_error_row,
             dict(f=targets.mean_product, m=3, n=2, d=1, tau=0.01, n_samples=200, seed=0),
         ),
-        "approximation.price_row": (
-            approximation.price_row,
+        "tables.price_row": (
+            tables.price_row,
             dict(f=targets.mean_product, m=3, n=2, d=1, tau=0.01, gamma=1.0),
         ),
         "maxaffine.affine_scores": (
@@ -321,16 +329,16 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
                 bonus=50.0,
             ),
         ),
-        "lookup.context_tokens": (
-            lookup.context_tokens,
+        "cross.context_tokens": (
+            cross.context_tokens,
             dict(centres=_grid(), values=np.arange(9.0)),
         ),
-        "lookup.cross_attention_approximator": (
-            lookup.cross_attention_approximator,
+        "cross.cross_attention_approximator": (
+            cross.cross_attention_approximator,
             dict(f=_wave, centres=_grid(), beta=50.0),
         ),
-        "lookup.context_length": (
-            lookup.context_length,
+        "cross.context_length": (
+            cross.context_length,
             dict(
                 f=_wave,
                 dim=2,
@@ -340,16 +348,16 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
                 m_max=4,
             ),
         ),
-        "lookup.product_lookup": (
-            lookup.product_lookup,
+        "cross.product_lookup": (
+            cross.product_lookup,
             dict(g=_first, points=[[0.2, 0.3]], m=3, kappa=10.0),
         ),
-        "lookup.product_context_length": (
-            lookup.product_context_length,
+        "cross.product_context_length": (
+            cross.product_context_length,
             dict(g=_first, dim=2, errors=[0.5], kappa=10.0, m_max=4, resolution=21),
         ),
-        "lookup.lookup_error_row": (
-            lookup.lookup_error_row,
+        "tables.lookup_error_row": (
+            tables.lookup_error_row,
             dict(f=_wave, m=3, kappa=10.0, points=[[0.2, 0.3], [0.5, 0.5]]),
         ),
         "exact.to_mpf": (exact.to_mpf, dict(name="value", value=1.5)),
@@ -646,9 +654,9 @@ DEFECTS = ("unnamed", "other", "nan", "slow", "hang", "wrong")
 #: Functions whose results hold NaN by their documentation: a grid that never reaches the target
 #: (context lengths), the soft columns of a hard-only error row.
 DOCUMENTED_NAN = (
-    "lookup.context_length",
-    "lookup.product_context_length",
-    "lookup.lookup_error_row",
+    "cross.context_length",
+    "cross.product_context_length",
+    "tables.lookup_error_row",
 )
 
 

@@ -13,6 +13,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "_ext"))  # the book's Sphinx extension, for its unit tests
+#: The test folders and the markers each test in them carries (added here, so folder and marker
+#: cannot disagree): unit tests of lib and of the tooling; tests that build the book; browser
+#: checks of the built site; the PDF.
+FOLDERS = {"unit": (), "book": ("build",), "browser": ("build", "browser"), "pdf": ("build", "pdf")}
+for _folder in FOLDERS:  # a test module may import helpers from another folder's module
+    sys.path.insert(0, str(Path(__file__).parent / _folder))
 BIN = Path(sys.executable).parent
 JUPYTER_BOOK = str(BIN / "jupyter-book")
 STRICT = ["build", ".", "-W", "-n", "--keep-going"]
@@ -117,3 +123,17 @@ class TempBook:
 @pytest.fixture
 def temp_book(tmp_path) -> TempBook:
     return TempBook(tmp_path)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with its folder's markers (:data:`FOLDERS`); refuse a test outside the four
+    folders, and a unit test that builds the book."""
+    here = Path(__file__).parent
+    for item in items:
+        folder = Path(item.path).relative_to(here).parts[0]
+        if folder not in FOLDERS:
+            raise pytest.UsageError(f"{item.nodeid}: tests live in tests/{{{','.join(FOLDERS)}}}/")
+        for name in FOLDERS[folder]:
+            item.add_marker(getattr(pytest.mark, name))
+        if folder == "unit" and item.get_closest_marker("build"):
+            raise pytest.UsageError(f"{item.nodeid} builds the book: move it to tests/book/")

@@ -1,4 +1,5 @@
-"""Exact references shared by the tests (mpmath at 60 digits), written once."""
+"""References shared by the tests, written once and independently of lib: exact ones (mpmath)
+and the papers' displayed formulas in numpy."""
 
 from __future__ import annotations
 
@@ -55,3 +56,46 @@ def mp_soft(x, c, v, beta, dps=80):
                 float(mpmath.fsum(wi * vi for wi, vi in zip(w, v, strict=True)) / mpmath.fsum(w))
             )
         return np.array(out)
+
+
+def direct(X, W, residual=True, hard=False):
+    """Tokens-as-columns formula of K&S: Z + W_O W_V Z sigma[(W_K Z)^T (W_Q Z)]."""
+    Z = X.T
+    S = (W["W_K"] @ Z).T @ (W["W_Q"] @ Z)  # S[k, l]: key k, query l
+    if hard:
+        P = (S == S.max(axis=0, keepdims=True)).astype(float)
+        P /= P.sum(axis=0, keepdims=True)
+    else:
+        P = np.exp(S - S.max(axis=0, keepdims=True))
+        P /= P.sum(axis=0, keepdims=True)  # column-wise softmax over keys
+    out = W["W_O"] @ W["W_V"] @ Z @ P
+    return (Z + out).T if residual else out.T
+
+
+def explicit_network_mp(X, W, ffn, dps):
+    """F_FF(F_SA(X)) for every token, written out from the displayed formulas in mpmath,
+    independently of lib: F_SA(X)_l = x_l + W_O W_V X softmax((W_K X)^T W_Q x_l),
+    F_FF(z) = z + W_2 relu(W_1 z + b_1) + b_2."""
+    with mpmath.workdps(dps):
+        M = {
+            k: mpmath.matrix([[mpmath.mpf(float(x)) for x in row] for row in W[k].tolist()])
+            for k in W
+        }
+        W1, W2 = mpmath.matrix(ffn["W1"]), mpmath.matrix(ffn["W2"])
+        b1, b2 = mpmath.matrix(ffn["b1"]), mpmath.matrix(ffn["b2"])
+        outs = []
+        for seq in X:
+            cols = [mpmath.matrix([mpmath.mpf(float(x)) for x in tok]) for tok in seq]
+            for t in cols:
+                scores = [((M["W_K"] * x).T * (M["W_Q"] * t))[0] for x in cols]
+                top = max(scores)
+                p = [mpmath.exp(sc - top) for sc in scores]
+                mix = sum(
+                    (M["W_V"] * x * (w / mpmath.fsum(p)) for x, w in zip(cols, p, strict=True)),
+                    mpmath.zeros(W["W_V"].shape[0], 1),
+                )
+                z = t + M["W_O"] * mix
+                h = W1 * z + b1
+                h = mpmath.matrix([max(x, 0) for x in h])
+                outs.append(z + W2 * h + b2)
+        return outs

@@ -35,8 +35,8 @@ with the fast-mode settings of ``lib.experiments.noise.NOISE_SETTINGS`` and with
 (the whole 60,000-image training set).
 
 Last, with the site built and Chromium present, the **redraw time** of every interactive figure
-(``lib.interactive``): each page opened from disk in headless Chromium, each slider moved by the
-keyboard several times, the time from the slider's input to the end of plotly's redraw as the
+(``lib.book.interactive``): each page opened from disk in headless Chromium, each slider moved by
+the keyboard several times, the time from the slider's input to the end of plotly's redraw as the
 page's script records it. Target: the slowest redraw under 100 ms.
 
 ``--training-only`` skips the builds and the redraws; ``--redraw-only`` measures only the redraws of
@@ -198,7 +198,7 @@ def attention_curve() -> dict:
 
 def store_measure(run: str, settings: dict, measure) -> dict:
     """Run ``measure`` and store its result in results/bench/ with its provenance."""
-    from lib import config
+    from lib.book import config
     from lib.experiments import store
 
     start = time.perf_counter()

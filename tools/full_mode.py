@@ -25,7 +25,8 @@ from __future__ import annotations
 import os
 import time
 
-from lib import config, data
+from lib import data
+from lib.book import config
 from lib.experiments import conll, noise, store, tasks
 
 

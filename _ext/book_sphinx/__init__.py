@@ -12,8 +12,8 @@ build honest and every failure legible:
   larger in full mode), fails the build with one line naming the chapter, the cell and the cause
   when a cell fails, times out or the kernel dies, fails it when *any* cell (removed and hidden
   ones included) wrote to stderr, and removes a failed chapter's page from the output.
-* :mod:`.tables` fills the ``claims-table`` and ``budget-table`` directives from what the
-  chapters recorded (only the records :mod:`lib.claims` wrote are read).
+* :mod:`.tables` fills the ``checks-table`` and ``budget-table`` directives from what the
+  chapters recorded (only the records :mod:`lib.book.checks` wrote are read).
 * :mod:`.notebooks` offers each chapter as a notebook that runs in Jupyter: the executed
   notebook with its MyST converted to plain Markdown (glued values, numbers and references as
   the page shows them) and a first cell that says how to run it; the link downloads the file.
@@ -23,7 +23,7 @@ build honest and every failure legible:
 * :mod:`.pages` drops duplicated script tags and writes the image files of figures pasted from
   another page with ``{glue:any}``.
 * :mod:`.interactive` serves plotly.js from the site's own ``_static/`` to the pages that hold
-  an interactive figure (:mod:`lib.interactive`).
+  an interactive figure (:mod:`lib.book.interactive`).
 * :mod:`.proofs` shows the papers' statements under the papers' own numbers ("K&S Theorem 2")
   and gives every theorem box unique HTML ids.
 * :mod:`.a11y` fixes the theme's and docutils' markup that an accessibility audit flags (labels
@@ -32,6 +32,9 @@ build honest and every failure legible:
 * :mod:`.citations` labels the reference list as the text cites it ("Kajitsuka and Sato, 2024").
 * :mod:`.latex` numbers the PDF's theorem boxes and back matter as the site does, and leaves the
   API reference to the site.
+* :mod:`.patching` pins each run-time patch of another package (myst-nb, jupyter-cache, nbclient,
+  sphinx-proof, Sphinx, sphinx-jupyterbook-latex) to the version it was written for: on another
+  version the build stops, naming the patch and the upstream issue to check.
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ def _writable_mpl_config(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict:
     """Register the guards, the execution checks, the aggregate tables and the page fixes."""
-    os.environ["BOOK_BUILD"] = "1"  # lib.config.IN_BUILD: progress bars stay silent in kernels
+    os.environ["BOOK_BUILD"] = "1"  # lib.book.config.IN_BUILD: progress bars stay silent in kernels
     _writable_mpl_config(app)
     guard.setup(app)
     execution.setup(app)

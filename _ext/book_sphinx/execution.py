@@ -31,6 +31,11 @@ wraps that step (``myst_nb.core.execute.cache``, pinned myst-nb 1.4.0):
   writes the copy). The keys of each output are sorted as the cache stores them, so the glued values
   myst-nb writes (``<page>.glue.json``) do not depend on whether the page executed or came from the
   cache.
+
+**Patches.** No configuration of myst-nb or jupyter-cache reaches any of this, so three functions
+are replaced at ``setup()`` (:func:`_patched_run`, :func:`_patched_start`, :func:`_patched_reader`
+say what, why and which upstream issue), each after :func:`.patching.require_version` has checked
+that the installed myst-nb, jupyter-cache and nbclient are the versions the patch was written for.
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ from pathlib import Path
 import nbformat
 from sphinx.application import Sphinx
 from sphinx.util import logging
+
+from .patching import NO_ISSUE, require_version
 
 LOGGER = logging.getLogger(__name__)
 
@@ -160,9 +167,38 @@ def execution_slot(label: str = "a chapter"):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+#: The versions the patches of this module were written for (requirements.lock).
+MYST_NB, JUPYTER_CACHE, NBCLIENT = "1.4.0", "1.0.1", "0.11.0"
+#: What each patch replaces, and the upstream issue it works around.
+RUN_TARGET = "myst_nb.core.execute.cache.single_nb_execution"
+RUN_ISSUE = "https://github.com/executablebooks/jupyter-cache/issues/83"
+CLEANUP_TARGET = "nbclient.client.NotebookClient._async_cleanup_kernel"
+CLEANUP_ISSUE = "https://github.com/jupyter/jupyter_client/issues/957"
+START_TARGET = "myst_nb.core.execute.cache.NotebookClientCache.start_client"
+START_ISSUE = (
+    f"{NO_ISSUE} (searched executablebooks/MyST-NB for the cached outputs missing from the "
+    "executed notebook it writes, for stderr in removed cells and for the failing cell in the "
+    "execution error)"
+)
+READER_TARGET = "myst_nb.sphinx_.create_nb_reader"
+READER_ISSUE = "https://github.com/executablebooks/MyST-NB/pull/519"
+
+
 def _patched_run(original):
-    """Replace jupyter-cache's ``single_nb_execution``: the same, plus the failing cell and exit
-    code."""
+    """Replace jupyter-cache's ``single_nb_execution`` where myst-nb's cache client calls it: the
+    same execution, under :func:`execution_slot`, plus the failing cell and the kernel's exit code.
+
+    Why: jupyter-cache 1.0.1 catches only ``CellExecutionError`` and ``CellTimeoutError``, so a
+    dead kernel's ``DeadKernelError`` escapes it and ends the whole build in a traceback; and its
+    result names neither the failing cell nor why the kernel died. Source:
+    https://github.com/executablebooks/jupyter-cache/issues/83 (open: ``single_nb_execution``
+    should capture kernel errors such as ``NoSuchKernel`` rather than raise them; a
+    ``DeadKernelError`` escapes the same ``except``). nbclient's ``DeadKernelError`` carries no
+    exit status either, so ``BookClient`` reads it from the kernel's process before nbclient
+    cleans the kernel up (a private method of nbclient 0.11.0):
+    https://github.com/jupyter/jupyter_client/issues/957 (open: report the exit status of a kernel
+    that died).
+    """
     from jupyter_cache.executors.utils import ExecutionResult
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
@@ -214,6 +250,30 @@ def _patched_run(original):
 
 
 def _patched_start(original):
+    """Wrap myst-nb's ``NotebookClientCache.start_client``: the chapter's timeout, one line per
+    failure, the cached outputs kept in the notebook myst-nb writes, stderr checked everywhere.
+
+    Why, item by item (myst-nb 1.4.0):
+
+    * the per-cell timeout is :func:`cell_timeout` of the chapter's ``budget_seconds`` and the
+      mode. Configuration does not suffice: myst-nb takes a page's timeout from its front matter
+      (``mystnb: execution_timeout``), one fixed number per chapter, while the book's follows
+      ``BOOK_MODE`` (``max(4 x budget, 300)`` s fast, ``max(20 x budget, 1800)`` s full) and the
+      budget the budget table reads; a chapter that sets ``execution_timeout`` itself keeps it in
+      fast mode;
+    * a failing cell is reported in one error line naming the chapter, the cell and the cause
+      (myst-nb raises ``ExecutionError`` with the file's path only) and the page is removed;
+    * on a cache hit myst-nb merges the cached outputs into a *copy* of the notebook
+      (jupyter-cache's ``merge_match_into_notebook``) and renders the copy, but writes the
+      notebook it was given, without outputs, to ``_build/jupyter_execute``: the copy's cells
+      are put back into the given notebook;
+    * any stderr output fails the build, in removed and hidden cells too (myst-nb's
+      ``nb_output_stderr`` sees only the outputs it renders).
+
+    Source: no upstream issue found (searched executablebooks/MyST-NB for the cached outputs
+    missing from the executed notebook it writes, for stderr in removed cells and for the failing
+    cell in the execution error).
+    """
     from myst_nb.core.execute.base import ExecutionError
 
     def start_client(self):
@@ -255,7 +315,7 @@ def _patched_start(original):
             given.nbformat_minor = merged.nbformat_minor
             self._notebook = given
         _sort_outputs(self.notebook)
-        _check_stderr(app, docname, self.notebook)
+        _fail_on_stderr(app, docname, self.notebook)
 
     start_client.__wrapped__ = original
     return start_client
@@ -287,7 +347,16 @@ def numbered_cell_ids(notebook):
 
 
 def _patched_reader(original):
-    """Wrap myst-nb's ``create_nb_reader``: the reader it makes numbers the cell ids."""
+    """Wrap myst-nb's ``create_nb_reader``: the reader it makes numbers the cell ids
+    (:func:`numbered_cell_ids`).
+
+    Why: myst-nb 1.4.0 reads a MyST Markdown page with ``nbformat.v4.new_code_cell`` and
+    ``new_markdown_cell``, which draw a random id for every cell, so each build wrote a different
+    ``_build/jupyter_execute/<page>.ipynb`` (and downloadable notebook); no setting of myst-nb
+    controls the ids. Source: https://github.com/executablebooks/MyST-NB/pull/519 (open, "Add
+    cell IDs": a random cell id is added when a notebook is read from MyST or another text format;
+    the parsers need to stop adding them).
+    """
 
     def create_nb_reader(*args, **kwargs):
         reader = original(*args, **kwargs)
@@ -311,7 +380,7 @@ def _fail(app: Sphinx, docname: str, message: str, line: int | None = None) -> N
     app._book_failed.add(docname)
 
 
-def _check_stderr(app: Sphinx, docname: str, nb) -> None:
+def _fail_on_stderr(app: Sphinx, docname: str, nb) -> None:
     for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             if output.get("output_type") == "stream" and output.get("name") == "stderr":
@@ -366,6 +435,11 @@ def setup(app: Sphinx) -> None:
     app.add_config_value("book_timeout_floor", 300, "env")
     app.add_config_value("book_full_timeout_factor", 20, "env")
     app.add_config_value("book_full_timeout_floor", 1800, "env")
+    require_version("jupyter-cache", JUPYTER_CACHE, target=RUN_TARGET, issue=RUN_ISSUE)
+    require_version("myst-nb", MYST_NB, target=RUN_TARGET, issue=RUN_ISSUE)
+    require_version("nbclient", NBCLIENT, target=CLEANUP_TARGET, issue=CLEANUP_ISSUE)
+    require_version("myst-nb", MYST_NB, target=START_TARGET, issue=START_ISSUE)
+    require_version("myst-nb", MYST_NB, target=READER_TARGET, issue=READER_ISSUE)
     if not hasattr(cache.single_nb_execution, "__wrapped__"):
         cache.single_nb_execution = _patched_run(cache.single_nb_execution)
     if not hasattr(cache.NotebookClientCache.start_client, "__wrapped__"):

@@ -33,8 +33,8 @@ INPUTS_STAMP = ".jupyter_cache.inputs-sha256"
 SITE_STAMP = ".site-sha256"
 _HERE = Path(__file__).resolve().parent
 _SOURCE_SUFFIXES = (".md", ".ipynb", ".rst")
-#: Environment variables that change what the chapters compute (lib.config, lib.data,
-#: lib.experiments.store) or record (``BOOK_FORCE_FAIL``, read by lib.claims: a forced-failure
+#: Environment variables that change what the chapters compute (lib.book.config, lib.data,
+#: lib.experiments.store) or record (``BOOK_FORCE_FAIL``, read by lib.book.checks: a forced-failure
 #: build must neither reuse nor leave behind cached chapters of an ordinary one).
 ENV_INPUTS = (
     "BOOK_MODE",
@@ -133,7 +133,7 @@ def _empty(folder: Path) -> None:
                 child.unlink(missing_ok=True)
 
 
-def _check(app: Sphinx, config) -> None:
+def _clear_stale(app: Sphinx, config) -> None:
     build = Path(app.outdir).parent
     cache = Path(app.srcdir, config.nb_execution_cache_path or build / ".jupyter_cache").resolve()
     stamps = {
@@ -194,5 +194,5 @@ def _write(app: Sphinx, exception) -> None:
 
 
 def setup(app: Sphinx) -> None:
-    app.connect("config-inited", _check, priority=100)
+    app.connect("config-inited", _clear_stale, priority=100)
     app.connect("build-finished", _write, priority=900)  # after the execution checks set statuscode

@@ -1,4 +1,4 @@
-"""plotly.js for the book's interactive figures (:mod:`lib.interactive`), served from the site.
+"""plotly.js for the book's interactive figures (:mod:`lib.book.interactive`), served from the site.
 
 The JavaScript of the installed ``plotly`` package (pinned in the requirements) is copied once
 into the site's ``_static/`` when the HTML is written, and loaded, with the book's

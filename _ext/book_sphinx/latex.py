@@ -12,6 +12,10 @@
 * **Pages left to the site.** ``book_site_only_pages`` (the API reference: 90-odd pages of
   docstrings in print) keep their title in the PDF and a paragraph that points to the site;
   references to them from the chapters become plain text.
+
+One patch: sphinx-jupyterbook-latex's LaTeX visitor of the introduction's headings is replaced
+(:func:`_visit_root_header`), after :func:`.patching.require_version` has checked the version it
+was written for.
 """
 
 from __future__ import annotations
@@ -20,7 +24,18 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 
+from .patching import NO_ISSUE, require_version
+
 __all__ = ["setup"]
+
+#: The version of sphinx-jupyterbook-latex the patch of this module was written for.
+JUPYTERBOOK_LATEX = "1.0.0"
+#: What the patch replaces, and the upstream issue it works around.
+HEADER_TARGET = "sphinx_jupyterbook_latex.nodes.visit_RootHeader"
+HEADER_ISSUE = (
+    f"{NO_ISSUE} (searched executablebooks/sphinx-jupyterbook-latex for RootHeader headings left "
+    "alone at the foot of a page)"
+)
 
 
 def _renumber_boxes(app: Sphinx, env) -> list[str]:
@@ -71,6 +86,21 @@ def _backmatter(app: Sphinx, config) -> None:
     )
 
 
+def _visit_root_header(self, node) -> None:
+    r"""sphinx-jupyterbook-latex's LaTeX visit of a ``RootHeader``, after ``\needspace``.
+
+    Why: sphinx-jupyterbook-latex 1.0.0 sets the introduction's headings as large bold lines, not
+    sections, so LaTeX may leave one alone at the foot of a page; asking for eight lines of room
+    first keeps each with its text. Source: no upstream issue found (searched
+    executablebooks/sphinx-jupyterbook-latex for RootHeader headings left alone at the foot of a
+    page).
+    """
+    from sphinx_jupyterbook_latex import nodes as jbl
+
+    self.body.append("\n\\needspace{8\\baselineskip}\n")
+    jbl.visit_RootHeader(self, node)
+
+
 def _keep_root_headings_with_text(app: Sphinx) -> None:
     r"""The introduction's headings (sphinx-jupyterbook-latex sets them as large bold lines, not
     sections) never end a page: each asks for eight lines of room first (``\needspace``)."""
@@ -78,11 +108,7 @@ def _keep_root_headings_with_text(app: Sphinx) -> None:
         return
     from sphinx_jupyterbook_latex import nodes as jbl
 
-    def visit(self, node):
-        self.body.append("\n\\needspace{8\\baselineskip}\n")
-        jbl.visit_RootHeader(self, node)
-
-    app.add_node(jbl.RootHeader, override=True, latex=(visit, jbl.depart_RootHeader))
+    app.add_node(jbl.RootHeader, override=True, latex=(_visit_root_header, jbl.depart_RootHeader))
 
 
 def _leave_to_site(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -115,6 +141,9 @@ def _leave_to_site(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 
 
 def setup(app: Sphinx) -> None:
+    require_version(
+        "sphinx-jupyterbook-latex", JUPYTERBOOK_LATEX, target=HEADER_TARGET, issue=HEADER_ISSUE
+    )
     app.add_config_value("book_site_only_pages", ["chapters/api"], "env")
     app.add_config_value("book_site_only_what", {"chapters/api": "API reference of lib"}, "env")
     app.connect("env-get-updated", _renumber_boxes, priority=900)

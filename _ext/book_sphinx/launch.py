@@ -174,7 +174,7 @@ def _zip_notebooks(app: Sphinx, exception) -> None:
             archive.writestr(info, path.read_bytes())
 
 
-def _check_config(app: Sphinx, config) -> None:
+def _require_repository(app: Sphinx, config) -> None:
     config.book_repository = _repository(config.book_repository)
 
 
@@ -182,6 +182,6 @@ def setup(app: Sphinx) -> None:
     """Register the repository settings, the launch menu and the zip."""
     app.add_config_value("book_repository", os.environ.get("GITHUB_REPOSITORY", ""), "html")
     app.add_config_value("book_revision", os.environ.get("GITHUB_SHA", "") or "main", "html")
-    app.connect("config-inited", _check_config)
+    app.connect("config-inited", _require_repository)
     app.connect("html-page-context", _launch_buttons, priority=502)
     app.connect("build-finished", _zip_notebooks)

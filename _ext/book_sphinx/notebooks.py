@@ -74,7 +74,7 @@ CODE_ROLES = frozenset({"code", "kbd", "file", "samp", "command", "envvar", "lit
 CODE_DIRECTIVES = frozenset({"code", "code-block", "sourcecode", "literalinclude"})
 #: Directives that generate content at build time; the notebook says where to see it.
 GENERATED = frozenset(
-    {"bibliography", "toctree", "tableofcontents", "nb-exec-table", "claims-table", "budget-table"}
+    {"bibliography", "toctree", "tableofcontents", "nb-exec-table", "checks-table", "budget-table"}
 )
 _EXPLICIT = re.compile(r"^(.+?)\s*(?<!\x00)<([^<]*?)>$", re.DOTALL)  # sphinx's explicit_title_re
 _INLINE = re.compile(

@@ -10,6 +10,10 @@
   book's ``plotly.min.js``) are copied before the pages are written too, so that every page links
   each with its ``?v=<checksum>`` (Sphinx adds it only for a file it finds) and two builds of the
   same sources write the same pages.
+
+Two patches, each applied after :func:`.patching.require_version` has checked the version it was
+written for: myst-nb's ``generate_any_nodes`` (:func:`_generate_any_nodes`) and the rendering of the
+HTML builder's templates (:func:`_wrap_render`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,19 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx.application import Sphinx
+
+from .patching import NO_ISSUE, require_version
+
+#: The versions the patches of this module were written for (requirements.lock).
+MYST_NB, SPHINX = "1.4.0", "7.4.7"
+#: What each patch replaces, and the upstream issue it works around.
+GLUE_TARGET = "myst_nb.ext.glue.crossref.generate_any_nodes"
+GLUE_ISSUE = "https://github.com/executablebooks/MyST-NB/pull/675"
+RENDER_TARGET = "sphinx.jinja2glue.BuiltinTemplateLoader.render"
+RENDER_ISSUE = (
+    f"{NO_ISSUE} (searched sphinx-doc/sphinx for an event that hands an extension the rendered "
+    "HTML of a page)"
+)
 
 
 def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
@@ -38,13 +55,17 @@ def _dedupe_scripts(app: Sphinx, pagename: str, templatename: str, context: dict
     context["script_files"] = unique
 
 
-def _patch_pasted_images() -> None:
-    """Make ``{glue:any}`` pastes of another page's image write the image file they link to."""
-    from myst_nb.ext.glue import crossref
+def _generate_any_nodes(original):
+    """myst-nb's ``generate_any_nodes``, plus the image file that a ``{glue:any}`` paste of
+    another page's image links to.
 
-    original = crossref.generate_any_nodes
-    if hasattr(original, "__wrapped__"):
-        return
+    Why: myst-nb 1.4.0 gives such a paste an image node whose URI is ``_images/<sha256>.<ext>``
+    but writes no file there (the page that glued the figure writes its copy under
+    ``jupyter_execute``), so the pasted figure was a broken image. Source: https://github.com/executablebooks/MyST-NB/pull/675
+    (merged, in 1.4.0: image pastes from other pages "figure out the existing uri" instead of
+    writing the image again; the review asked how that works for Markdown notebooks, which store
+    no outputs).
+    """
 
     def generate_any_nodes(node, output, priority_list, builder, env):
         made = original(node, output, priority_list, builder, env)
@@ -67,7 +88,15 @@ def _patch_pasted_images() -> None:
         return made
 
     generate_any_nodes.__wrapped__ = original
-    crossref.generate_any_nodes = generate_any_nodes
+    return generate_any_nodes
+
+
+def _patch_pasted_images() -> None:
+    """Install :func:`_generate_any_nodes` in myst-nb's glue cross-reference module (once)."""
+    from myst_nb.ext.glue import crossref
+
+    if not hasattr(crossref.generate_any_nodes, "__wrapped__"):
+        crossref.generate_any_nodes = _generate_any_nodes(crossref.generate_any_nodes)
 
 
 def _copy_late_assets(app: Sphinx) -> None:
@@ -103,7 +132,15 @@ def add_page_filter(app: Sphinx, page_filter) -> None:
 
 
 def _wrap_render(app: Sphinx) -> None:
-    """Wrap the builder's template rendering once, to apply :func:`add_page_filter`'s filters."""
+    """Wrap the builder's template rendering once, to apply :func:`add_page_filter`'s filters.
+
+    Why: Sphinx 7.4.7 hands extensions a page's template context (``html-page-context``) but no
+    event carries the rendered HTML, and the theme's templates write the markup the filters fix.
+    Only this builder's template loader is wrapped, not Sphinx's class. (Sphinx's
+    ``template_bridge`` setting could name a loader class of the book's own instead.) Source: no
+    upstream issue found (searched sphinx-doc/sphinx for an event that hands an extension the
+    rendered HTML of a page).
+    """
     templates = getattr(app.builder, "templates", None)
     filters = app.__dict__.get("book_page_filters", [])
     if templates is None or not filters or hasattr(templates.render, "__wrapped__"):
@@ -122,6 +159,8 @@ def _wrap_render(app: Sphinx) -> None:
 
 
 def setup(app: Sphinx) -> None:
+    require_version("myst-nb", MYST_NB, target=GLUE_TARGET, issue=GLUE_ISSUE)
+    require_version("sphinx", SPHINX, target=RENDER_TARGET, issue=RENDER_ISSUE)
     _patch_pasted_images()
     app.connect("builder-inited", _wrap_render)
     app.connect("builder-inited", _copy_late_assets)

@@ -13,6 +13,12 @@ softmax layer is a contextual mapping)``. For such a box (a title that starts wi
 The book's own results keep sphinx-proof's numbering, which follows the chapter ("Proposition
 1.2"). Every box also gets unique ids (sphinx-proof gives each box body the id ``proof-content``
 and each proof the id ``proof``, the same on every box of a page).
+
+Two pieces of sphinx-proof 0.4.0 are replaced at ``setup()``, after
+:func:`.patching.require_version` has checked the installed version (no configuration of
+sphinx-proof reaches them; ``proof_title_format`` applies to every box, the book's own too): the
+HTML and LaTeX ``depart`` of an unnumbered box (:func:`_depart_unenumerable`) and
+``ProofDomain.resolve_xref`` (:func:`_resolve_xref`).
 """
 
 from __future__ import annotations
@@ -20,7 +26,20 @@ from __future__ import annotations
 from docutils import nodes
 from sphinx.application import Sphinx
 
+from .patching import NO_ISSUE, require_version
+
 __all__ = ["setup"]
+
+#: The version of sphinx-proof the patches of this module were written for (requirements.lock).
+SPHINX_PROOF = "0.4.0"
+#: What each patch replaces, and the upstream issue it works around.
+DEPART_TARGET = "sphinx_proof.nodes.depart_unenumerable_node"
+DEPART_ISSUE = "https://github.com/executablebooks/sphinx-proof/issues/53"
+XREF_TARGET = "sphinx_proof.domain.ProofDomain.resolve_xref"
+XREF_ISSUE = (
+    f"{NO_ISSUE} (searched executablebooks/sphinx-proof for the text of a prf:ref to a "
+    ":nonumber: box)"
+)
 
 
 def _is_paper(title: str, labels) -> bool:
@@ -91,7 +110,14 @@ def _title_folded_proof(box: nodes.admonition) -> None:
 
 def _depart_unenumerable(original):
     """sphinx-proof's depart, except for a paper's box, whose title is the paper's label alone:
-    no "Theorem" word is put before it ("TheoremK&S Theorem 2" in the PDF)."""
+    no "Theorem" word is put before it ("TheoremK&S Theorem 2" in the PDF).
+
+    Why: sphinx-proof 0.4.0's ``depart_unenumerable_node`` always writes the box's type before
+    its title (``<span class="caption-number">Theorem </span>`` in HTML, ``Theorem`` in LaTeX),
+    and its ``proof_title_format`` wraps every title, the book's own boxes' too. Source:
+    https://github.com/executablebooks/sphinx-proof/issues/53 (open: a prf box always puts its
+    title in parentheses after its type; asks for a customizable header).
+    """
 
     def depart(self, node):
         if node.get("book_paper"):
@@ -104,16 +130,20 @@ def _depart_unenumerable(original):
             return
         original(self, node)
 
+    depart.__wrapped__ = original
     return depart
 
 
-def _patch_xref() -> None:
-    """``{prf:ref}`label``` to a paper's box prints the paper's label."""
-    from sphinx_proof.domain import ProofDomain
+def _resolve_xref(original):
+    """sphinx-proof's ``ProofDomain.resolve_xref``, except that ``{prf:ref}`label``` to a paper's
+    box prints the paper's label ("K&S Theorem 2").
 
-    original = ProofDomain.resolve_xref
-    if hasattr(original, "__wrapped__"):
-        return
+    Why: for a ``:nonumber:`` box sphinx-proof 0.4.0 prints the box's type and an empty number
+    ("Theorem "), and has no setting for the text of a reference. Source: no upstream issue found
+    (searched executablebooks/sphinx-proof for the text of a prf:ref to a :nonumber: box; the
+    nearest, https://github.com/executablebooks/sphinx-proof/issues/159, asks for a
+    ``prf:numref`` with a text of one's own).
+    """
 
     def resolve_xref(self, env, fromdocname, builder, typ, target, node, contnode):
         made = original(self, env, fromdocname, builder, typ, target, node, contnode)
@@ -125,7 +155,15 @@ def _patch_xref() -> None:
         return made
 
     resolve_xref.__wrapped__ = original
-    ProofDomain.resolve_xref = resolve_xref
+    return resolve_xref
+
+
+def _patch_xref() -> None:
+    """Install :func:`_resolve_xref` on sphinx-proof's ``ProofDomain`` (once)."""
+    from sphinx_proof.domain import ProofDomain
+
+    if not hasattr(ProofDomain.resolve_xref, "__wrapped__"):
+        ProofDomain.resolve_xref = _resolve_xref(ProofDomain.resolve_xref)
 
 
 def setup(app: Sphinx) -> None:
@@ -135,6 +173,8 @@ def setup(app: Sphinx) -> None:
         visit_unenumerable_node,
     )
 
+    require_version("sphinx-proof", SPHINX_PROOF, target=DEPART_TARGET, issue=DEPART_ISSUE)
+    require_version("sphinx-proof", SPHINX_PROOF, target=XREF_TARGET, issue=XREF_ISSUE)
     app.add_config_value("book_paper_labels", ["K&S ", "LHSL"], "env")
     app.connect("doctree-read", _mark_paper_boxes)
     app.add_node(

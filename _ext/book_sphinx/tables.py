@@ -1,11 +1,12 @@
-"""The aggregate pages: the claims table and the budget table, filled after every chapter is read.
+"""The aggregate pages: the checks table and the budget table, filled after every chapter is read.
 
-``{claims-table}`` lists every check a chapter recorded with :func:`lib.claims.record` (or
-:func:`lib.claims.not_run`), in reading order; ``{budget-table}`` lists each chapter's fast-mode
-budget (its ``budget_seconds``), its seed (glued as ``seed``) and its measured execution time.
+``{checks-table}`` lists every check a chapter recorded with :func:`lib.book.checks.record`
+(or :func:`lib.book.checks.not_run`), in reading order; ``{budget-table}`` lists each chapter's
+fast-mode budget (its ``budget_seconds``), its seed (glued as ``seed``) and its measured execution
+time.
 
 Only what the book itself recorded is read from myst-nb's glue files: the keys starting with
-``claim-`` (JSON written by ``lib.claims``) and ``seed``. Anything else a page glues — figures,
+``check-`` (JSON written by ``lib.book.checks``) and ``seed``. Anything else a page glues — figures,
 tables, numpy scalars through plain ``myst_nb.glue`` — is ignored; a record that cannot be read
 is a build error naming the page and the key. Pages listed in ``book_aggregate_pages`` are
 re-read whenever another page is, so neither table goes stale.
@@ -23,10 +24,10 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util import logging
 
-from lib._constants import CLAIM_PREFIX
+from lib._constants import CHECK_PREFIX
 
 LOGGER = logging.getLogger(__name__)
-#: The CSS class of each status word of :func:`lib.claims.status`.
+#: The CSS class of each status word of :func:`lib.book.checks.status`.
 STATUS_CLASS = {
     "pass": "claim-pass",
     "shown": "claim-shown",
@@ -51,8 +52,8 @@ _RECORD_KEYS = {
 __all__ = ["records", "setup"]
 
 
-class claims_table_node(nodes.General, nodes.Element):
-    """Placeholder replaced by the claims table after every chapter has been read."""
+class checks_table_node(nodes.General, nodes.Element):
+    """Placeholder replaced by the table of checks after every chapter has been read."""
 
 
 class budget_table_node(nodes.General, nodes.Element):
@@ -82,14 +83,14 @@ def _bad(docname: str, key: str, why: str) -> None:
 
 
 def _glued(app: Sphinx, docname: str) -> dict:
-    """The values the book recorded on ``docname``: its ``claim-*`` records (dicts) and its
+    """The values the book recorded on ``docname``: its ``check-*`` records (dicts) and its
     ``seed``."""
     path = _glue_file(app, docname)
     if not path.is_file():
         return {}
     out = {}
     for key, value in json.loads(path.read_text(encoding="utf8")).items():
-        if not (key.startswith(CLAIM_PREFIX) or key == "seed"):
+        if not (key.startswith(CHECK_PREFIX) or key == "seed"):
             # figures, tables and other pages' own numbers are none of this module's business
             continue
         text = (value.get("data") or {}).get("text/plain")
@@ -99,8 +100,8 @@ def _glued(app: Sphinx, docname: str) -> dict:
             _bad(
                 docname,
                 key,
-                f"is not a plain literal ({str(text)[:60]!r}); glue it with lib.claims.glue "
-                "or lib.claims.record",
+                f"is not a plain literal ({str(text)[:60]!r}); glue it with lib.book.checks.glue "
+                "or lib.book.checks.record",
             )
             continue
         if key == "seed":
@@ -112,7 +113,7 @@ def _glued(app: Sphinx, docname: str) -> dict:
         try:
             record = json.loads(parsed)
         except (TypeError, ValueError):
-            _bad(docname, key, "is not a record written by lib.claims.record")
+            _bad(docname, key, "is not a record written by lib.book.checks.record")
             continue
         if not isinstance(record, dict) or not _RECORD_KEYS <= set(record):
             _bad(docname, key, f"lacks the fields {sorted(_RECORD_KEYS - set(record or {}))}")
@@ -141,7 +142,7 @@ def records(app: Sphinx) -> list[tuple[str, dict]]:
     order."""
     out = []
     for docname in _doc_order(app.env):
-        out += [(docname, r) for k, r in _glued(app, docname).items() if k.startswith(CLAIM_PREFIX)]
+        out += [(docname, r) for k, r in _glued(app, docname).items() if k.startswith(CHECK_PREFIX)]
     return out
 
 
@@ -211,7 +212,7 @@ def _status(text: str, css: str) -> nodes.paragraph:
 
 
 class AggregateTablesTransform(SphinxPostTransform):
-    """Fill ``claims-table`` and ``budget-table`` placeholders from every document's results."""
+    """Fill ``checks-table`` and ``budget-table`` placeholders from every document's results."""
 
     default_priority = 6
 
@@ -237,10 +238,10 @@ class AggregateTablesTransform(SphinxPostTransform):
         if target is None:
             if recorded:
                 LOGGER.warning(
-                    f"claims-table: check {record['id']}: unknown section label "
-                    f"{record['section']!r} (lib/checks.toml)",
+                    f"checks-table: check {record['id']}: unknown section label "
+                    f"{record['section']!r} (lib/book/checks.toml)",
                     type="book",
-                    subtype="claims",
+                    subtype="checks",
                 )
             para += nodes.Text(record["id"])
             return None, para
@@ -249,21 +250,22 @@ class AggregateTablesTransform(SphinxPostTransform):
         para += nodes.reference("", record["id"], refuri=uri, internal=True)
         return docname, para
 
-    def _claims_rows(self) -> list[tuple[dict, str | None]]:
+    def _checks_rows(self) -> list[tuple[dict, str | None]]:
         """Every registered check: its record where a chapter recorded it, else "not run"."""
-        from lib import claims
+        from lib.book import checks
 
         found = records(self.app)
         seen = {r["id"] for _, r in found}
-        unknown = sorted(seen - set(claims.registry()))
+        unknown = sorted(seen - set(checks.registry()))
         if unknown:
             LOGGER.warning(
-                f"claims-table: checks recorded but not registered in lib/checks.toml: {unknown}",
+                "checks-table: checks recorded but not registered in lib/book/checks.toml: "
+                f"{unknown}",
                 type="book",
-                subtype="claims",
+                subtype="checks",
             )
         out = [(r, doc) for doc, r in found]
-        for check_id, spec in claims.registry().items():
+        for check_id, spec in checks.registry().items():
             if check_id in seen:
                 continue
             out.append(
@@ -283,19 +285,19 @@ class AggregateTablesTransform(SphinxPostTransform):
         return out
 
     def run(self, **kwargs):
-        from lib import claims
+        from lib.book import checks
 
-        for placeholder in list(self.document.findall(claims_table_node)):
-            found = self._claims_rows()
+        for placeholder in list(self.document.findall(checks_table_node)):
+            found = self._checks_rows()
             if not found:
                 LOGGER.warning(
-                    "claims-table: no check recorded in any chapter", location=placeholder
+                    "checks-table: no check recorded in any chapter", location=placeholder
                 )
             rows, row_classes = [], []
             for r, doc in found:
                 section_doc, check = self._section(r, recorded=doc is not None)
                 doc = doc or section_doc
-                word = claims.status(r)
+                word = checks.status(r)
                 number = self.env.toc_secnumbers.get(doc, {}).get("") if doc else None
                 row_classes.append(
                     [
@@ -327,7 +329,7 @@ class AggregateTablesTransform(SphinxPostTransform):
                     ]
                 )
             count = nodes.paragraph(classes=["claims-count"])
-            count += nodes.strong(text=claims.tally([r for r, _ in found]))
+            count += nodes.strong(text=checks.tally([r for r, _ in found]))
             table = _table(
                 [
                     "Check",
@@ -415,7 +417,7 @@ def setup(app: Sphinx) -> None:
     )
     app.connect("env-get-outdated", _reread_aggregates)
     app.connect("build-finished", _report_not_run, priority=800)
-    for name, node in (("claims-table", claims_table_node), ("budget-table", budget_table_node)):
+    for name, node in (("checks-table", checks_table_node), ("budget-table", budget_table_node)):
         app.add_node(node)
         app.add_directive(name, _placeholder_directive(node))
     app.add_post_transform(AggregateTablesTransform)

@@ -16,13 +16,18 @@ give none of the settings; everything in :data:`CONLL_SETTINGS` is the book's.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
-from .. import config, data, training
+from .. import data, training
 from .._validate import flag, one_of, positive_int
+from ..book import config
 from ..models import TokenTagger
 from . import store
 
@@ -84,7 +89,7 @@ class CorpusSummary:
     permutation_ceiling: float
 
 
-def corpus_summary(pairs) -> CorpusSummary:
+def corpus_summary(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> CorpusSummary:
     """Sentences, tokens, word types and the two ceilings of a ``(tokens, tags)`` corpus.
 
     Raises:
@@ -100,10 +105,10 @@ def corpus_summary(pairs) -> CorpusSummary:
     )
 
 
-def _pairs(pairs) -> list:
+def _pairs(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list:
     """``pairs`` checked as :func:`lib.data.build_vocab` checks a corpus (lists of strings, equal
     lengths)."""
-    return data.check_pairs(pairs)
+    return data.as_pairs(pairs)
 
 
 def _majority_share(groups: dict) -> float:
@@ -113,7 +118,7 @@ def _majority_share(groups: dict) -> float:
     return sum(Counter(tags).most_common(1)[0][1] for tags in groups.values()) / total
 
 
-def context_free_ceiling(pairs) -> float:
+def context_free_ceiling(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> float:
     """Best token accuracy of any model that sees only the token itself (majority tag per type).
 
     Args:
@@ -135,7 +140,7 @@ def context_free_ceiling(pairs) -> float:
     return _majority_share(groups)
 
 
-def permutation_ceiling(pairs) -> float:
+def permutation_ceiling(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> float:
     """Best token accuracy of any model without positional information.
 
     A permutation-equivariant model gives one output to every occurrence of a token within
@@ -170,7 +175,7 @@ THRESHOLDS = (0.95, 0.98, REPORTED_ACCURACY, 0.99)
 #: book's 2-core machine. Batch 64 with dense Adam is our choice, made from early trials of batch
 #: sizes and of row-wise (lazy, ``sparse_embedding``) Adam that were not stored: the book states
 #: no number from them.
-CONLL_SETTINGS = {
+CONLL_SETTINGS: dict[str, dict[str, Any]] = {
     "fast": {
         "sentences": 600,
         "validation_sentences": 500,
@@ -214,7 +219,7 @@ _DESCRIBED_MODEL = {"d": 64, "final_lr": None, "lr": 0.3, "seed": 0, "tied": Tru
 #: ``"described-fixed"`` holds every block's projection at the value of K&S Theorem 2's
 #: construction for the embeddings, frozen at their initialisation (:func:`theorem2_projection`),
 #: the reviewers' question.
-DESCRIBED_SETTINGS = {
+DESCRIBED_SETTINGS: dict[str, dict[str, Any]] = {
     "fast": {**_DESCRIBED_MODEL, "sentences": 600, "validation_sentences": 500, "epochs": 60,
              "batch_size": 32, "eval_every": 20},
     "full": {**_DESCRIBED_MODEL, "sentences": None, "validation_sentences": None, "epochs": 800,
@@ -325,14 +330,14 @@ class ConllRun:
     provenance: dict | None = None
     construction: dict | None = None
 
-    def epochs_to(self, levels=THRESHOLDS) -> dict:
+    def epochs_to(self, levels: Iterable[float] = THRESHOLDS) -> dict:
         """The first epoch whose training accuracy reaches each level (``None``: not reached)."""
         return {level: training.epochs_to(self.history, level) for level in levels}
 
 
 def conll_experiment(
-    train_pairs,
-    validation_pairs,
+    train_pairs: Sequence[tuple[Sequence[str], Sequence[str]]],
+    validation_pairs: Sequence[tuple[Sequence[str], Sequence[str]]],
     *,
     n_layers: int,
     rank: int | None,
@@ -345,7 +350,7 @@ def conll_experiment(
     seed: int = 0,
     stop: training.StopRule | None = None,
     sparse_embedding: bool = False,
-    checkpoint=None,
+    checkpoint: str | os.PathLike[str] | None = None,
     tied: bool = False,
     optimizer: str = "adam",
     fixed_projection: str | None = None,
@@ -354,7 +359,8 @@ def conll_experiment(
     """Train one :class:`~lib.models.TokenTagger` on CoNLL-2003 pairs: K&S Section 5, our settings.
 
     The vocabulary is built from ``train_pairs`` (validation words it lacks become ``<unk>``);
-    batches are length-bucketed (:func:`lib.training.bucket_batches`) on :data:`lib.config.DEVICE`.
+    batches are length-bucketed (:func:`lib.training.bucket_batches`) on
+    :data:`lib.book.config.DEVICE`.
 
     Args:
         train_pairs, validation_pairs: ``(tokens, tags)`` pairs (:func:`lib.data.load_conll2003`).
@@ -433,14 +439,16 @@ def conll_experiment(
     )
 
 
-def theorem2_projection(vocab, n: int, *, seed: int = 0, slack: float = 0.01, chunk: int = 512):
+def theorem2_projection(
+    vocab: ArrayLike, n: int, *, seed: int = 0, slack: float = 0.01, chunk: int = 512
+) -> dict[str, Any]:
     r"""K&S Theorem 2's projection and inverse temperature for a vocabulary too large to hold its
     pairwise differences: one seeded random unit direction ``w``, its projection constant
     :math:`c_w` on :math:`V \cup \{0\}`, the separation constants and
     :math:`\gamma = (2\log n + 3) / (c_w^2 r_{\min} \epsilon)`.
 
-    The constants are those of :func:`lib.contextual.strict_constants` (``slack`` inside the
-    tight values) and :math:`c_w` that of :func:`lib.contextual.projection_constant`, computed in
+    The constants are those of :func:`lib.separation.strict_constants` (``slack`` inside the
+    tight values) and :math:`c_w` that of :func:`lib.separation.projection_constant`, computed in
     blocks of ``chunk`` rows: each block's squared distances come from the Gram identity
     :math:`|x|^2 + |x'|^2 - 2 x^\top x'` in float64, whose relative rounding error is at most
     about :math:`4 u (|x|^2 + |x'|^2) / |x - x'|^2` (``u`` the unit roundoff); a vocabulary for
@@ -452,7 +460,7 @@ def theorem2_projection(vocab, n: int, *, seed: int = 0, slack: float = 0.01, ch
             without its padding row).
         n: the longest sequence length, ``>= 2`` (Lemma 1's gap :math:`2 \log n + 3`).
         seed: seed of the direction (numpy ``default_rng``).
-        slack: as :func:`lib.contextual.strict_constants`.
+        slack: as :func:`lib.separation.strict_constants`.
         chunk: rows per block (memory: about ``6 * chunk * K`` float64 entries).
 
     Returns:
@@ -474,7 +482,7 @@ def theorem2_projection(vocab, n: int, *, seed: int = 0, slack: float = 0.01, ch
     Sources page; :class:`lib.contextual.RankOneAttention` for small vocabularies). Chapter 3, the
     reviewers' question.
     """
-    from .. import boltzmann
+    from .. import lemma1
     from .._validate import as_float_array, finite_real
 
     V = as_float_array("vocab", vocab, min_ndim=2)
@@ -490,7 +498,8 @@ def theorem2_projection(vocab, n: int, *, seed: int = 0, slack: float = 0.01, ch
         raise ValueError(f"vocab holds the zero token (row {int(np.argmin(sq))})")
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
     w = rng.normal(size=V.shape[1])
-    w /= np.linalg.norm(w)
+    # rng.normal(size=...) is an array; the stub picks its scalar overload for the Any size
+    w /= np.linalg.norm(w)  # type: ignore[assignment]
     P = np.vstack([V, np.zeros((1, V.shape[1]))])  # V and 0
     p, sqP = P @ w, np.append(sq, 0.0)
     K = len(V)
@@ -518,11 +527,11 @@ def theorem2_projection(vocab, n: int, *, seed: int = 0, slack: float = 0.01, ch
     norms = np.sqrt(sq)
     r_min, r_max = float(norms.min()) * (1 - slack), float(norms.max()) * (1 + slack)
     eps = float(np.sqrt(eps2)) * (1 - slack)
-    gamma = boltzmann.lemma1_gap(n) / (c_w**2 * r_min * eps)
+    gamma = lemma1.lemma1_gap(n) / (c_w**2 * r_min * eps)
     return {"w": w, "c_w": c_w, "gamma": gamma, "r_min": r_min, "r_max": r_max, "eps": eps, "n": n}
 
 
-def repeat_share(pairs) -> float:
+def repeat_share(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> float:
     """The share of sentences in which some token occurs twice or more.
 
     Theorem 2 and Corollary 1 assume that no sequence repeats a token; a corpus in which this
@@ -615,7 +624,9 @@ def clip_pilot(*, allow_compute: bool | None = None) -> dict:
     return {"runs": stored.result["runs"], "provenance": stored.provenance}
 
 
-def _stored_pilot(run: str, settings: dict, compute, allow_compute) -> store.StoredRun:
+def _stored_pilot(
+    run: str, settings: dict, compute: Callable[[dict], dict], allow_compute: bool | None
+) -> store.StoredRun:
     """A pilot through :func:`lib.experiments.store.load_or_run`, computed by ``compute``."""
     return store.load_or_run(
         "conll",
@@ -698,7 +709,8 @@ def _fix_projection(model: TokenTagger, train: list, seed: int) -> TokenTagger:
                 torch.as_tensor(fixed["eps"] / (4 * fixed["r_max"]) * fixed["w"])[:, None]
             )
         model.attn[i] = layer
-    model.theorem2 = {k: v for k, v in fixed.items() if k != "w"}
+    # a plain attribute (not a parameter or module), read back by conll_experiment
+    model.theorem2 = {k: v for k, v in fixed.items() if k != "w"}  # type: ignore[assignment]
     return model
 
 
@@ -835,7 +847,7 @@ def conll_run(
 
     Args:
         n_layers: depth; rank: attention rank (``None`` dense); mode: ``"fast"`` or ``"full"``
-            (default :data:`lib.config.MODE`).
+            (default :data:`lib.book.config.MODE`).
         seed: the run's seed (:data:`SEEDS` are stored in full mode).
         kind: ``"ours"``, ``"described"`` or ``"described-fixed"`` (:data:`SETTINGS_KINDS`).
         allow_compute: full mode only: compute a missing or stale result (default: outside book
@@ -893,7 +905,9 @@ def conll_run(
     )
 
 
-def ceilings_by_counting(pairs) -> tuple[float, float]:
+def ceilings_by_counting(
+    pairs: Sequence[tuple[Sequence[str], Sequence[str]]],
+) -> tuple[float, float]:
     """The two ceilings of :func:`context_free_ceiling` and :func:`permutation_ceiling`, counted
     another way.
 

@@ -18,13 +18,18 @@ Gaussian pixel noise).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import torch
+from numpy.typing import ArrayLike
 
-from .. import config, data, training
+from .. import data, training
 from .._geometry import MAX_MATRIX_ENTRIES
-from .._validate import as_float_array, check_size, one_of, positive_int
+from .._validate import as_float_array, one_of, positive_int, require_size
+from ..book import config
 from ..models import PatchAttentionClassifier
 from . import store
 
@@ -53,7 +58,7 @@ __all__ = [
 NOISE_VERSION = 3
 
 #: Our settings of the noise experiment per book mode (LHSL Appendix B does not give the paper's).
-NOISE_SETTINGS = {
+NOISE_SETTINGS: dict[str, dict[str, Any]] = {
     "fast": {
         "train_images": 3000,
         "test_images": 2000,
@@ -104,7 +109,13 @@ RUN_KEYS = (
 #: CoNLL-2003 runs' window and gain (Chapter 3) says its training accuracy levelled off, above
 #: chance (one class in ten), or to ``max_epochs``; every run of that dataset then trains as many
 #: epochs, so that runs at different noise levels are compared after equal training.
-PILOT = {"target": 0.1, "window": 10, "min_gain": 5e-4, "max_epochs": 150, "test_every": 5}
+PILOT: dict[str, Any] = {
+    "target": 0.1,
+    "window": 10,
+    "min_gain": 5e-4,
+    "max_epochs": 150,
+    "test_every": 5,
+}
 
 
 #: Datasets of the experiment, their loaders' names and patch sizes (7x7 on 28x28, 8x8 on 32x32).
@@ -155,8 +166,8 @@ def noise_experiment(
     lr: float,
     d: int,
     qk_init: float,
-    snapshots=None,
-    **_,
+    snapshots: Sequence[int] | None = None,
+    **_: Any,
 ) -> dict:
     r"""Train one :class:`lib.models.PatchAttentionClassifier` on noisy data; return its attention
     norms.
@@ -208,7 +219,7 @@ def noise_experiment(
     return _measure(model, history, test, dataset, kind, level, seed) | {"at": at}
 
 
-def _schedule(epochs, snapshots) -> tuple[int, list[int]]:
+def _schedule(epochs: int, snapshots: Sequence[int] | None) -> tuple[int, list[int]]:
     """Checked ``epochs`` (a number here) and ``snapshots`` (epochs before the last)."""
     epochs = positive_int("epochs", epochs, maximum=100_000)
     snapshots = [] if snapshots is None else snapshots
@@ -218,7 +229,9 @@ def _schedule(epochs, snapshots) -> tuple[int, list[int]]:
     return epochs, snapshots
 
 
-def _measures(model, test) -> dict:
+def _measures(
+    model: PatchAttentionClassifier, test: list[tuple[torch.Tensor, torch.Tensor]]
+) -> dict:
     """The attention norms, entropy and clean test accuracy of a model (see :func:`_measure`)."""
     return {
         **model.attention_norms(),
@@ -227,7 +240,13 @@ def _measures(model, test) -> dict:
     }
 
 
-def _snapshot(at: dict, snapshots, model, history, test) -> None:
+def _snapshot(
+    at: dict,
+    snapshots: Sequence[int],
+    model: PatchAttentionClassifier,
+    history: pd.DataFrame,
+    test: list[tuple[torch.Tensor, torch.Tensor]],
+) -> None:
     """Store the model's measures in ``at[str(epoch)]`` when the epoch just trained is one of
     ``snapshots``."""
     epoch = int(history.epoch.iloc[-1])
@@ -235,11 +254,30 @@ def _snapshot(at: dict, snapshots, model, history, test) -> None:
         at[str(epoch)] = _measures(model, test) | {"train_acc": float(history.train_acc.iloc[-1])}
 
 
-def _prepare(dataset, kind, level, seed, train_images, test_images, batch_size, d, qk_init):
+def _prepare(
+    dataset: str,
+    kind: str,
+    level: float,
+    seed: int,
+    train_images: int | None,
+    test_images: int | None,
+    batch_size: int,
+    d: int,
+    qk_init: float,
+) -> tuple[
+    PatchAttentionClassifier,
+    list[tuple[torch.Tensor, torch.Tensor]],
+    list[tuple[torch.Tensor, torch.Tensor]],
+]:
     """One run's model, training batches and clean test batches (see :func:`noise_experiment`)."""
     one_of("dataset", dataset, NOISE_DATASETS)
     one_of("kind", kind, ("label", "input"))
     seed = positive_int("seed", seed, minimum=0, maximum=2**31)
+    # numpy arrays here, torch tensors on the device below
+    x: np.ndarray | torch.Tensor
+    y: np.ndarray | torch.Tensor
+    xt: np.ndarray | torch.Tensor
+    yt: np.ndarray | torch.Tensor
     x, y = _image_split(dataset, "train", train_images, "train_images")
     xt, yt = _image_split(dataset, "test", test_images, "test_images")
     mean, std = float(x.mean()), float(x.std())
@@ -268,7 +306,15 @@ def _prepare(dataset, kind, level, seed, train_images, test_images, batch_size, 
     return model, batches, test
 
 
-def _measure(model, history, test, dataset, kind, level, seed) -> dict:
+def _measure(
+    model: PatchAttentionClassifier,
+    history: pd.DataFrame,
+    test: list[tuple[torch.Tensor, torch.Tensor]],
+    dataset: str,
+    kind: str,
+    level: float,
+    seed: int,
+) -> dict:
     """The result dict of :func:`noise_experiment` for a trained model and its history."""
     return {
         "dataset": dataset,
@@ -284,7 +330,7 @@ def _measure(model, history, test, dataset, kind, level, seed) -> dict:
 
 def noise_experiments(
     dataset: str,
-    runs,
+    runs: Sequence[tuple[str, float, int]],
     *,
     train_images: int | None,
     test_images: int | None,
@@ -293,8 +339,8 @@ def noise_experiments(
     lr: float,
     d: int,
     qk_init: float,
-    snapshots=None,
-    **_,
+    snapshots: Sequence[int] | None = None,
+    **_: Any,
 ) -> list[dict]:
     """:func:`noise_experiment` for several runs of one dataset at once, trained as one stacked
     model (:func:`lib.batched.fit_stacked`).
@@ -380,9 +426,9 @@ def _pilot_compute(dataset: str) -> dict:
     )  # fmt: skip
     records: list[dict] = []
 
-    def record(_, m, h):
+    def record(_: int, m: PatchAttentionClassifier, h: pd.DataFrame) -> None:
         epoch = int(h.epoch.iloc[-1])
-        row = {"epoch": epoch, **m.attention_norms()}
+        row: dict[str, Any] = {"epoch": epoch, **m.attention_norms()}
         row["test_acc"] = training.evaluate(m, test) if epoch % PILOT["test_every"] == 0 else None
         records.append(row)
 
@@ -412,7 +458,7 @@ def _pilot_compute(dataset: str) -> dict:
     }
 
 
-def noise_pilot(dataset: str, *, allow_compute: bool | None = None):
+def noise_pilot(dataset: str, *, allow_compute: bool | None = None) -> store.StoredRun:
     """The stored pilot that sets how long the full runs of ``dataset`` train.
 
     The clean model (no noise, seed 0) in full mode's settings trains (as a batch of one,
@@ -504,7 +550,9 @@ def run_keys(settings: dict) -> dict:
     return {k: settings.get(k, []) if k == "snapshots" else settings[k] for k in RUN_KEYS}
 
 
-def noise_run_key(dataset: str, kind: str, level: float, seed: int, settings: dict):
+def noise_run_key(
+    dataset: str, kind: str, level: float, seed: int, settings: dict
+) -> tuple[str, dict]:
     """The stored run's name and settings of one noise run: ``<dataset>-<kind>-<level>-seed-<seed>``
     and :data:`RUN_KEYS` of ``settings`` with the dataset, kind, level and seed."""
     run_settings = {
@@ -523,7 +571,7 @@ def noise_runs(
     *,
     allow_compute: bool | None = None,
     at: int | None = None,
-):
+) -> pd.DataFrame:
     """Every run of :func:`noise_experiment` for one dataset, both noise kinds, in ``mode``'s
     settings (:func:`noise_run_names`).
 
@@ -536,7 +584,7 @@ def noise_runs(
 
     Args:
         dataset: a key of :data:`NOISE_DATASETS`; mode: ``"fast"`` or ``"full"`` (default
-            :data:`lib.config.MODE`).
+            :data:`lib.book.config.MODE`).
         allow_compute: full mode only: compute what is missing (default: outside book builds).
         at: a snapshot epoch of the settings: the rows give the runs as measured then (norms,
             ``entropy``, ``train_acc``, ``test_acc``) instead of at the end; ``None``: the end.
@@ -576,7 +624,8 @@ def noise_runs(
             run,
             NOISE_VERSION,
             run_settings,
-            lambda kind=kind, level=level, seed=seed: noise_experiment(
+            # the defaults bind this run's values; mypy infers no type for such a lambda
+            lambda kind=kind, level=level, seed=seed: noise_experiment(  # type: ignore[misc]
                 dataset, kind, level, seed, **settings
             ),
             allow_compute=allow_compute,
@@ -596,7 +645,9 @@ def noise_runs(
     return out
 
 
-def trend_test(levels, values, *, permutations: int = 20_000, seed: int = 0) -> tuple[float, float]:
+def trend_test(
+    levels: ArrayLike, values: ArrayLike, *, permutations: int = 20_000, seed: int = 0
+) -> tuple[float, float]:
     r"""Spearman's rank correlation of ``values`` with ``levels`` and its one-sided permutation
     p-value for a decline.
 
@@ -631,7 +682,7 @@ def trend_test(levels, values, *, permutations: int = 20_000, seed: int = 0) -> 
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         raise ValueError("levels and values must not be constant")
     permutations = positive_int("permutations", permutations, minimum=100, maximum=1_000_000)
-    check_size(
+    require_size(
         f"trend_test: the permuted ranks, {permutations:,} x {len(x)}",
         permutations * len(x),
         MAX_MATRIX_ENTRIES,

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from .._validate import function, json_value, short_repr
 
@@ -86,7 +87,7 @@ class StoredRun:
     path: Path
 
 
-def _root(root) -> Path:
+def _root(root: str | os.PathLike | None) -> Path:
     if root is None:
         env = os.environ.get("BOOK_RESULTS", "").strip()
         return Path(env) if env else RESULTS
@@ -95,7 +96,7 @@ def _root(root) -> Path:
     return Path(root)
 
 
-def _name(what: str, value) -> str:
+def _name(what: str, value: object) -> str:
     if not isinstance(value, str) or not _NAME.fullmatch(value):
         raise ValueError(
             f"{what} must be 1-100 lower-case letters, digits, '_', '.' or '-', "
@@ -120,12 +121,14 @@ def result_key(experiment: str, version: int, settings: dict) -> str:
     return hashlib.sha256(f"{experiment}\0{version}\0{text}".encode()).hexdigest()
 
 
-def result_path(experiment: str, run: str, root=None) -> Path:
+def result_path(experiment: str, run: str, root: str | os.PathLike | None = None) -> Path:
     """Where the run is stored: ``<root>/<experiment>/<run>.json`` (root: :data:`RESULTS`)."""
     return _root(root) / _name("experiment", experiment) / f"{_name('run', run)}.json"
 
 
-def checkpoint_path(experiment: str, run: str, version: int, settings: dict, root=None) -> Path:
+def checkpoint_path(
+    experiment: str, run: str, version: int, settings: dict, root: str | os.PathLike | None = None
+) -> Path:
     """Where an unfinished run keeps its epoch checkpoint (:func:`lib.training.fit`):
     ``<root>/.partial/<experiment>/<run>-<key>.pt``, with the first 16 hex digits of
     :func:`result_key` in the name, so that a checkpoint of other settings or code is never
@@ -148,7 +151,7 @@ def _git(*args: str) -> str:
     return out.stdout.strip() if out.returncode == 0 else ""
 
 
-def provenance(wall_s: float, device: str, **extra) -> dict:
+def provenance(wall_s: float, device: str, **extra: Any) -> dict:
     """Where and how a result was computed, for the stored file.
 
     Returns:
@@ -273,7 +276,7 @@ def load_or_run(
     *,
     allow_compute: bool,
     device: str = "cpu",
-    root=None,
+    root: str | os.PathLike | None = None,
 ) -> StoredRun:
     """The stored run ``experiment/run`` for these settings and code version; computed when allowed.
 
@@ -333,7 +336,9 @@ def load_or_run(
     )
 
 
-def lookup(experiment: str, run: str, version: int, settings: dict, root=None):
+def lookup(
+    experiment: str, run: str, version: int, settings: dict, root: str | os.PathLike | None = None
+) -> StoredRun | None:
     """The stored run ``experiment/run`` when its key matches these settings and code version,
     else ``None`` (missing or stale): what ``make full`` asks before it plans a run.
 
@@ -357,7 +362,7 @@ def save(
     *,
     wall_s: float,
     device: str = "cpu",
-    root=None,
+    root: str | os.PathLike | None = None,
     provenance_: dict | None = None,
 ) -> StoredRun:
     """Store ``result`` as ``experiment/run`` with its key and provenance (written to a temporary
@@ -402,7 +407,9 @@ def save(
     )
 
 
-def read(experiment: str, run: str, *, remedy: str = "make full", root=None) -> StoredRun:
+def read(
+    experiment: str, run: str, *, remedy: str = "make full", root: str | os.PathLike | None = None
+) -> StoredRun:
     """The stored ``experiment/run`` as it is, whatever its key: for measurements that stay true
     of the machine and commit that made them (``make bench``), shown with their provenance.
 

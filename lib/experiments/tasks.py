@@ -24,11 +24,16 @@ from __future__ import annotations
 import os
 import socket
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .. import config
 from .._validate import flag, positive_int, short_repr
+from ..book import config
 from . import conll, noise, store
+
+if TYPE_CHECKING:
+    from dask.distributed import Client
 
 __all__ = [
     "NOISE_BATCH",
@@ -69,10 +74,10 @@ def plan(
     mode: str = "full",
     *,
     noise_batch: int = NOISE_BATCH,
-    datasets=None,
-    conll_runs=None,
+    datasets: Iterable[str] | None = None,
+    conll_runs: Iterable[tuple[int, int | None] | tuple[int, int | None, int, str]] | None = None,
     noise_settings: dict | None = None,
-    root=None,
+    root: str | os.PathLike | None = None,
 ) -> list[Task]:
     """The tasks that compute every run of ``mode``'s settings not stored yet.
 
@@ -193,10 +198,10 @@ def execute(task: Task) -> list[dict]:
     return out
 
 
-def cluster_shape(environ=None) -> tuple[int, int]:
+def cluster_shape(environ: Mapping[str, object] | None = None) -> tuple[int, int]:
     """``(workers, threads)`` of the local cluster: ``BOOK_WORKERS`` (default 2) worker processes
     with ``BOOK_THREADS`` (default 1 when there are several workers, else
-    :data:`lib.config.THREADS`) torch threads each.
+    :data:`lib.book.config.THREADS`) torch threads each.
 
     Raises:
         ValueError: for a value that is not a positive integer, or ``workers * threads`` above the
@@ -205,7 +210,7 @@ def cluster_shape(environ=None) -> tuple[int, int]:
     environ = os.environ if environ is None else environ
     cores = os.cpu_count() or 1
 
-    def read(name, default):
+    def read(name: str, default: int) -> int:
         raw = str(environ.get(name, "")).strip()
         if not raw:
             return default
@@ -224,7 +229,9 @@ def cluster_shape(environ=None) -> tuple[int, int]:
     return workers, threads
 
 
-def make_client(scheduler: str | None = None, environ=None):
+def make_client(
+    scheduler: str | None = None, environ: Mapping[str, object] | None = None
+) -> Client:
     """A ``dask.distributed.Client``: to the cluster at ``scheduler`` (default ``BOOK_SCHEDULER``),
     or to a new ``LocalCluster`` shaped by :func:`cluster_shape`.
 
@@ -271,7 +278,14 @@ def make_client(scheduler: str | None = None, environ=None):
     return Client(cluster)
 
 
-def run_tasks(tasks, client=None, *, root=None, progress: bool = True, echo=print) -> list:
+def run_tasks(
+    tasks: Iterable[Task],
+    client: Client | None = None,
+    *,
+    root: str | os.PathLike | None = None,
+    progress: bool = True,
+    echo: Callable[[str], object] = print,
+) -> list[store.StoredRun]:
     """Compute ``tasks`` on ``client`` (a ``dask.distributed.Client``; ``None``: one by one in
     this process, the serial path) and store every run as its task finishes.
 

@@ -1,0 +1,25 @@
+"""``lib.book``: the book's runtime, not its mathematics.
+
+* :mod:`lib.book.config` — the mode (fast or full), seeds and thread settings of a build;
+* :mod:`lib.book.checks` — the registry of checks (``checks.toml``), their records and verdicts,
+  and the formatting of numbers and tables for the pages;
+* :mod:`lib.book.plotting` — the book's matplotlib style and figure helpers;
+* :mod:`lib.book.interactive` — the sliders and interactive figures of the website;
+* :mod:`lib.book.figures` — the slider figures of Chapters 1-6, built from the chapters' data.
+
+The mathematics of the two papers lives in the modules of :mod:`lib` itself; nothing there
+imports this package except for a mode or a number format.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["checks", "config", "figures", "interactive", "plotting"]
+
+
+def __getattr__(name: str) -> ModuleType:
+    if name in __all__:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'lib.book' has no attribute {name!r}")

@@ -1,0 +1,268 @@
+r"""The first layer of K&S Proposition 1: the quantizer, and the measure of the inputs it gets
+wrong (Chapter 4).
+
+:func:`quantizer` is a residual ReLU layer that maps every token of
+:math:`[\text{low}, \text{high}]^d` to a representative of its grid cell
+(:func:`cell_representatives`; spacing :math:`h = (\text{high} - \text{low})/m`), exactly outside
+ramps of width ``tau``; :func:`quantizer_float64_error` bounds what float64 does to it. The
+approximator of :mod:`lib.approximation` errs only on two bad sets, tokens on a ramp and two
+tokens in one cell: :func:`ramp_measure` and :func:`duplicate_cell_measure` give their measures
+exactly, :func:`bad_sets` tells which sampled sequences lie in them. The quantizer's widths are
+the book's choice (see the Sources and certainty page).
+
+:func:`duplicate_cell_measure` checks the size of its exact rational first against
+:data:`MAX_MEASURE_BITS`.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._geometry import grid_step, midpoints
+from ._validate import (
+    as_float_array,
+    finite_real,
+    positive_int,
+    require_size,
+)
+from .layers import MAX_PARAMETERS, FeedForward
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = [
+    "cell_representatives",
+    "quantizer",
+    "quantizer_float64_error",
+    "duplicate_cell_measure",
+    "ramp_measure",
+    "bad_sets",
+    "MAX_MEASURE_BITS",
+]
+
+#: Largest size, in bits, of the exact rational :func:`duplicate_cell_measure` forms (about
+#: ``n log2(m^d)``).
+MAX_MEASURE_BITS = 2**20
+
+
+_grid = grid_step  # the quantizer's grid is checked as every grid of lib is
+
+
+def _ramp_width(tau: float, h: float) -> float:
+    """``tau`` checked as a ramp width: a finite real in ``(0, h)``."""
+    tau = finite_real("tau", tau, minimum=0.0, strict=True)
+    if not tau < h:
+        raise ValueError(
+            f"tau must be below the cell width h = (high - low) / m = {h}, got tau={tau}"
+        )
+    if not math.isfinite(h / tau):
+        raise ValueError(
+            f"tau={tau!r} is too small for the cell width h = (high - low) / m = {h}: the ramp's "
+            "slope h / tau overflows float64"
+        )
+    return tau
+
+
+def cell_representatives(m: int, low: float = 0.0, high: float = 1.0) -> np.ndarray:
+    """The representative of each of the ``m`` cells along one axis, ``(m,)`` float64.
+
+    The cell centres ``low + (i + 1/2) h``; when one of them is 0 (a token of norm 0 would break
+    Theorem 2's ``r_min > 0``) that centre is set to exactly 0 and all are shifted by ``h/4``.
+
+    "Is 0" is decided without rounding artefacts: the float64 centres carry a rounding error of
+    at most about ``1.5 eps max(|low|, |high|)`` (``eps`` the float64 machine epsilon; the
+    error of ``h``, of the product and of the sum), so a centre within ``4 eps max(|low|,
+    |high|)`` of 0 is one whose exact value is 0 (``low = -0.21, high = 0.21, m = 3`` gives a
+    float64 middle centre of ``-2.8e-17``) or is indistinguishable from it at this precision.
+
+    Raises:
+        ValueError: for ``m < 1``, non-finite bounds or ``high <= low``.
+
+    Source: the book's quantization for K&S Proposition 1 (Chapter 4).
+    """
+    reps, h = midpoints(m, low, high)
+    low, high = float(low), float(high)
+    zero = np.abs(reps) <= 4 * np.finfo(np.float64).eps * max(abs(low), abs(high))
+    if not zero.any():
+        return reps
+    reps[zero] = 0.0
+    return reps + h / 4
+
+
+def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -> FeedForward:
+    r"""The first feed-forward layer of Proposition 1: every token to its cell's representative.
+
+    Per coordinate,
+    ``q(t) = r_0 + h \sum_{j=1}^{m-1} [\sigma_R(t - t_j + \tau) - \sigma_R(t - t_j)]/\tau`` with
+    grid lines ``t_j = low + j h``: exactly the representative of the cell of ``t`` unless ``t``
+    lies in a ramp ``(t_j - \tau, t_j)``, where it moves linearly to the next one; below ``low`` and
+    above ``high`` it stays at the end representatives. The layer is residual,
+    ``F(z) = z + W2 relu(W1 z + b1) + b2``, with two more units per coordinate, ``relu(t)`` and
+    ``relu(-t)`` (output weights ``-1``, ``+1``), that subtract ``t``: so ``F(z) = q(z)``
+    coordinatewise.
+
+    Args:
+        m: cells per axis; d: token dimension; tau: ramp width, ``0 < tau < h``;
+        low, high: the cube ``[low, high]^d`` the grid covers.
+
+    Returns:
+        A float64 residual :class:`~lib.layers.FeedForward` ``(..., d) -> (..., d)`` of hidden
+        width ``2 (m - 1) d + 2 d`` (for ``m = 1`` it is the constant ``r_0``).
+
+    Raises:
+        ValueError: for non-positive ``m`` or ``d``, ``tau`` outside ``(0, h)`` (also NaN, bool or
+            complex), bad bounds, or a layer of more than :data:`lib.layers.MAX_PARAMETERS`
+            parameters (checked before anything is allocated).
+
+    Source: K&S Proposition 1 (the first feed-forward layer quantizes the input, in the words of a
+    report on the paper: quoted in shape); the construction is reconstructed by the book (see the
+    Sources and certainty page). Chapter 4.
+    """
+    m, low, high, h = _grid(m, low, high)
+    d = positive_int("d", d)
+    tau = _ramp_width(tau, h)
+    width = 2 * (m - 1) * d + 2 * d
+    require_size(
+        f"quantizer({m}, {d}, ...): the number of parameters",
+        FeedForward.parameter_count(d, width, d),
+        MAX_PARAMETERS,
+        "lib.layers.MAX_PARAMETERS",
+    )
+    reps = cell_representatives(m, low, high)
+    lines = low + np.arange(1, m) * h
+    W1, b1, W2 = np.zeros((width, d)), np.zeros(width), np.zeros((d, width))
+    if m > 1:  # coordinate c, grid line j: units 2 ((m - 1) c + j) and the one after it
+        first = (2 * (m - 1) * np.arange(d)[:, None] + 2 * np.arange(m - 1)[None, :]).ravel()
+        coord = np.repeat(np.arange(d), m - 1)
+        W1[first, coord] = W1[first + 1, coord] = 1.0
+        b1[first], b1[first + 1] = np.tile(-(lines - tau), d), np.tile(-lines, d)
+        W2[coord, first], W2[coord, first + 1] = h / tau, -h / tau
+    cancel = 2 * (m - 1) * d + 2 * np.arange(d)  # relu(t) and relu(-t): t = relu(t) - relu(-t)
+    W1[cancel, np.arange(d)], W1[cancel + 1, np.arange(d)] = 1.0, -1.0
+    W2[np.arange(d), cancel], W2[np.arange(d), cancel + 1] = -1.0, 1.0
+    ffn = FeedForward(d, width, d, residual=True)
+    ffn.set_weights(W1=W1, b1=b1, W2=W2, b2=np.full(d, reps[0]))
+    return ffn
+
+
+def quantizer_float64_error(
+    m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0, x_max: float = 1.0
+) -> float:
+    r"""A bound on the float64 rounding error of :func:`quantizer`'s layer at one coordinate.
+
+    Each grid line's pair of units computes :math:`t + b` with :math:`|b| \le B`, ``B =
+    max(|low|, |high|, x_max) + tau``, each with an error of at most ``2 eps B`` (the bias and the
+    sum), and their difference is multiplied by ``h / tau``; the output adds the ``w = 2(m-1) + 2``
+    terms of one coordinate, each at most ``2 B max(h / tau, 1)`` in size, with an error of at
+    most ``w eps`` times their total (any order of summation). Hence
+
+    .. math:: E = \epsilon\, B\, \max(h/\tau, 1)\,\big(4(m-1) + 2 w^2\big) + 2 \epsilon B,
+
+    ``eps`` the float64 unit roundoff :math:`2^{-53}`.
+
+    Returns:
+        ``E`` as a float (absolute, in the units of the tokens).
+
+    Raises:
+        ValueError: as :func:`quantizer` for ``m``, ``tau`` and the bounds, and for a negative
+            or non-finite ``x_max``.
+
+    Source: the book's error analysis of its quantizer for K&S Proposition 1 (Chapter 4).
+    """
+    m, low, high, h = _grid(m, low, high)
+    positive_int("d", d)
+    tau = _ramp_width(tau, h)
+    x_max = finite_real("x_max", x_max, minimum=0.0)
+    u = 2.0**-53
+    B = max(abs(low), abs(high), x_max) + tau
+    w = 2 * (m - 1) + 2
+    return u * B * max(h / tau, 1.0) * (4 * (m - 1) + 2 * w * w) + 2 * u * B
+
+
+def duplicate_cell_measure(m: int, n: int, d: int) -> float:
+    r"""Probability that two of ``n`` uniform tokens in ``[0,1]^d`` share one of the ``m^d`` cells.
+
+    ``1 - \prod_{k=0}^{n-1} (1 - k / m^d)``, computed exactly in rationals (the birthday
+    problem) and rounded once; 1 when ``n > m^d``.
+
+    Raises:
+        ValueError: for non-positive arguments, or when the exact rational would exceed
+            :data:`MAX_MEASURE_BITS` bits (about ``n d log2(m)``; checked before computing).
+
+    Source: the measure of the duplicate-cell set in the book's reading of K&S Proposition 1
+    (Chapter 4).
+    """
+    m, n, d = positive_int("m", m), positive_int("n", n), positive_int("d", d)
+    log2_cells = d * math.log2(m)
+    if n.bit_length() > log2_cells + 2:  # n >= 2^(bits - 1) > 2 m^d: more tokens than cells
+        return 1.0
+    require_size(
+        f"duplicate_cell_measure({m}, {n}, {d}): the bits of the exact rational, n * log2(m^d)",
+        math.ceil(n * log2_cells),
+        MAX_MEASURE_BITS,
+        "lib.quantize.MAX_MEASURE_BITS",
+    )
+    cells = m**d
+    if n > cells:
+        return 1.0
+    p = Fraction(1)
+    for k in range(n):
+        p *= Fraction(cells - k, cells)
+    return float(1 - p)
+
+
+def ramp_measure(m: int, n: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -> float:
+    """Probability that some coordinate of ``n`` uniform tokens in ``[low, high]^d`` lies on a ramp.
+
+    Each coordinate avoids the ``m - 1`` ramps of width ``tau`` with probability
+    ``1 - (m - 1) tau / (high - low)``; there are ``n d`` independent coordinates.
+
+    Raises:
+        ValueError: as :func:`quantizer`.
+    """
+    m, low, high, h = _grid(m, low, high)
+    n, d = positive_int("n", n), positive_int("d", d)
+    tau = _ramp_width(tau, h)
+    return float(1 - (1 - (m - 1) * tau / (high - low)) ** (n * d))
+
+
+def bad_sets(
+    X: ArrayLike, m: int, tau: float, low: float = 0.0, high: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which sequences ``X`` ``(batch, n, d)`` have a coordinate on a ramp, and which two tokens in
+    one cell.
+
+    Decided against the grid lines ``t_j = low + j h`` and ramp starts ``t_j - tau`` exactly as
+    :func:`quantizer` computes them in float64 (a coordinate on a line belongs to the cell above
+    it), so rounding in ``(x - low) / h`` cannot put a point on the wrong side of a line.
+
+    Returns:
+        Two bool arrays ``(batch,)``: ``on_ramp`` (some coordinate in ``(t_j - tau, t_j)`` for a
+        grid line ``t_j``) and ``duplicate`` (two tokens in the same cell).
+
+    Raises:
+        ValueError: as :func:`quantizer` (among them ``tau`` outside ``(0, h)``, NaN, bool or
+            complex), or for ``X`` that is not a real ``(batch, n, d)`` array.
+
+    Source: the two small sets of the book's reading of K&S Proposition 1 (Chapter 4).
+    """
+    m, low, high, h = _grid(m, low, high)
+    tau = _ramp_width(tau, h)
+    X = as_float_array("X", X, min_ndim=3)
+    if X.ndim != 3:
+        raise ValueError(f"X must have shape (batch, n, d), got {X.shape}")
+    lines = low + np.arange(1, m) * h  # the quantizer's grid lines
+    cells = np.searchsorted(lines, X, side="right")  # lines at or below x: the cell, 0 .. m - 1
+    if m > 1:
+        above = lines[np.minimum(cells, m - 2)]  # the next line up (where there is one)
+        on_ramp = (cells < m - 1) & (X > above - tau)  # the quantizer's relu(x - (t - tau)) > 0
+    else:
+        on_ramp = np.zeros(X.shape, dtype=bool)
+    duplicate = np.array([len({tuple(c) for c in seq}) < len(seq) for seq in cells])
+    # ndarray.any with axes returns an array; numpy's stub also allows a numpy bool
+    return on_ramp.any(axis=(1, 2)), duplicate  # type: ignore[return-value]

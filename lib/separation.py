@@ -1,0 +1,321 @@
+r"""Tokenwise separation and the projection constant: the first step of K&S Theorem 2 (Chapter 2).
+
+Tokens are rows: a family of ``N`` sequences of ``n`` tokens in :math:`\mathbb{R}^d` is an array
+of shape ``(N, n, d)``. K&S Definition 1 (tokenwise :math:`(r_{\min}, r_{\max},
+\epsilon)`-separation) and the projection constant :math:`c_w` of Theorem 2's proof: how much one
+direction ``w`` shrinks the distances between the tokens of a vocabulary and 0. The shapes are
+quoted from K&S, the constant of the random-projection bound recalled; the book reconstructs the
+argument (see the Sources and certainty page).
+
+Functions that form pairwise differences or random draws check the count first against
+:data:`MAX_PAIR_ENTRIES` and :data:`MAX_DRAWS` and raise ``ValueError`` beyond them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._validate import (
+    as_float_array,
+    finite_real,
+    positive_int,
+    require_size,
+    short_repr,
+)
+
+__all__ = [
+    "tokenwise_separation",
+    "strict_constants",
+    "vocabulary",
+    "projection_constant",
+    "projection_bound",
+    "projection_miss_expectation",
+    "best_direction",
+    "MAX_PAIR_ENTRIES",
+    "MAX_DRAWS",
+]
+
+#: that :func:`tokenwise_separation`, :func:`projection_constant` and
+#: :class:`lib.contextual.RankOneAttention` form.
+MAX_PAIR_ENTRIES = 2**24
+#: Largest number of random draws :func:`best_direction` and
+#: :func:`lib.hardmax.hardmax_trials` make.
+MAX_DRAWS = 100_000
+
+
+def _sequences(X: ArrayLike, name: str = "X") -> np.ndarray:
+    arr = as_float_array(name, X, min_ndim=3)
+    if arr.ndim != 3:
+        raise ValueError(f"{name} must have shape (N, n, d), got {arr.shape}")
+    return arr
+
+
+def tokenwise_separation(X: ArrayLike) -> tuple[float, float, float]:
+    r"""The tight constants of K&S Definition 1 for sequences ``X``.
+
+    Args:
+        X: array ``(N, n, d)``: ``N`` sequences of ``n`` tokens (rows) in :math:`\mathbb{R}^d`.
+
+    Returns:
+        ``(r_min, r_max, eps)``, the smallest and largest token norm and the smallest distance
+        between two different tokens anywhere in ``X``. The sequences are tokenwise
+        :math:`(r_{\min}', r_{\max}', \epsilon')`-separated for every :math:`r_{\min}' < r_{\min}`,
+        :math:`r_{\max}' > r_{\max}`, :math:`\epsilon' < \epsilon` (the definition's inequalities
+        are strict). ``eps`` is ``inf`` when all tokens are equal.
+
+    Raises:
+        ValueError: for a wrong shape, NaN/inf, complex or bool entries, a sequence that holds the
+            same token twice (Theorem 2 excludes it), or more than :data:`MAX_PAIR_ENTRIES`
+            entries of pairwise differences.
+
+    Source: K&S (ICLR 2024), Definition 1 (name and triple quoted, wording recalled). Chapter 2.
+    """
+    arr = _sequences(X)
+    for i, seq in enumerate(arr):
+        if len(np.unique(seq, axis=0)) != len(seq):
+            raise ValueError(f"X[{i}] holds a duplicate token: {short_repr(seq)}")
+    norms = _norms(arr)
+    if not np.isfinite(norms).all():
+        raise ValueError("token norms overflow float64; rescale the tokens")
+    vocab = vocabulary(arr)
+    return float(norms.min()), float(norms.max()), _min_distance(vocab)
+
+
+def strict_constants(vocab: ArrayLike, slack: float = 0.01) -> dict[str, float]:
+    r"""Constants for which ``vocab`` is tokenwise separated with the strict inequalities of
+    Definition 1.
+
+    The tight constants of :func:`tokenwise_separation` are attained by some token or pair, so
+    Definition 1's strict inequalities fail for them. These move each one by the factor
+    ``slack``: ``r_min = (1 - slack) min ||x||``, ``r_max = (1 + slack) max ||x||``,
+    ``eps = (1 - slack) min ||x - x'||``. With them, every score gap of the Theorem 2 layer
+    (:class:`lib.contextual.RankOneAttention`) is at least
+    :math:`(2\log n + 3)/(1 - \text{slack})^2`, strictly above the threshold of K&S Lemma 1.
+
+    Args:
+        vocab: tokens ``(K, d)``, ``K >= 2``, pairwise distinct and non-zero.
+        slack: relative margin in ``(0, 1)``.
+
+    Returns:
+        ``{"r_min": ..., "r_max": ..., "eps": ...}``, ready to pass to
+        :class:`lib.contextual.RankOneAttention` or :func:`lib.contextual.context_ids`.
+
+    Raises:
+        ValueError: for bad ``vocab`` (fewer than two tokens, a zero or repeated token, NaN/inf,
+            complex or bool entries) or ``slack`` outside ``(0, 1)``.
+
+    Source: K&S (ICLR 2024), Definition 1 (strict inequalities; wording recalled) and the gap
+    condition of Lemma 1. Chapter 2.
+    """
+    V = _vocab(vocab)
+    slack = finite_real("slack", slack, minimum=0.0, strict=True, maximum=1.0)
+    if slack >= 1.0:
+        raise ValueError(f"slack must be < 1, got {slack!r}")
+    if len(V) < 2:
+        raise ValueError(f"vocab must hold at least two tokens (eps is undefined), got {len(V)}")
+    norms = _norms(V)
+    if not np.isfinite(norms).all() or (norms == 0).any():
+        raise ValueError("vocab holds the zero token or norms that overflow float64")
+    return {
+        "r_min": float(norms.min()) * (1 - slack),
+        "r_max": float(norms.max()) * (1 + slack),
+        "eps": _min_distance(V) * (1 - slack),
+    }
+
+
+def _norms(x: np.ndarray) -> np.ndarray:
+    """Euclidean norms of the rows of ``x`` without overflow or underflow (scaled per row)."""
+    scale = np.abs(x).max(axis=-1, keepdims=True)
+    safe = np.where(scale > 0, scale, 1.0)
+    with np.errstate(over="ignore"):
+        return (scale * np.linalg.norm(x / safe, axis=-1, keepdims=True))[..., 0]
+
+
+def _require_pair_count(count: int, d: int) -> None:
+    """Refuse to form the ``binom(count, 2) d`` entries of all pairwise differences beyond the
+    limit."""
+    require_size(
+        f"the pairwise differences of {count:,} tokens in dimension {d}: the number of entries",
+        count * (count - 1) // 2 * d,
+        MAX_PAIR_ENTRIES,
+        "lib.separation.MAX_PAIR_ENTRIES",
+    )
+
+
+def _min_distance(points: np.ndarray) -> float:
+    if len(points) < 2:
+        return math.inf
+    _require_pair_count(len(points), points.shape[1])
+    i, j = np.triu_indices(len(points), 1)
+    with np.errstate(over="ignore"):
+        diff = points[i] - points[j]
+    out = float(_norms(diff).min())
+    if not math.isfinite(out):
+        raise ValueError("distances between the tokens overflow float64; rescale the tokens")
+    return out
+
+
+def vocabulary(X: ArrayLike) -> np.ndarray:
+    """The distinct tokens of ``X`` (shape ``(N, n, d)``), as an array ``(K, d)`` in sorted order.
+
+    Raises:
+        ValueError: for ``X`` that is not a finite real ``(N, n, d)`` array (complex and bool
+            refused).
+    """
+    arr = _sequences(X)
+    return np.unique(arr.reshape(-1, arr.shape[-1]), axis=0)
+
+
+def _vocab(vocab: ArrayLike) -> np.ndarray:
+    V = as_float_array("vocab", vocab, min_ndim=2)
+    if V.ndim != 2:
+        raise ValueError(f"vocab must have shape (K, d), got {V.shape}")
+    if len(np.unique(V, axis=0)) != len(V):
+        raise ValueError("vocab holds the same token twice")
+    return V
+
+
+def _unit(w: ArrayLike, d: int) -> np.ndarray:
+    w = as_float_array("w", w)
+    if w.shape != (d,):
+        raise ValueError(f"w must have shape ({d},), got {w.shape}")
+    if not np.any(w):
+        raise ValueError("w must be non-zero")
+    w = w / np.abs(w).max()  # scale first: the norm of a huge w would overflow
+    # w is an array: numpy's stub types the division above as Any, and mypy then falls back to
+    # the parameter's declared ArrayLike
+    return w / np.linalg.norm(w)  # type: ignore[operator, return-value]
+
+
+def projection_constant(w: ArrayLike, vocab: ArrayLike) -> float:
+    r"""The constant :math:`c_w = \min_{x \ne x'} |w^\top (x - x')| / \|x - x'\|` over
+    :math:`V \cup \{0\}`.
+
+    Args:
+        w: direction ``(d,)``; it is normalised to unit length.
+        vocab: tokens ``(K, d)``, pairwise distinct.
+
+    Returns:
+        :math:`c_w \in [0, 1]`; 0 means ``w`` does not separate some pair (the construction then
+        fails). Including 0 makes :math:`|w^\top x| \ge c_w \|x\|` for every token.
+
+    Raises:
+        ValueError: for wrong shapes, NaN/inf, complex or bool entries, a zero ``w``, repeated
+            tokens, or more than :data:`MAX_PAIR_ENTRIES` entries of pairwise differences.
+
+    Source: the projection lemma K&S cite (Park et al. 2021) for Theorem 2; its use in the
+    construction is reconstructed by the book (see the Sources and certainty page). Chapter 2.
+    """
+    V = _vocab(vocab)
+    u = _unit(w, V.shape[1])
+    _require_pair_count(len(V) + 1, V.shape[1])
+    points = np.vstack([V, np.zeros((1, V.shape[1]))]) if not (V == 0).all(axis=1).any() else V
+    if len(points) < 2:
+        raise ValueError("vocab must hold a non-zero token")
+    i, j = np.triu_indices(len(points), 1)
+    # Subtract the tokens as given (exact for close tokens), then scale each difference by its
+    # own largest entry: c_w is scale invariant per pair. Rescaling V first would round close
+    # tokens before they are subtracted.
+    with np.errstate(over="ignore"):
+        diff = points[i] - points[j]
+    far = ~np.isfinite(diff).all(axis=1)  # opposite tokens near float64's top: halve them first
+    diff[far] = 0.5 * points[i[far]] - 0.5 * points[j[far]]
+    scale = np.abs(diff).max(axis=1, keepdims=True)
+    diff = diff / scale
+    c = float((np.abs(diff @ u) / np.linalg.norm(diff, axis=1)).min())
+    if not math.isfinite(c):
+        raise ValueError("the projection constant is not finite for this vocabulary")
+    return min(c, 1.0)  # rounding can push a perfect projection a hair above 1
+
+
+def projection_bound(vocab_size: int, d: int) -> float:
+    r"""The worst-case projection constant :math:`(|V|+1)^{-2}\sqrt{8/(\pi d)}` (Park et al. 2021).
+
+    Raises:
+        ValueError: for non-positive sizes.
+
+    Source: Park et al. (2021), the constant in K&S Theorem 2 (its role there reconstructed by
+    the book; see the Sources and certainty page). Chapter 2 (check C9).
+    """
+    K = positive_int("vocab_size", vocab_size, maximum=10**12)
+    d = positive_int("d", d, maximum=10**12)
+    return (K + 1) ** -2 * math.sqrt(8.0 / (math.pi * d))
+
+
+def projection_miss_expectation(vocab_size: int, d: int) -> float:
+    r"""Expected number of pairs of :math:`V \cup \{0\}` that a random direction projects below
+    :func:`projection_bound`.
+
+    For a unit ``w`` drawn uniformly from the sphere and any fixed pair :math:`x \ne x'`, the
+    cosine :math:`t = w^\top (x - x') / \|x - x'\|` is distributed as one coordinate of a random
+    unit vector of :math:`\mathbb{R}^d`, so :math:`P(|t| < b) = I_{b^2}(\tfrac12, \tfrac{d-1}{2})`
+    (regularised incomplete beta function), whatever the vocabulary. With
+    :math:`b` = ``projection_bound(vocab_size, d)`` and :math:`\binom{|V|+1}{2}` pairs,
+
+    .. math:: \lambda = \binom{|V|+1}{2}\, I_{b^2}\big(\tfrac12, \tfrac{d-1}{2}\big).
+
+    By the union bound a random direction reaches ``b`` with probability at least
+    :math:`1 - \lambda` for every vocabulary of ``vocab_size`` distinct non-zero tokens, and
+    :math:`\lambda < 2/\pi` (the density of :math:`t` is at most
+    :math:`\Gamma(d/2) / (\sqrt\pi\,\Gamma((d-1)/2)) < \sqrt{d / (2\pi)}` near 0 for
+    :math:`d \ge 3`). If the pairs fell below ``b`` independently, the probability would be
+    :math:`e^{-\lambda}` (a Poisson heuristic, which check C9 tests on random vocabularies).
+
+    Args:
+        vocab_size: :math:`|V| \ge 1`.
+        d: dimension ``>= 1``; for ``d = 1`` every pair projects with :math:`|t| = 1` and the
+            result is 0.
+
+    Returns:
+        :math:`\lambda` as a Python float.
+
+    Raises:
+        ValueError: for non-positive sizes (as :func:`projection_bound`).
+
+    Source: the book's reading of the projection lemma (Park et al. 2021) behind K&S Theorem 2
+    (reconstructed; see the Sources and certainty page). Chapter 2 (check C9).
+    """
+    import mpmath
+
+    b = projection_bound(vocab_size, d)
+    d = positive_int("d", d)
+    if d == 1:
+        return 0.0
+    with mpmath.workdps(30):
+        p = mpmath.betainc(
+            mpmath.mpf(1) / 2, mpmath.mpf(d - 1) / 2, 0, mpmath.mpf(b) ** 2, regularized=True
+        )
+        return float(mpmath.binomial(vocab_size + 1, 2) * p)
+
+
+def best_direction(vocab: ArrayLike, draws: int = 64, seed: int = 0) -> tuple[np.ndarray, float]:
+    """The best of ``draws`` random Gaussian unit directions for :func:`projection_constant`.
+
+    Returns:
+        ``(w, c_w)`` with ``w`` a unit float64 vector ``(d,)``.
+
+    Raises:
+        ValueError: for bad ``vocab`` (as :func:`projection_constant`), ``draws`` outside
+            ``[1, MAX_DRAWS]`` (:data:`MAX_DRAWS`) or a negative ``seed``.
+
+    Source: the book's check C9 of the projection constant in K&S Theorem 2 ("take the best of
+    k random w"). Chapter 2.
+    """
+    V = _vocab(vocab)
+    draws = positive_int("draws", draws, maximum=MAX_DRAWS)
+    _require_pair_count(len(V) + 1, V.shape[1])
+    rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
+    best, best_c = None, -1.0
+    for _ in range(draws):
+        w = rng.normal(size=V.shape[1])
+        # rng.normal(size=...) is an array; the stub picks its scalar overload for the Any size
+        w /= np.linalg.norm(w)  # type: ignore[assignment]
+        c = projection_constant(w, V)
+        if c > best_c:
+            best, best_c = w, c
+    if best_c <= 0:
+        raise ValueError("no random direction separates this vocabulary (every c_w is 0)")
+    return best, best_c  # type: ignore[return-value]  # best_c > 0: best was set

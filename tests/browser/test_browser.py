@@ -1,0 +1,574 @@
+"""Headless Chromium over every page of the built site: math typeset without a MathJax error,
+images loaded, no console errors, no serious or critical finding of the accessibility engine
+axe-core in light and dark mode, and on a 390 px phone no sideways scrolling and no figure text
+under 9 CSS px. Screenshots (desktop and phone) are saved under _build/screenshots/ for a person
+to look at."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+from test_site import toc_pages
+
+from conftest import ROOT, required
+
+pytestmark = [pytest.mark.build, pytest.mark.browser]
+
+CHROMIUM = (
+    shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+)
+DRIVER = shutil.which("chromedriver")
+
+
+#: The index pages Sphinx and sphinx-proof generate, checked like the book's own pages.
+INDEX_PAGES = ["genindex", "py-modindex", "prf-prf", "search"]
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+PHONE = {"width": 390, "height": 844, "pixelRatio": 3.0, "mobile": True, "touch": True}
+MIN_FIGURE_TEXT_PX = 9.0
+
+
+def all_pages() -> list[str]:
+    return toc_pages() + INDEX_PAGES
+
+
+def _driver(width: int = 1280, height: int = 1600, phone: bool = False):
+    if not (CHROMIUM and DRIVER):
+        missing = " and ".join(
+            name
+            for name, found in (("chromium", CHROMIUM), ("chromium-driver", DRIVER))
+            if not found
+        )
+        required(
+            f"the browser check needs the Debian packages chromium and chromium-driver ({missing} "
+            f"missing: apt-get install chromium chromium-driver)"
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",
+        f"--window-size={width},{height}",
+    ):
+        options.add_argument(flag)
+    if phone:  # a plain window cannot be this narrow: emulate the device
+        options.add_experimental_option("mobileEmulation", {"deviceMetrics": PHONE})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
+    driver.set_script_timeout(60)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    driver = _driver()
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
+def phone(site):
+    driver = _driver(phone=True)
+    yield driver
+    driver.quit()
+
+
+def page_has_math(page: str) -> bool:
+    source = ROOT / f"{page}.md"
+    if not source.is_file():  # a generated index page
+        return False
+    text = source.read_text()
+    return "$" in text.replace("$$", "$") and page != "chapters/api"
+
+
+WAIT_FOR_MATHJAX = """
+const done = arguments[arguments.length - 1];
+const start = Date.now();
+(function poll() {
+  const mj = window.MathJax;
+  if (mj && mj.startup && mj.startup.promise) {
+    mj.startup.promise.then(() => done(true)).catch(e => done('error: ' + e));
+  } else if (Date.now() - start > 20000) { done(false); }
+  else { setTimeout(poll, 100); }
+})();
+"""
+
+VISIBLE_PROSE = """
+const article = document.querySelector('article') || document.body;
+const copy = article.cloneNode(true);
+copy.querySelectorAll('pre, code, .cell_input, details, script, style, mjx-container')
+    .forEach(e => e.remove());
+return copy.textContent;
+"""
+
+
+MATHJAX_ERRORS = """
+const errors = [];
+for (const item of MathJax.startup.document.math) {
+  const found = [];
+  item.root.walkTree(node => {
+    if (node.isKind('merror')) {
+      found.push(node.attributes.get('data-mjx-error') || 'error');
+    } else if (node.isKind('mtext') && node.attributes.get('mathcolor') === 'red') {
+      // MathJax's noundefined extension shows an unknown command as red text
+      found.push('undefined command ' + node.childNodes.map(c => c.getText ? c.getText() : '')
+        .join(''));
+    }
+  });
+  if (found.length) errors.push({tex: item.math, errors: found});
+}
+return errors;
+"""
+
+
+def mathjax_errors(driver) -> list[dict]:
+    """Every formula MathJax could not typeset on the open page: its TeX and the errors."""
+    return driver.execute_script(MATHJAX_ERRORS)
+
+
+def test_mathjax_errors_are_found(browser, site, tmp_path):
+    """The MathJax check sees an undefined command and a parse error, with their TeX."""
+    mathjax = (site / "_static" / "mathjax" / "tex-chtml.js").as_uri()
+    page = tmp_path / "math.html"
+    page.write_text(
+        f'<html><head><script defer src="{mathjax}"></script></head><body>'
+        r"<p>\(\argmax_x f(x)\) and \(a^b^c\) and \(x^2\)</p></body></html>"
+    )
+    browser.get(page.as_uri())
+    assert browser.execute_async_script(WAIT_FOR_MATHJAX) is True
+    assert mathjax_errors(browser) == [
+        {"tex": r"\argmax_x f(x)", "errors": [r"undefined command \argmax"]},
+        {"tex": "a^b^c", "errors": ["Double exponent: use braces to clarify"]},
+    ]
+
+
+@pytest.mark.parametrize("page", all_pages())
+def test_page_renders(browser, site, page):
+    browser.get((site / f"{page}.html").as_uri())
+    loads_mathjax = browser.execute_script(
+        "return !!document.querySelector('script[src*=mathjax]')"
+    )
+    assert loads_mathjax or not page_has_math(page), "a page with math does not load MathJax"
+    if loads_mathjax:
+        assert browser.execute_async_script(WAIT_FOR_MATHJAX) is True, "MathJax did not start"
+        assert "cdn." not in browser.execute_script(
+            "return document.querySelector('script[src*=mathjax]').src"
+        ), "MathJax from a CDN"
+    if page_has_math(page):
+        assert (
+            browser.execute_script("return document.querySelectorAll('mjx-container').length") > 0
+        )
+    if loads_mathjax:
+        errors = mathjax_errors(browser)
+        assert not errors, f"{page}: MathJax could not typeset {errors}"
+    prose = browser.execute_script(VISIBLE_PROSE)
+    assert "$$" not in prose and "\\(" not in prose and "\\[" not in prose, (
+        "raw TeX left on the page"
+    )
+    broken = wait_for_images(browser)  # images load lazily: give them time
+    assert not broken, f"images not loaded: {broken}"
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+    shots = ROOT / "_build" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    browser.set_window_size(1280, min(max(height, 800), 16000))
+    browser.save_screenshot(str(shots / f"{page.replace('/', '__')}.png"))
+    browser.set_window_size(1280, 1600)
+
+
+SLIDER_STATE = """
+const box = arguments[0];
+const plot = box.querySelector('.book-interactive-plot');
+return {frame: box.dataset.frame, ms: box.dataset.drawMs,
+        data: JSON.stringify((plot.data || []).map(t => [t.x, t.y, t.z]))};
+"""
+
+
+@pytest.mark.parametrize("page", [p for p in toc_pages() if p.split("/")[-1][:2].isdigit()])
+def test_every_slider_moves_its_figure(browser, site, page):
+    """Each interactive figure goes live from the site's own plotly.js (the page is opened from
+    disk, with no network), and the keyboard moves its slider and redraws other data."""
+    from selenium.webdriver.common.keys import Keys
+
+    browser.get((site / f"{page}.html").as_uri())
+    expected = (site / f"{page}.html").read_text(encoding="utf8").count('class="book-interactive"')
+    assert expected, f"{page}: no interactive figure"
+    deadline = time.time() + 15
+    boxes = browser.find_elements("css selector", ".book-interactive")
+    while len(boxes) < expected and time.time() < deadline:  # the page may still be loading
+        time.sleep(0.1)
+        boxes = browser.find_elements("css selector", ".book-interactive")
+    assert len(boxes) == expected, f"{page}: {len(boxes)} of {expected} figures in the page"
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        live = browser.execute_script(
+            "return document.querySelectorAll('.book-interactive[data-frame]').length"
+        )
+        if live == len(boxes):
+            break
+        time.sleep(0.2)
+    assert live == len(boxes), f"{page}: {live} of {len(boxes)} figures went live"
+    for box in boxes:
+        before = browser.execute_script(SLIDER_STATE, box)
+        slider = box.find_element("css selector", "input[type=range]")
+        at_end = slider.get_attribute("value") == slider.get_attribute("max")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", slider)
+        slider.send_keys(Keys.ARROW_LEFT if at_end else Keys.ARROW_RIGHT)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            after = browser.execute_script(SLIDER_STATE, box)
+            if after["frame"] != before["frame"]:
+                break
+            time.sleep(0.05)
+        assert after["frame"] != before["frame"], f"{box.get_attribute('id')}: slider did nothing"
+        assert after["data"] != before["data"], f"{box.get_attribute('id')}: data unchanged"
+        assert box.find_element("css selector", "output").text != ""
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, errors
+
+
+def wait_for_images(driver, seconds: float = 20) -> list[str]:
+    """Wait until the page's images have loaded (lazy ones made eager); the broken ones' URLs."""
+    deadline = time.time() + seconds
+    while True:
+        broken = driver.execute_script(
+            "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0))"
+            ".map(i => i.src)"
+        )
+        if not broken or time.time() > deadline:
+            return broken
+        driver.execute_script(
+            "document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading='eager')"
+        )
+        time.sleep(0.2)
+
+
+RUN_AXE = """
+const done = arguments[arguments.length - 1];
+axe.run(document, {resultTypes: ['violations']})
+  .then(r => done(r.violations.map(v => ({
+      id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.slice(0, 5).map(n => n.target.join(' '))}))))
+  .catch(e => done('axe failed: ' + e));
+"""
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    if not AXE.is_file():
+        required(
+            "the accessibility audit needs axe-core from the npm registry (node_modules/axe-core "
+            "missing: install npm, then make test runs npm ci)"
+        )
+    return AXE.read_text(encoding="utf8")
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+@pytest.mark.parametrize("page", all_pages())
+def test_no_serious_accessibility_violation(browser, site, axe_source, page, mode):
+    """axe-core (WCAG 2.x A and AA rules and best practices) finds nothing serious or critical:
+    contrast in both colour modes, names of controls, ids, headings, list structure, ..."""
+    url = (site / f"{page}.html").as_uri()
+    browser.get(url)
+    browser.execute_script("localStorage.setItem('mode', arguments[0])", mode)
+    browser.get(url)  # the theme reads the mode when the page loads
+    assert browser.execute_script("return document.documentElement.dataset.theme") == mode
+    if browser.execute_script("return !!window.MathJax"):
+        browser.execute_async_script(WAIT_FOR_MATHJAX)
+    browser.execute_script(  # colours are measured as they end, not halfway through a fade
+        "const s = document.createElement('style');"
+        "s.textContent = '*, *::before, *::after { transition: none !important; }';"
+        "document.head.appendChild(s);"
+    )
+    time.sleep(0.2)
+    browser.execute_script(axe_source)
+    violations = browser.execute_async_script(RUN_AXE)
+    browser.execute_script("localStorage.removeItem('mode')")
+    assert isinstance(violations, list), violations
+    serious = [v for v in violations if v["impact"] in ("serious", "critical")]
+    assert not serious, f"{page} ({mode} mode): {serious}"
+
+
+#: The elements that stick out past ``arguments[0]`` CSS px and are not inside a box that
+#: clips or scrolls them: what makes a page wider than the screen.
+OVERFLOWING = """
+const limit = arguments[0];
+function contained(e) {
+  for (let p = e.parentElement; p && p !== document.body; p = p.parentElement) {
+    const s = getComputedStyle(p);
+    if (s.overflowX !== 'visible' || s.display === 'none') return true;
+  }
+  return false;
+}
+return Array.from(document.querySelectorAll('body *'))
+  .filter(e => { const r = e.getBoundingClientRect();
+                 return r.width > 0 && r.right > limit + 0.5 && !contained(e)
+                        && getComputedStyle(e).visibility !== 'hidden'
+                        && !e.classList.contains('skip-link'); })
+  .slice(0, 5)
+  .map(e => e.tagName + '.' + String(e.className).slice(0, 40) + ': '
+            + (e.textContent || '').trim().slice(0, 60));
+"""
+
+FIGURE_IMAGES = """
+return Array.from(document.querySelectorAll(
+    '.bd-article figure img, .bd-article div.cell_output img'))
+  .filter(i => i.getClientRects().length > 0 && getComputedStyle(i).display !== 'none')
+  .map(i => ({src: i.src, natural: i.naturalWidth, shown: i.getBoundingClientRect().width}));
+"""
+
+PLOT_TEXT_SIZES = """
+return Array.from(document.querySelectorAll('.book-interactive .main-svg text'))
+  .filter(t => t.textContent.trim() && t.getBBox().width > 0)
+  .map(t => parseFloat(getComputedStyle(t).fontSize));
+"""
+
+
+def png_text_size(src: str, natural: float, shown: float) -> float:
+    """CSS px of the smallest text of a book PNG shown ``shown`` px wide (``natural`` px image),
+    from the size and resolution the PNG records (lib.book.plotting.figure_png)."""
+    from PIL import Image
+
+    path = Path(unquote(urlparse(src).path))
+    with Image.open(path) as png:
+        recorded = png.text.get("Book-Smallest-Text-Pt")
+        assert recorded, f"{path.name}: no Book-Smallest-Text-Pt (not made by figure_png)"
+        dpi = png.info["dpi"][0]
+    return float("inf") if recorded == "none" else float(recorded) / 72 * dpi * shown / natural
+
+
+@pytest.mark.parametrize("page", all_pages())
+def test_page_fits_a_phone(phone, site, page):
+    """At 390 CSS px: the page never scrolls sideways, and figure text is at least 9 CSS px."""
+    phone.get((site / f"{page}.html").as_uri())
+    assert not wait_for_images(phone)
+    if phone.execute_script("return !!document.querySelector('script[src*=mathjax]')"):
+        assert phone.execute_async_script(WAIT_FOR_MATHJAX) is True
+    time.sleep(0.3)  # book.js sizes figures and wide formulas once images and math are in
+    width = phone.execute_script(  # a wider page widens a phone's layout viewport with it
+        "return Math.max(window.innerWidth, document.documentElement.scrollWidth,"
+        " document.body.scrollWidth)"
+    )
+    if width > PHONE["width"]:
+        wide = phone.execute_script(OVERFLOWING, PHONE["width"])
+        pytest.fail(f"{page}: {width} CSS px wide on a {PHONE['width']} px phone: {wide}")
+    small = []
+    for image in phone.execute_script(FIGURE_IMAGES):
+        px = png_text_size(image["src"], image["natural"], image["shown"])
+        if px < MIN_FIGURE_TEXT_PX - 0.05:
+            small.append(f"{Path(image['src']).name[:12]}: {px:.1f} px")
+    if phone.execute_script("return document.querySelectorAll('.book-interactive').length"):
+        deadline = time.time() + 30
+        while time.time() < deadline and phone.execute_script(
+            "return document.querySelectorAll('.book-interactive:not([data-frame])').length"
+        ):
+            time.sleep(0.2)
+        sizes = phone.execute_script(PLOT_TEXT_SIZES)
+        assert sizes, f"{page}: the interactive figure drew no text"
+        small += [f"interactive figure: {s:.1f} px" for s in sizes if s < MIN_FIGURE_TEXT_PX]
+    assert not small, f"{page}: figure text under {MIN_FIGURE_TEXT_PX} CSS px on a phone: {small}"
+    shots = ROOT / "_build" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    phone.save_screenshot(str(shots / f"phone__{page.replace('/', '__')}.png"))
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    """The built site served over http, as the README says to read it for search: a browser
+    refuses a page opened from disk to read the other pages, so search shows no snippets there."""
+    import functools
+    import http.server
+    import threading
+
+    handler = functools.partial(
+        type("Quiet", (http.server.SimpleHTTPRequestHandler,), {"log_message": lambda *a: None}),
+        directory=str(site),
+    )
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_search_snippets_show_the_text_not_the_print_contents(browser, served):
+    """A search for a chapter-title word, on the site served as the README says, lists the
+    chapter with a snippet of its prose, not of the print-only table of contents or the header
+    buttons."""
+    browser.get(served + "/search.html?q=Boltzmann")
+    deadline, snippets = time.time() + 30, []
+    while time.time() < deadline and not snippets:
+        time.sleep(0.5)
+        snippets = [
+            e.text
+            for e in browser.find_elements("css selector", "#search-results li p.context")
+            if e.text
+        ]
+    assert snippets, "no search result with a snippet"
+    for snippet in snippets:
+        assert "Contents" not in snippet[:80], snippet  # the print-only contents block
+        assert ".ipynb" not in snippet and ".md .pdf" not in snippet, snippet
+    assert any("Boltzmann operator" in s and "softmax" in s for s in snippets), snippets
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_code_wraps_in_print(browser, site, page):
+    """Printed (print media, an A4 page's 700 CSS px of text width), no code block or output
+    is cut at the margin: long lines wrap."""
+    browser.set_window_size(700, 1000)
+    try:
+        browser.get((site / f"{page}.html").as_uri())
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        cut = browser.execute_script(
+            "return Array.from(document.querySelectorAll('article pre'))"
+            ".filter(p => p.getClientRects().length && p.scrollWidth > p.clientWidth + 1)"
+            ".map(p => p.textContent.split('\\n').sort((a, b) => b.length - a.length)[0])"
+        )
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        browser.set_window_size(1280, 1600)
+    assert not cut, f"{page}: {len(cut)} blocks cut in print, e.g. {cut[:2]}"
+
+
+def test_a_page_in_dark_mode_prints_in_the_light_palette(browser, site):
+    """Print (emulated print media) of a page shown in dark mode: the theme switches to light
+    while printing, so text prints dark on white, and back to dark afterwards."""
+    url = (site / "chapters/01_boltzmann.html").as_uri()
+    browser.get(url)
+    browser.execute_script("localStorage.setItem('mode', 'dark')")
+    browser.get(url)
+    colours = (
+        "const p = document.querySelector('article p');"
+        "return [document.documentElement.dataset.theme, getComputedStyle(p).color,"
+        " getComputedStyle(document.body).backgroundColor];"
+    )
+    try:
+        assert browser.execute_script(colours)[0] == "dark"
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        time.sleep(0.3)
+        theme, text, background = browser.execute_script(colours)
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        time.sleep(0.3)
+        after = browser.execute_script(colours)[0]
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        browser.execute_script("localStorage.removeItem('mode')")
+
+    def luminance(css: str) -> float:
+        r, g, b = (int(v) / 255 for v in re.findall(r"\d+", css)[:3])
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    contrast = (luminance(background) + 0.05) / (luminance(text) + 0.05)
+    assert theme == "light" and contrast >= 7, (theme, text, background, contrast)
+    assert after == "dark"
+
+
+SIDEBAR_STATE = """
+const visible = e => {
+  if (!e || getComputedStyle(e).display === 'none' || getComputedStyle(e).visibility === 'hidden') {
+    return false;
+  }
+  const box = e.getBoundingClientRect();  // on a phone a sidebar waits off the screen
+  return box.width > 0 && box.right > 0 && box.left < window.innerWidth;
+};
+const side = document.getElementById(arguments[0]);
+const dialog = document.getElementById(arguments[0] + '-modal');
+const links = dialog ? Array.from(dialog.querySelectorAll('a')).filter(visible).length : 0;
+return {inline: visible(side), dialog: !!dialog && dialog.open, dialogLinks: links};
+"""
+
+CLICK_VISIBLE = """
+const buttons = Array.from(document.querySelectorAll(arguments[0]))
+    .filter(b => b.getClientRects().length > 0 && getComputedStyle(b).visibility !== 'hidden');
+if (!buttons.length) return false;
+buttons[0].click();
+return true;
+"""
+
+
+@pytest.mark.parametrize("device", ["desktop", "phone"])
+@pytest.mark.parametrize("side", ["primary", "secondary"])
+def test_sidebar_buttons_open_and_close(browser, phone, site, device, side):
+    """The visible header button of each sidebar works (pydata-sphinx-theme issue 2451): at
+    1280 px the chapter list hides and comes back; on a 390 px phone each button opens its
+    sidebar as a dialog with links in it, and Escape closes it. The page contents (secondary)
+    are laid out beside the article from 1200 px on, where the theme shows no button for them:
+    there the test only finds them open."""
+    from selenium.webdriver.common.keys import Keys
+
+    driver = browser if device == "desktop" else phone
+    driver.get((site / "chapters" / "01_boltzmann.html").as_uri())
+    time.sleep(0.5)
+    name, button = f"pst-{side}-sidebar", f".{side}-toggle"
+    before = driver.execute_script(SIDEBAR_STATE, name)
+    assert before["dialog"] is False
+    if not driver.execute_script(CLICK_VISIBLE, button):
+        assert device == "desktop" and side == "secondary" and before["inline"], (
+            f"no visible {button} on {device}"
+        )
+        return
+    time.sleep(0.5)
+    after = driver.execute_script(SIDEBAR_STATE, name)
+    if device == "desktop" and before["inline"]:
+        assert after == {"inline": False, "dialog": False, "dialogLinks": 0}, after
+        assert driver.execute_script(CLICK_VISIBLE, button)
+        time.sleep(0.3)
+        assert driver.execute_script(SIDEBAR_STATE, name)["inline"] is True
+    else:
+        assert after["dialog"] is True and after["dialogLinks"] >= 3, (device, after)
+        driver.switch_to.active_element.send_keys(Keys.ESCAPE)
+        time.sleep(0.3)
+        closed = driver.execute_script(SIDEBAR_STATE, name)
+        assert closed["dialog"] is False, closed
+    if device == "phone":
+        assert before["inline"] is False  # on a phone the sidebars are not beside the article
+
+
+MATHJAX_STATE = """
+const done = arguments[arguments.length - 1];
+const start = Date.now();
+(function poll() {
+  const mj = window.MathJax;
+  if (mj && mj.startup && mj.startup.promise) {
+    mj.startup.promise.then(() => setTimeout(() => {
+      const item = mj.startup.document.menu.menu.findID('Accessibility');
+      done({typeset: document.querySelectorAll('mjx-container').length,
+            hidden: !!item && item.hidden === true,
+            saved: localStorage.getItem('MathJax-Menu-Settings')});
+    }, 500)).catch(e => done({error: String(e)}));
+  } else if (Date.now() - start > 20000) { done({error: 'no MathJax'}); }
+  else { setTimeout(poll, 100); }
+})();
+"""
+
+
+def test_a_saved_mathjax_explorer_setting_cannot_wipe_the_maths(browser, site):
+    """With MathJax's explorer switched on in the browser profile (what Accessibility → Activate
+    saves; MathJax issue 3124), a page opened from disk still typesets every formula, the saved
+    setting is dropped and the menu offers no Accessibility submenu to switch it on again."""
+    url = (site / "chapters" / "01_boltzmann.html").as_uri()
+    browser.get(url)
+    clean = browser.execute_async_script(MATHJAX_STATE)
+    assert clean.get("typeset", 0) > 50 and clean["hidden"] is True, clean
+    browser.execute_script(
+        "localStorage.setItem('MathJax-Menu-Settings', "
+        "JSON.stringify({explorer: true, collapsible: true, scale: '1'}))"
+    )
+    browser.get(url)
+    after = browser.execute_async_script(MATHJAX_STATE)
+    browser.execute_script("localStorage.removeItem('MathJax-Menu-Settings')")
+    assert after.get("typeset") == clean["typeset"], after
+    assert after["hidden"] is True and "explorer" not in (after["saved"] or ""), after

@@ -1,0 +1,300 @@
+"""lib.batched: K runs trained as one stacked model equal the same K runs trained one by one.
+
+Everything in float64, so that the only differences are the rounding of different product
+orders: parameters, Adam moments and histories agree to 1e-10. The serial reference is computed
+twice, by lib.training.fit and by an independent loop written here (per-run torch.optim.Adam,
+the batch order drawn as the docstrings state), so a fault shared by fit and fit_stacked shows.
+"""
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from torch import nn
+
+from lib import batched, training
+from lib.models import PatchAttentionClassifier, TokenTagger
+from lib.training import IGNORE
+
+TOL = 1e-10
+
+
+def patch_runs(seeds, n_batches=5, b=6):
+    """Classifiers whose last batch is smaller, so that runs meet batches of different sizes."""
+    models, batches = [], []
+    for s in seeds:
+        models.append(
+            PatchAttentionClassifier(
+                image_size=8, patch=4, d=6, n_classes=3, qk_init=0.5, dtype=torch.float64, seed=s
+            )
+        )
+        g = torch.Generator().manual_seed(100 + s)
+        batches.append(
+            [
+                (
+                    torch.randn(
+                        b - 3 * (j == n_batches - 1), 8, 8, generator=g, dtype=torch.float64
+                    ),
+                    torch.randint(0, 3, (b - 3 * (j == n_batches - 1),), generator=g),
+                )
+                for j in range(n_batches)
+            ]
+        )
+    return models, batches
+
+
+def tagger_runs(seeds, rank, layers=2, n_batches=4, vocab=11):
+    """Taggers with ragged, padded batches whose lengths differ between runs and steps."""
+    models, batches = [], []
+    for s in seeds:
+        models.append(
+            TokenTagger(
+                vocab, 3, d=4, n_layers=layers, rank=rank, head_dim=3, dtype=torch.float64, seed=s
+            )
+        )
+        g = torch.Generator().manual_seed(200 + s)
+        runs = []
+        for j in range(n_batches):
+            b, n = 3 + (j % 2), 2 + j
+            ids = torch.randint(1, vocab, (b, n), generator=g)
+            tags = torch.randint(0, 3, (b, n), generator=g)
+            lengths = torch.randint(1, n + 1, (b,), generator=g)
+            pad = torch.arange(n)[None] >= lengths[:, None]
+            runs.append((ids.masked_fill(pad, 0), tags.masked_fill(pad, IGNORE)))
+        batches.append(runs)
+    return models, batches
+
+
+def copies(models):
+    return [copy.deepcopy(m) for m in models]
+
+
+def manual_fit(model, batches, epochs, lr, seed, stop_after=None):
+    """An independent serial loop: what fit and fit_stacked promise for one run."""
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    gen = torch.Generator().manual_seed(seed)
+    losses = []
+    for epoch in range(1, epochs + 1):
+        total_loss, total = 0.0, 0
+        for b in torch.randperm(len(batches), generator=gen).tolist():
+            x, y = batches[b]
+            logits = model(x)
+            loss = nn.functional.cross_entropy(
+                logits.reshape(-1, logits.shape[-1]),
+                y.reshape(-1),
+                ignore_index=IGNORE,
+                reduction="sum",
+            )
+            n = int((y != IGNORE).sum())
+            opt.zero_grad()
+            (loss / n).backward()
+            opt.step()
+            total_loss, total = total_loss + float(loss.detach()), total + n
+        losses.append(total_loss / total)
+        if stop_after is not None and epoch == stop_after:
+            break
+    return losses, opt
+
+
+def assert_same_state(model, opt, adam):
+    for name, p in model.named_parameters():
+        state = opt.state[p]
+        assert adam[name]["step"] == float(state["step"])
+        for key in ("exp_avg", "exp_avg_sq"):
+            torch.testing.assert_close(adam[name][key], state[key], rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize(
+    "runs",
+    [
+        lambda: patch_runs([0, 1, 2]),
+        lambda: tagger_runs([0, 1, 2], rank=1),
+        lambda: tagger_runs([3, 4], rank=None, layers=1),
+    ],
+    ids=["patch-attention", "tagger-rank-1", "tagger-dense"],
+)
+def test_stacked_runs_equal_the_runs_one_by_one(runs):
+    models, batches = runs()
+    seeds = [7, 8, 9][: len(models)]
+    stacked_models = copies(models)
+    fit_models = copies(models)
+    histories = batched.fit_stacked(
+        stacked_models,
+        batches,
+        epochs=3,
+        lr=0.05,
+        seeds=seeds,
+        progress=False,
+        return_state=True,
+    )
+    for k, model in enumerate(models):
+        losses, opt = manual_fit(model, batches[k], 3, 0.05, seeds[k])
+        history = training.fit(
+            fit_models[k], batches[k], epochs=3, lr=0.05, seed=seeds[k], progress=False
+        )
+        np.testing.assert_allclose(histories[k]["loss"], losses, rtol=0, atol=TOL)
+        np.testing.assert_allclose(histories[k]["loss"], history["loss"], rtol=0, atol=TOL)
+        np.testing.assert_array_equal(histories[k]["train_acc"], history["train_acc"])
+        for (name, p), q, r in zip(
+            model.named_parameters(),
+            stacked_models[k].parameters(),
+            fit_models[k].parameters(),
+            strict=True,
+        ):
+            torch.testing.assert_close(q, p, rtol=0, atol=TOL, msg=name)
+            torch.testing.assert_close(r, p, rtol=0, atol=TOL, msg=name)
+        assert_same_state(model, opt, histories[k].attrs["adam"])
+        assert histories[k].attrs["batched"] == len(models)
+    # the runs really differ from each other (a stacked model that trained one run K times
+    # would pass the comparisons above only if the runs were identical)
+    p0, p1 = (list(m.parameters())[0] for m in stacked_models[:2])
+    assert float((p0 - p1).detach().abs().max()) > 1e-3
+
+
+def test_a_stopped_run_leaves_the_batch_and_the_others_go_on_unchanged():
+    models, batches = patch_runs([0, 1, 2])
+    seeds = [4, 5, 6]
+    stop_at = {1: 2}  # run 1 stops after epoch 2, runs 0 and 2 go on to epoch 4
+
+    class Stop:
+        def __init__(self):
+            self.calls = 0
+
+        def __call__(self, history):
+            # the stacked trainer calls the rule run by run in run order; identify the run by
+            # its first loss
+            epoch = int(history["epoch"].iloc[-1])
+            first = float(history["loss"].iloc[0])
+            run = int(np.argmin([abs(first - f) for f in first_losses]))
+            return "stop" if stop_at.get(run) == epoch else None
+
+    first_losses = [
+        manual_fit(copy.deepcopy(m), b, 1, 0.05, s)[0][0]
+        for m, b, s in zip(models, batches, seeds, strict=True)
+    ]
+    stacked_models = copies(models)
+    histories = batched.fit_stacked(
+        stacked_models,
+        batches,
+        epochs=4,
+        lr=0.05,
+        seeds=seeds,
+        stop=Stop(),
+        progress=False,
+        return_state=True,
+    )
+    assert [len(h) for h in histories] == [4, 2, 4]
+    assert [h.attrs["stopped"] for h in histories] == [None, "stop", None]
+    for k, model in enumerate(models):
+        losses, opt = manual_fit(model, batches[k], 4, 0.05, seeds[k], stop_after=stop_at.get(k))
+        np.testing.assert_allclose(histories[k]["loss"], losses, rtol=0, atol=TOL)
+        for p, q in zip(model.parameters(), stacked_models[k].parameters(), strict=True):
+            torch.testing.assert_close(q, p, rtol=0, atol=TOL)
+        assert_same_state(model, opt, histories[k].attrs["adam"])
+
+
+def test_validation_scores_are_each_runs_own():
+    models, batches = patch_runs([0, 1])
+    val = [b[:2] for b in batches]
+    histories = batched.fit_stacked(
+        copies(models), batches, epochs=2, lr=0.05, seeds=[0, 1], validation=val, progress=False
+    )
+    for k, model in enumerate(models):
+        history = training.fit(
+            model, batches[k], epochs=2, lr=0.05, seed=k, validation=val[k], progress=False
+        )
+        np.testing.assert_allclose(histories[k]["val_acc"], history["val_acc"])
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (
+            lambda m, b: batched.fit_stacked(m, b[:1], epochs=1, seeds=[0, 1]),
+            "batches must be a list of 2",
+        ),
+        (lambda m, b: batched.fit_stacked(m, b, epochs=1, seeds=[0]), "seeds must be a list of 2"),
+        (
+            lambda m, b: batched.fit_stacked(m, [b[0], b[1][:2]], epochs=1, seeds=[0, 1]),
+            "same number of batches",
+        ),
+        (lambda m, b: batched.fit_stacked(m, b, epochs=0, seeds=[0, 1]), "epochs"),
+        (lambda m, b: batched.fit_stacked([m[0], "x"], b, epochs=1, seeds=[0, 1]), "model"),
+        (
+            lambda m, b: batched.stack(
+                [m[0], PatchAttentionClassifier(image_size=8, patch=4, d=4, dtype=torch.float64)]
+            ),
+            "share one shape",
+        ),
+        (lambda m, b: batched.stack([]), "non-empty"),
+    ],
+)
+def test_bad_input_is_refused(call, match):
+    models, batches = patch_runs([0, 1])
+    with pytest.raises(ValueError, match=match):
+        call(models, batches)
+
+
+def test_a_sparse_tagger_is_refused():
+    m = TokenTagger(11, 3, d=4, sparse_embedding=True, dtype=torch.float64)
+    with pytest.raises(ValueError, match="sparse_embedding=False"):
+        batched.stack([m])
+
+
+def test_stacked_noise_runs_equal_noise_experiment_one_by_one(monkeypatch):
+    """The batched noise grid of Chapter 5 gives each run noise_experiment's own result (a tiny
+    synthetic dataset in place of the images; the experiment trains in float32, so the tolerance
+    is float32's over two epochs)."""
+    from lib.experiments import noise
+
+    rng = np.random.default_rng(0)
+    images = {
+        split: (rng.integers(0, 256, (n, 28, 28), dtype=np.uint8), rng.integers(0, 10, n))
+        for split, n in (("train", 40), ("test", 20))
+    }
+    monkeypatch.setattr(noise.data, "load_mnist", lambda split: images[split])
+    settings = dict(
+        train_images=None,
+        test_images=None,
+        epochs=3,
+        batch_size=16,
+        lr=3e-3,
+        d=8,
+        qk_init=0.1,
+        snapshots=[1, 3],
+    )
+    runs = [("label", 0.0, 0), ("label", 0.3, 1), ("input", 0.5, 2)]
+    together = noise.noise_experiments("mnist", runs, **settings)
+    for run, result in zip(runs, together, strict=True):
+        alone = noise.noise_experiment("mnist", *run, **settings)
+        assert result["batched"] == 3
+        for key in (
+            "w_k_spectral",
+            "w_q_frobenius",
+            "qk_spectral",
+            "entropy",
+            "train_acc",
+            "test_acc",
+        ):
+            assert result[key] == pytest.approx(alone[key], rel=1e-4, abs=1e-6), key
+            for epoch in ("1", "3"):  # the snapshots on the way agree too
+                assert result["at"][epoch][key] == pytest.approx(
+                    alone["at"][epoch][key], rel=1e-4, abs=1e-6
+                ), (key, epoch)
+        np.testing.assert_allclose(result["history"]["loss"], alone["history"]["loss"], rtol=1e-4)
+        # the snapshot at the last epoch is the run's end; the one at epoch 1 is measured then
+        assert result["at"]["3"]["w_k_frobenius"] == result["w_k_frobenius"]
+        assert result["at"]["1"]["train_acc"] == result["history"]["train_acc"][0]
+        assert result["at"]["1"]["w_k_frobenius"] != result["w_k_frobenius"]
+    assert len({r["w_k_frobenius"] for r in together}) == 3
+    assert isinstance(pd.DataFrame(together), pd.DataFrame)
+
+
+def test_a_run_whose_loss_is_not_finite_is_named():
+    models, batches = patch_runs([0, 1])
+    with torch.no_grad():
+        models[1].head_weight.fill_(float("nan"))
+    with pytest.raises(ValueError, match="training loss of run 1 became nan in epoch 1"):
+        batched.fit_stacked(models, batches, epochs=1, seeds=[0, 1], progress=False)

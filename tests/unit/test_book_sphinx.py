@@ -1,0 +1,282 @@
+"""Unit tests of the book's Sphinx extension (_ext/book_sphinx): fingerprints, timeouts, failure
+lines.
+
+Its behaviour inside real builds is tested on temporary books in test_build_strict.py.
+"""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from book_sphinx import execution, guard
+
+
+def test_inputs_hash_follows_lib_pins_config_and_needs_a_folder(tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "a.py").write_text("x = 1\n")
+    h1 = guard.inputs_hash(tmp_path)
+    assert guard.inputs_hash(tmp_path) == h1  # a pure function of the files
+    (tmp_path / "lib" / "a.py").write_text("x = 2\n")
+    h2 = guard.inputs_hash(tmp_path)
+    assert h2 != h1
+    (tmp_path / "requirements.txt").write_text("numpy==2.4.6\n")
+    h3 = guard.inputs_hash(tmp_path)
+    assert h3 not in (h1, h2)
+    (tmp_path / "requirements.lock").write_text("numpy==2.4.6\npandas==3.1.1\n")
+    h3b = guard.inputs_hash(tmp_path)  # what make installs: the lock of every transitive version
+    assert h3b not in (h1, h2, h3)
+    h3 = h3b
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "c.md").write_text("# A chapter\n")
+    assert (
+        guard.inputs_hash(tmp_path) == h3
+    )  # chapters are jupyter-cache's business, not this hash's
+    for bad in (None, 123, "", tmp_path / "missing"):
+        with pytest.raises(ValueError, match="root must be an existing folder"):
+            guard.inputs_hash(bad)
+
+
+@pytest.mark.parametrize("name", guard.ENV_INPUTS)
+def test_inputs_hash_follows_the_environment_lib_reads(tmp_path, monkeypatch, name):
+    (tmp_path / "lib").mkdir()
+    for other in guard.ENV_INPUTS:
+        monkeypatch.delenv(other, raising=False)
+    before = guard.inputs_hash(tmp_path)
+    monkeypatch.setenv(name, "full" if name == "BOOK_MODE" else "3")
+    assert guard.inputs_hash(tmp_path) != before
+
+
+def test_inputs_hash_follows_optional_data(tmp_path, monkeypatch):
+    monkeypatch.delenv("BOOK_MODE", raising=False)
+    (tmp_path / "lib").mkdir()
+    before = guard.inputs_hash(tmp_path)
+    monkeypatch.setenv("BOOK_MODE", "fast")
+    assert guard.inputs_hash(tmp_path) == before  # unset means fast
+    marker = tmp_path / "_data" / "fashion-mnist" / "train-images-idx3-ubyte.gz"
+    marker.parent.mkdir(parents=True)
+    marker.write_bytes(b"")
+    assert guard.inputs_hash(tmp_path) != before  # Chapter 5 must re-run when Fashion-MNIST arrives
+
+
+def test_site_hash_follows_toc_and_page_names_not_page_contents(tmp_path):
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "a.md").write_text("# A\n")
+    h1 = guard.site_hash(tmp_path)
+    (tmp_path / "chapters" / "a.md").write_text("# A, edited\n")
+    assert guard.site_hash(tmp_path) == h1  # an edit is Sphinx's incremental business
+    (tmp_path / "chapters" / "a.md").rename(tmp_path / "chapters" / "b.md")
+    h2 = guard.site_hash(tmp_path)
+    assert h2 != h1
+    (tmp_path / "_toc.yml").write_text("root: intro\nchapters: []\n")
+    h3 = guard.site_hash(tmp_path)
+    assert h3 not in (h1, h2)
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "book.css").write_text("p { color: red; }\n")
+    h4 = guard.site_hash(tmp_path)
+    assert h4 not in (h1, h2, h3)  # Sphinx copies _static only with a rewritten page
+    (tmp_path / "references.bib").write_text("@misc{a, title={A}}\n")
+    assert guard.site_hash(tmp_path) not in (h1, h2, h3, h4)
+    (tmp_path / "_build").mkdir()
+    (tmp_path / "_build" / "x.md").write_text("output\n")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "y.md").write_text("site-packages\n")
+    assert guard.site_hash(tmp_path) == guard.site_hash(tmp_path)
+
+
+class Config:
+    book_timeout_factor, book_timeout_floor = 4, 300
+    book_full_timeout_factor, book_full_timeout_floor = 20, 1800
+
+
+@pytest.mark.parametrize(
+    "budget, mode, explicit, expected",
+    [
+        (60, "fast", None, 300),
+        (120, "fast", None, 480),
+        (90, "full", None, 1800),
+        (120, "full", None, 2400),
+        (60, "fast", 2, 2),
+        (60, "full", 5000, 5000),
+        (None, "fast", None, None),
+        (None, "fast", 7, 7),
+    ],
+)
+def test_cell_timeout_is_a_safety_net(budget, mode, explicit, expected):
+    assert execution.cell_timeout(Config, budget, mode, explicit) == expected
+
+
+@pytest.mark.parametrize(
+    "code, words",
+    [
+        (-signal.SIGKILL, "out-of-memory"),
+        (-signal.SIGABRT, "SIGABRT"),
+        (-signal.SIGSEGV, "SIGSEGV"),
+        (-signal.SIGUSR1, "SIGUSR1"),
+        (3, "exited with status 3"),
+        (None, "unknown"),
+    ],
+)
+def test_dead_kernel_cause_names_the_signal(code, words):
+    from nbclient.exceptions import DeadKernelError
+
+    err = DeadKernelError("Kernel died")
+    err.book_exit = code
+    assert words in execution.describe_failure(err, 300)
+
+
+def test_failure_lines_for_a_cell_error_and_a_timeout():
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
+
+    err = CellExecutionError("traceback text", "ZeroDivisionError", "division by zero\nmore")
+    assert execution.describe_failure(err, 300) == "ZeroDivisionError: division by zero"
+    assert (
+        execution.describe_failure(CellTimeoutError("slow"), 480)
+        == "the cell ran past its timeout of 480 s"
+    )
+
+
+def test_execution_slot_lets_one_chapter_execute_at_a_time(tmp_path, monkeypatch):
+    """While one build holds the machine-wide slot, another waits until it is released."""
+    import threading
+
+    monkeypatch.setenv("BOOK_EXECUTION_LOCK", str(tmp_path / "slot.lock"))
+    order, held, trying = [], threading.Event(), threading.Event()
+
+    def first_build():
+        with execution.execution_slot("chapter A"):
+            held.set()
+            trying.wait(5)
+            threading.Event().wait(0.3)  # the other build is blocked meanwhile
+            order.append("A done")
+
+    worker = threading.Thread(target=first_build)
+    worker.start()
+    held.wait(5)
+    trying.set()
+    with execution.execution_slot("chapter B"):
+        order.append("B starts")
+    worker.join(5)
+    assert order == ["A done", "B starts"]
+    with execution.execution_slot():  # free again: taken at once
+        assert (tmp_path / "slot.lock").exists()
+
+
+def _bib_entry(key, authors, year="2024"):
+    from pybtex.database import Entry, Person
+
+    entry = Entry("article", fields={"title": "T", "year": year} if year else {"title": "T"})
+    entry.key = key
+    for name in authors:
+        entry.add_person(Person(name), "author")
+    return entry
+
+
+def test_reference_list_labels_read_as_the_text_cites():
+    from book_sphinx import citations
+
+    one = _bib_entry("z", ["Zhang, Chiyuan"], "2017")
+    two = _bib_entry("k", ["Kajitsuka, Tokio", "Sato, Issei"])
+    many = _bib_entry("l", ["Liu, Hude", "Hu, Jerry", "Song, Zhao"], "2025")
+    particle = _bib_entry("t", ["Tjong Kim Sang, Erik F.", "De Meulder, Fien"], "2003")
+    undated = _bib_entry("u", ["Doe, Jane"], None)
+    labels = [citations.author_year_label(e) for e in (one, two, many, particle, undated)]
+    assert labels == [
+        "Zhang, 2017",
+        "Kajitsuka and Sato, 2024",
+        "Liu et al., 2025",
+        "Tjong Kim Sang and De Meulder, 2003",
+        "Doe, n.d.",
+    ]
+    twins = [_bib_entry("a", ["Liu, Hude", "Hu, J", "S, Z"], "2025"), many]
+    assert list(citations.AuthorYearLabels().format_labels(twins)) == [
+        "Liu et al., 2025a",
+        "Liu et al., 2025b",
+    ]
+    with pytest.raises(ValueError, match="'nobody' has no author or editor"):
+        citations.author_year_label(_bib_entry("nobody", []))
+
+
+def test_accessibility_fixes_of_the_theme_markup():
+    from book_sphinx import a11y
+
+    page = (
+        '<summary aria-label="Toggle hidden content">\n<p>Show code cell source</p></summary>'
+        '<button class="btn search-button-field search-button__button pst-js-only" title="Search"'
+        ' aria-label="Search" data-bs-toggle="tooltip"> <i class="fa-solid fa-magnifying-glass">'
+        "</i> <span>Search</span></button>"
+        '<button class="theme-switch-button" aria-label="Color mode"><i class="theme-switch'
+        ' fa-solid fa-sun fa-lg" data-mode="light" title="Light"></i></button>'
+        '<div role="list" class="citation-list"><div class="citation" role="doc-biblioentry">'
+        "</div></div><h1></h1>\n<h1>Index</h1>"
+        '<form class="bd-search d-flex" action="search.html" method="get">\n'
+        '  <input type="search" name="q"/>\n</form>'
+    )
+    fixed = a11y.fix_html(page)
+    assert "<summary>\n<p>Show code cell source" in fixed
+    assert 'aria-label="Search"' not in fixed and 'title="Search"' in fixed
+    assert '<i class="fa-solid fa-magnifying-glass" aria-hidden="true">' in fixed
+    assert 'aria-label="Color mode"' in fixed  # a label with no visible text stays
+    assert 'fa-sun fa-lg" aria-hidden="true" data-mode="light"></i>' in fixed  # no title
+    assert 'role="listitem"' in fixed and "doc-biblioentry" not in fixed
+    assert "<h1></h1>" not in fixed and "<h1>Index</h1>" in fixed
+    assert fixed.count('<button type="submit" class="visually-hidden">Search</button>') == 1
+    assert fixed.index('type="submit"') < fixed.index("</form>")
+    assert a11y.fix_html(fixed) == fixed  # idempotent
+    with pytest.raises(ValueError, match="html must be"):
+        a11y.fix_html(b"<html>")
+
+
+def test_page_filters_edit_each_rendered_page_in_order():
+    from types import SimpleNamespace
+
+    from book_sphinx import pages
+
+    templates = SimpleNamespace(render=lambda template, context: f"<p>{context['x']}</p>")
+    app = SimpleNamespace(builder=SimpleNamespace(templates=templates))
+    pages.add_page_filter(app, lambda html, context: html.replace("<p>", "<p class='a'>"))
+    pages.add_page_filter(app, lambda html, context: html + context["x"])
+    pages._wrap_render(app)
+    pages._wrap_render(app)  # wrapped once only
+    assert templates.render("page.html", {"x": "1"}) == "<p class='a'>1</p>1"
+    assert templates.render("searchindex.js", {"x": "2"}) == "<p>2</p>"  # pages only
+    with pytest.raises(ValueError, match="page_filter must be callable"):
+        pages.add_page_filter(app, "not a function")
+
+
+def test_a_forced_failure_build_has_inputs_of_its_own(tmp_path, monkeypatch):
+    (tmp_path / "lib").mkdir()
+    monkeypatch.delenv("BOOK_FORCE_FAIL", raising=False)
+    ordinary = guard.inputs_hash(tmp_path)
+    monkeypatch.setenv("BOOK_FORCE_FAIL", "C1")
+    assert guard.inputs_hash(tmp_path) != ordinary  # it can neither reuse nor poison the cache
+
+
+def test_a_killed_build_does_not_clear_the_next_builds_cache(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    for name in guard.ENV_INPUTS:
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "a.py").write_text("x = 1\n")
+    build = tmp_path / "_build"
+    app = SimpleNamespace(
+        outdir=str(build / "html"), srcdir=str(tmp_path), doctreedir=str(build / ".doctrees")
+    )
+    config = SimpleNamespace(nb_execution_cache_path="")
+    cache = build / ".jupyter_cache"
+    cache.mkdir(parents=True)
+    (cache / "stale").write_text("from unknown inputs")
+    # no record of the inputs: the cache is cleared, the stamp written
+    guard._clear_stale(app, config)
+    assert not cache.exists()
+    assert (build / guard.INPUTS_STAMP).read_text().strip() == guard.inputs_hash(tmp_path)
+    cache.mkdir()
+    (cache / "chapter").write_text("executed by the build that is then killed")
+    guard._clear_stale(app, config)  # the next build, same inputs, no _write in between
+    assert (cache / "chapter").is_file()
+    (tmp_path / "lib" / "a.py").write_text("x = 2\n")
+    guard._clear_stale(app, config)  # lib changed: cleared again
+    assert not cache.exists()

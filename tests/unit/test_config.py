@@ -1,0 +1,76 @@
+"""lib.book.config: modes, pick, seeds, threads, progress bars."""
+
+import numpy as np
+import pytest
+import torch
+
+from lib.book import config
+
+
+def test_mode_default_and_values():
+    assert config.read_mode({}) == "fast"
+    assert config.read_mode({"BOOK_MODE": ""}) == "fast"
+    assert config.read_mode({"BOOK_MODE": "full"}) == "full"
+    assert config.read_mode({"BOOK_MODE": " fast "}) == "fast"
+    with pytest.raises(ValueError, match="BOOK_MODE must be one of .* got 'slow'"):
+        config.read_mode({"BOOK_MODE": "slow"})
+
+
+def test_module_mode_matches_environment(monkeypatch):
+    import importlib
+
+    monkeypatch.setenv("BOOK_MODE", "full")
+    try:
+        assert importlib.reload(config).MODE == "full"
+        monkeypatch.setenv("BOOK_MODE", "nonsense")
+        with pytest.raises(ValueError, match="nonsense"):
+            importlib.reload(config)
+    finally:
+        monkeypatch.delenv("BOOK_MODE")
+        importlib.reload(config)
+    assert config.MODE == "fast"
+
+
+def test_pick():
+    assert config.pick(fast=1, full=2, mode="fast") == 1
+    assert config.pick(fast=1, full=2, mode="full") == 2
+    assert config.pick(fast="a", full="b") == ("a" if config.MODE == "fast" else "b")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        config.pick(fast=1, full=2, mode="medium")
+
+
+def test_seed_everything_repeats():
+    # np.random.rand on purpose: seed_everything must seed numpy's global (legacy) stream
+    g1 = config.seed_everything(7)
+    x1, t1, n1 = g1.normal(size=3), torch.rand(3), np.random.rand(2)  # noqa: NPY002
+    g2 = config.seed_everything(7)
+    x2, t2, n2 = g2.normal(size=3), torch.rand(3), np.random.rand(2)  # noqa: NPY002
+    np.testing.assert_array_equal(x1, x2)
+    assert torch.equal(t1, t2)
+    np.testing.assert_array_equal(n1, n2)
+    for bad in (-1, 1.5, "3", True):
+        with pytest.raises(ValueError, match="seed must"):
+            config.seed_everything(bad)
+
+
+def test_threads_fixed():
+    assert torch.get_num_threads() == config.THREADS
+    with pytest.raises(ValueError, match="BOOK_THREADS"):
+        config._read_threads({"BOOK_THREADS": "two"})
+    with pytest.raises(ValueError, match="BOOK_THREADS must be >= 1"):
+        config._read_threads({"BOOK_THREADS": "0"})
+    assert config._read_threads({}) == 2
+
+
+def test_progress_is_silent_when_not_interactive(capsys):
+    assert list(config.progress(range(3), desc="x")) == [0, 1, 2]
+    assert capsys.readouterr().err == ""  # pytest's stderr is not a tty
+
+
+def test_bad_environ_and_seed_range():
+    with pytest.raises(ValueError, match="BOOK_MODE"):
+        config.read_mode({"BOOK_MODE": None})
+    with pytest.raises(ValueError, match="environ must be a mapping"):
+        config.read_mode([])
+    with pytest.raises(ValueError, match="seed must be <="):
+        config.seed_everything(2**64)

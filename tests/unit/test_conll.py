@@ -1,0 +1,112 @@
+"""lib.experiments.conll: the ceilings and the CoNLL-2003 runs of K&S Section 5."""
+
+import pandas as pd
+import pytest
+import torch
+
+from lib import data
+from lib.experiments import conll, store
+
+
+def test_ceilings_hand_computed():
+    corpus = [
+        (["a", "b", "a"], ["X", "Y", "Z"]),
+        (["b", "a"], ["Y", "X"]),
+        (["a", "b"], ["Z", "Y"]),
+    ]
+    # context-free: 'a' has X, Z, X, Z -> best 2 of 4; 'b' has Y, Y, Y -> 3 of 3: 5 / 7
+    assert conll.context_free_ceiling(corpus) == pytest.approx(5 / 7)
+    # permutation classes: {a,a,b}: a -> X, Z (1 of 2), b -> Y (1);
+    # {a,b}: a -> X, Z (1 of 2), b -> Y, Y (2)
+    assert conll.permutation_ceiling(corpus) == pytest.approx((1 + 1 + 1 + 2) / 7)
+    assert conll.permutation_ceiling(corpus) >= conll.context_free_ceiling(corpus)
+    with pytest.raises(ValueError, match="non-empty list"):
+        conll.context_free_ceiling([])
+    with pytest.raises(ValueError, match="equal, non-zero length"):
+        conll.permutation_ceiling([(["a"], ["X", "Y"])])
+
+
+def test_conll_subset_is_a_seeded_sample_in_corpus_order():
+    full = data.load_conll2003("validation")
+    sub = conll.conll_subset("validation", 50, seed=3)
+    assert len(sub) == 50 and sub == conll.conll_subset("validation", 50, seed=3)
+    positions = [full.index(pair) for pair in sub]
+    assert positions == sorted(positions)
+    assert conll.conll_subset("validation", None) == full
+    with pytest.raises(ValueError, match="sentences"):
+        conll.conll_subset("validation", len(full) + 1)
+
+
+def test_conll_experiment_memorizes_a_small_corpus():
+    pairs = conll.conll_subset("train", 40, seed=1)
+    result = conll.conll_experiment(
+        pairs, pairs[:5], n_layers=1, rank=1, d=16, batch_size=8, lr=1e-2, epochs=25, eval_every=5
+    )
+    assert result.train_acc > conll.context_free_ceiling(pairs) - 0.02
+    assert result.train_acc <= conll.permutation_ceiling(pairs) + 1e-12  # no model can beat it
+    assert result.tokens == sum(len(t) for t, _ in pairs)
+    assert list(result.history.epoch) == list(range(1, 26))
+
+
+def test_conll_run_full_mode_in_a_build_needs_make_full(monkeypatch, tmp_path):
+    from lib.book import config
+
+    monkeypatch.setenv("BOOK_RESULTS", str(tmp_path))
+    monkeypatch.setattr(config, "IN_BUILD", True)
+    with pytest.raises(RuntimeError, match="make full"):
+        conll.conll_run(1, 1, mode="full")
+    with pytest.raises(ValueError, match="mode must be one of"):
+        conll.conll_run(1, 1, mode="medium")
+    with pytest.raises(
+        ValueError, match="n_layers"
+    ):  # checked before the (missing) result is looked up
+        conll.conll_run(-5, 1, mode="full")
+
+
+def test_ceilings_by_counting_agree_with_the_ceilings():
+    corpus = [
+        (["a", "b", "a"], ["X", "Y", "Z"]),
+        (["b", "a"], ["Y", "X"]),
+        (["a", "b"], ["Z", "Y"]),
+    ]
+    assert conll.ceilings_by_counting(corpus) == pytest.approx((5 / 7, 5 / 7))
+    pairs = conll.conll_subset("validation", 200, seed=4)
+    cf, perm = conll.ceilings_by_counting(pairs)
+    assert cf == pytest.approx(conll.context_free_ceiling(pairs), abs=1e-12)
+    assert perm == pytest.approx(conll.permutation_ceiling(pairs), abs=1e-12)
+
+
+def test_full_mode_run_is_stored_and_read_back_unchanged(monkeypatch, tmp_path):
+    """A full-mode run (tiny settings) computed once, stored as JSON (epochs without a validation
+    score as null) and read back, without computing, as the same history and numbers."""
+    from lib.book import config
+
+    tiny = {
+        **conll.CONLL_SETTINGS["full"],
+        "sentences": 30,
+        "validation_sentences": 10,
+        "max_epochs": {"1": 3, "full": 3},
+        "d": 8,
+        "batch_size": 8,
+        "lr": 1e-2,
+        "eval_every": 2,
+    }
+    monkeypatch.setitem(conll.CONLL_SETTINGS, "full", tiny)
+    monkeypatch.setenv("BOOK_RESULTS", str(tmp_path))
+    computed = conll.conll_run(1, 1, "full", allow_compute=True)
+    assert (tmp_path / "conll" / "layers-1-rank-1.json").is_file()
+    assert computed.history.val_acc.isna().tolist() == [True, False, False]  # epochs 2 and 3
+    monkeypatch.setattr(config, "IN_BUILD", True)
+    read = conll.conll_run(1, 1, "full")  # in a build: read, never computed
+    pd.testing.assert_frame_equal(read.history, computed.history)
+    assert (read.train_acc, read.val_acc, read.settings) == (
+        computed.train_acc,
+        computed.val_acc,
+        computed.settings,
+    )
+    assert read.provenance["threads"] == torch.get_num_threads()
+    monkeypatch.setitem(conll.CONLL_SETTINGS, "full", {**tiny, "lr": 2e-2})  # a changed setting
+    with pytest.raises(store.StaleResultError) as error:
+        conll.conll_run(1, 1, "full")
+    message = str(error.value)
+    assert "\n" not in message and "make full" in message and "settings differ" in message

@@ -1,0 +1,78 @@
+"""lib.models: the patch classifier of the noise experiment (the token tagger is tested in
+test_training)."""
+
+import numpy as np
+import pytest
+import torch
+
+
+def test_patch_classifier_patches_shapes_and_norms():
+    from lib.models import PatchAttentionClassifier
+
+    model = PatchAttentionClassifier(image_size=4, patch=2, d=3, n_classes=2, seed=0)
+    img = torch.arange(16, dtype=torch.float32).reshape(1, 4, 4)
+    # patches in row-major order, pixels row-major inside each patch
+    np.testing.assert_array_equal(
+        model.patches(img)[0].numpy(),
+        [[0, 1, 4, 5], [2, 3, 6, 7], [8, 9, 12, 13], [10, 11, 14, 15]],
+    )
+    assert model(img).shape == (1, 2)
+    colour = PatchAttentionClassifier(image_size=4, patch=2, channels=3, d=3, n_classes=2)
+    assert colour(torch.zeros(5, 4, 4, 3)).shape == (5, 2)
+    W_K = torch.tensor([[3.0, 0, 0], [0, 4.0, 0], [0, 0, 0]])
+    model.attn.set_weights(W_K=W_K)
+    norms = model.attention_norms()
+    assert norms["w_k_spectral"] == pytest.approx(4.0) and norms["w_k_frobenius"] == pytest.approx(
+        5.0
+    )
+    # qk_init scales the initial W_Q and W_K only
+    small = PatchAttentionClassifier(image_size=4, patch=2, d=3, n_classes=2, qk_init=0.1, seed=0)
+    big = PatchAttentionClassifier(image_size=4, patch=2, d=3, n_classes=2, seed=0)
+    assert small.attention_norms()["w_q_frobenius"] == pytest.approx(
+        0.1 * big.attention_norms()["w_q_frobenius"], rel=1e-5
+    )
+    torch.testing.assert_close(small.attn.W_V, big.attn.W_V)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"image_size": 28, "patch": 5}, "multiple of patch"),
+        ({"qk_init": 0.0}, "qk_init must be >= 1e-06"),
+        ({"qk_init": 1e39}, "qk_init must be <= 1000000"),
+        ({"n_classes": 1}, "n_classes must be >= 2"),
+    ],
+)
+def test_patch_classifier_bad_arguments(kwargs, match):
+    from lib.models import PatchAttentionClassifier
+
+    with pytest.raises(ValueError, match=match):
+        PatchAttentionClassifier(**kwargs)
+
+
+def test_patch_classifier_bad_images():
+    from lib.models import PatchAttentionClassifier
+
+    model = PatchAttentionClassifier()
+    with pytest.raises(ValueError, match="images must have shape"):
+        model(torch.zeros(2, 27, 28))
+    with pytest.raises(ValueError, match="images must be a torch.float32"):
+        model(torch.zeros(2, 28, 28, dtype=torch.float64))
+    with pytest.raises(ValueError, match="images must be finite"):
+        model(torch.full((1, 28, 28), float("nan")))
+
+
+def test_patch_classifier_entropy_bounds_and_controls():
+    from lib.models import PatchAttentionClassifier
+
+    model = PatchAttentionClassifier(image_size=4, patch=2, d=3, n_classes=2, seed=0)
+    img = torch.rand(3, 4, 4)
+    model.attn.set_weights(W_Q=np.zeros((3, 3)))  # all scores 0: uniform attention
+    assert model.attention_entropy(img) == pytest.approx(np.log(4))
+    model.attn.set_weights(W_Q=np.eye(3), W_K=np.diag([2.0, 0.0, 0.0]))
+    assert 0 <= model.attention_entropy(img) <= np.log(4)
+    norms = model.attention_norms()
+    assert norms["qk_spectral"] == pytest.approx(2.0)
+    assert norms["w_v_frobenius"] == pytest.approx(
+        float(torch.linalg.matrix_norm(model.attn.W_V.detach().double()))
+    )

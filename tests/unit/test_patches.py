@@ -1,0 +1,460 @@
+"""The run-time patches of the book's Sphinx extension (_ext/book_sphinx), against upstream.
+
+Each patch is shown next to the upstream behaviour it corrects (the original function, called on a
+tiny input, still does the wrong thing; the patched one does the right thing), and each patch site
+is shown to pin the version it was written for (book_sphinx.patching.require_version), with the
+upstream issue it works around.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib
+import importlib.metadata
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+from docutils import nodes
+
+from book_sphinx import execution, latex, pages, patching, proofs
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+ISSUE_URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+")
+#: Every target the extension patches, and the distributions each patch pins.
+PATCHED = {
+    "myst_nb.core.execute.cache.single_nb_execution": {"jupyter-cache", "myst-nb"},
+    "nbclient.client.NotebookClient._async_cleanup_kernel": {"nbclient"},
+    "myst_nb.core.execute.cache.NotebookClientCache.start_client": {"myst-nb"},
+    "myst_nb.sphinx_.create_nb_reader": {"myst-nb"},
+    "myst_nb.ext.glue.crossref.generate_any_nodes": {"myst-nb"},
+    "sphinx_proof.domain.ProofDomain.resolve_xref": {"sphinx-proof"},
+    "sphinx_proof.nodes.depart_unenumerable_node": {"sphinx-proof"},
+    "sphinx.jinja2glue.BuiltinTemplateLoader.render": {"sphinx"},
+    "sphinx_jupyterbook_latex.nodes.visit_RootHeader": {"sphinx-jupyterbook-latex"},
+}
+MYST_PAGE = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+```{code-cell} ipython3
+x = 1
+```
+
+Some text.
+
+```{code-cell} ipython3
+y = 2
+```
+"""
+
+
+class RecordingApp:
+    """Stands in for Sphinx's application at ``setup()``: every method call is recorded."""
+
+    def __init__(self, outdir: Path):
+        self.outdir = str(outdir)
+        self.calls: list[tuple[str, tuple, dict]] = []
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+
+        def call(*args, **kwargs):
+            self.calls.append((name, args, kwargs))
+            return {}
+
+        return call
+
+
+class QuietLogger:
+    """myst-nb's logger interface, silent."""
+
+    def __getattr__(self, name: str):
+        return lambda *args, **kwargs: None
+
+
+def _notebook(*sources: str, tags: tuple[str, ...] = ()) -> nbformat.NotebookNode:
+    notebook = nbformat.v4.new_notebook(metadata={"kernelspec": dict(KERNELSPEC)})
+    notebook.cells = [
+        nbformat.v4.new_code_cell(source, metadata={"tags": list(tags)} if tags else {})
+        for source in sources
+    ]
+    return notebook
+
+
+def _lock_pins() -> dict[str, str]:
+    """``{normalized name: version}`` of requirements.lock."""
+    pins = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s;#]+)", line.strip())
+        if match:
+            pins[re.sub(r"[-_.]+", "-", match.group(1)).lower()] = match.group(2)
+    return pins
+
+
+def _resolve(dotted: str):
+    """The object a dotted name names (the longest importable module, then attributes)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            found = getattr(found, name)
+        return found
+    raise ImportError(dotted)
+
+
+# --- the version guard ------------------------------------------------------------------------
+
+
+def test_require_version_passes_on_the_pin_and_fails_loudly_on_another(monkeypatch):
+    monkeypatch.setattr(patching, "REGISTRY", {})
+    issue = "https://github.com/executablebooks/MyST-NB/pull/519"
+    pinned = _lock_pins()["myst-nb"]
+    assert pinned == importlib.metadata.version("myst-nb") == "1.4.0"
+    assert patching.require_version("myst-nb", pinned, target="myst_nb.x", issue=issue) == "1.4.0"
+    assert patching.REGISTRY == {
+        ("myst_nb.x", "myst-nb"): patching.Patch("myst_nb.x", "myst-nb", "1.4.0", issue)
+    }
+
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "1.5.0")
+    with pytest.raises(RuntimeError) as raised:
+        patching.require_version("myst-nb", "1.4.0", target="myst_nb.x", issue=issue)
+    assert str(raised.value) == (
+        "book_sphinx patches myst_nb.x written for myst-nb 1.4.0; installed 1.5.0: "
+        f"check {issue} and update the patch"
+    )
+    marker = "no upstream issue found (searched executablebooks/MyST-NB for x)"
+    with pytest.raises(RuntimeError, match=re.escape(f"installed 1.5.0: {marker}: check")):
+        patching.require_version("myst-nb", "1.4.0", target="myst_nb.y", issue=marker)
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    with pytest.raises(RuntimeError, match="written for myst-nb 1.4.0; installed none: check"):
+        patching.require_version("myst-nb", "1.4.0", target="myst_nb.x", issue=issue)
+    for bad in ("see the tracker", "https://github.com/executablebooks/MyST-NB/issues/", ""):
+        with pytest.raises(ValueError, match="issue must be a GitHub issue or pull request URL"):
+            patching.require_version("myst-nb", "1.4.0", target="myst_nb.x", issue=bad)
+    with pytest.raises(ValueError, match="target must name"):
+        patching.require_version("myst-nb", "1.4.0", target=" ", issue=issue)
+
+
+def test_every_patch_site_pins_the_locked_version_and_names_its_issue(tmp_path, monkeypatch):
+    from myst_nb import sphinx_
+    from myst_nb.core.execute import cache
+    from myst_nb.ext.glue import crossref
+    from sphinx_proof.domain import ProofDomain
+    from sphinx_proof.nodes import depart_unenumerable_node, unenumerable_node
+
+    import book_sphinx
+
+    installed = (
+        (cache, "single_nb_execution"),
+        (cache.NotebookClientCache, "start_client"),
+        (sphinx_, "create_nb_reader"),
+        (crossref, "generate_any_nodes"),
+        (ProofDomain, "resolve_xref"),
+    )
+    for owner, name in installed:  # setup() patches them: put back as they were after the test
+        monkeypatch.setattr(owner, name, getattr(owner, name))
+    monkeypatch.setattr(patching, "REGISTRY", {})
+    monkeypatch.setattr(execution, "_APP", execution._APP)  # setup() sets it: restored after
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path))
+    monkeypatch.setenv("BOOK_BUILD", "1")  # setup() sets it: restored after
+    app = RecordingApp(tmp_path / "html")
+    book_sphinx.setup(app)
+
+    required: dict[str, set[str]] = {}
+    for target, distribution in patching.REGISTRY:
+        required.setdefault(target, set()).add(distribution)
+    assert required == PATCHED
+    pins = _lock_pins()
+    for patch in patching.REGISTRY.values():
+        assert patch.version == pins[patch.distribution], patch
+        assert ISSUE_URL.fullmatch(patch.issue) or re.fullmatch(
+            r"no upstream issue found \(searched [\w.-]+/[\w.-]+ for .+\)", patch.issue
+        ), patch
+        assert callable(_resolve(patch.target)), patch.target
+    for owner, name in installed:  # in place, each keeping the upstream function it wraps
+        assert callable(getattr(owner, name).__wrapped__), name
+    (override,) = [
+        kwargs
+        for name, args, kwargs in app.calls
+        if name == "add_node" and args[0] is unenumerable_node and kwargs.get("override")
+    ]
+    for builder in ("html", "latex"):
+        assert override[builder][1].__wrapped__ is depart_unenumerable_node
+
+
+# --- execution.py: jupyter-cache, nbclient and myst-nb -------------------------------------------
+
+
+def test_a_dead_kernel_escapes_jupyter_cache_and_the_patch_names_its_cell_and_exit(
+    tmp_path, monkeypatch
+):
+    from jupyter_cache.executors.utils import single_nb_execution as upstream
+    from nbclient.exceptions import DeadKernelError
+
+    monkeypatch.setenv("BOOK_EXECUTION_LOCK", str(tmp_path / "lock"))
+    cells = ("x = 1", "import os\nos._exit(3)", "y = 2")
+    with pytest.raises(DeadKernelError):  # upstream: out of the build, as a traceback
+        upstream(_notebook(*cells), cwd=str(tmp_path), timeout=60, allow_errors=False)
+
+    result = execution._patched_run(upstream)(
+        _notebook(*cells), cwd=str(tmp_path), timeout=60, allow_errors=False
+    )
+    assert isinstance(result.err, DeadKernelError)
+    assert result.err.book_cell == 1  # the second cell
+    assert result.err.book_exit == 3  # read from the kernel's process before clean-up
+    assert result.exc_string == (
+        "the kernel exited with status 3 (sys.exit() or os._exit() in a cell?)"
+    )
+
+
+def _fake_app(docname: str = "chapters/page"):
+    config = SimpleNamespace(
+        book_timeout_factor=4,
+        book_timeout_floor=300,
+        book_full_timeout_factor=20,
+        book_full_timeout_floor=1800,
+    )
+    return SimpleNamespace(env=SimpleNamespace(docname=docname), config=config, _book_failed=set())
+
+
+def _cached_client(tmp_path, executed, given):
+    """myst-nb's cache client for ``given``, with ``executed`` in a fresh jupyter-cache."""
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+    from myst_nb.core.config import NbParserConfig
+    from myst_nb.core.execute.cache import NotebookClientCache
+
+    page = tmp_path / "page.md"
+    folder = tmp_path / "cache"
+    get_cache(str(folder)).cache_notebook_bundle(
+        CacheBundleIn(executed, str(page)), check_validity=False, overwrite=True
+    )
+    config = NbParserConfig(execution_mode="cache", execution_cache_path=str(folder))
+    return NotebookClientCache(given, page, config, QuietLogger())
+
+
+def _upstream_start():
+    from myst_nb.core.execute.cache import NotebookClientCache
+
+    start = NotebookClientCache.start_client
+    return getattr(start, "__wrapped__", start)
+
+
+def test_myst_nb_writes_a_cached_page_without_its_outputs_and_the_patch_keeps_them(
+    tmp_path, monkeypatch
+):
+    executed = _notebook("print(1)")
+    executed.cells[0].execution_count = 1
+    executed.cells[0].outputs = [
+        nbformat.from_dict({"output_type": "stream", "text": "1\n", "name": "stdout"})
+    ]
+
+    given = _notebook("print(1)")
+    client = _cached_client(tmp_path, executed, given)
+    _upstream_start()(client)
+    assert client.notebook is not given  # the outputs went into a copy, which myst-nb renders
+    assert client.notebook.cells[0].outputs[0]["text"] == "1\n"
+    assert given.cells[0].outputs == []  # and this one, without them, is what it writes
+
+    app = _fake_app()
+    monkeypatch.setattr(execution, "_APP", app)
+    monkeypatch.delenv("BOOK_MODE", raising=False)
+    given = _notebook("print(1)")
+    client = _cached_client(tmp_path, executed, given)
+    execution._patched_start(_upstream_start())(client)
+    assert client.notebook is given
+    assert given.cells[0].outputs == [{"name": "stdout", "output_type": "stream", "text": "1\n"}]
+    assert list(given.cells[0].outputs[0]) == ["name", "output_type", "text"]  # keys sorted
+    assert client.exec_metadata["succeeded"] is True
+    assert app._book_failed == set()
+
+
+def test_myst_nb_never_sees_stderr_of_a_removed_cell_and_the_patch_fails_the_chapter(
+    tmp_path, monkeypatch
+):
+    from markdown_it.renderer import RendererHTML
+    from myst_nb.core.nb_to_tokens import notebook_to_tokens
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    executed = _notebook("import sys\nsys.stderr.write('careful')", tags=("remove-cell",))
+    executed.cells[0].outputs = [
+        nbformat.from_dict({"output_type": "stream", "name": "stderr", "text": "careful"})
+    ]
+    given = _notebook("import sys\nsys.stderr.write('careful')", tags=("remove-cell",))
+    # upstream: myst-nb checks stderr (nb_output_stderr) while rendering, and a removed cell
+    # never becomes a token to render
+    parser = create_md_parser(MdParserConfig(), RendererHTML)
+    tokens = notebook_to_tokens(executed, parser, {}, QuietLogger())
+    assert not [t for t in tokens if t.type.startswith("nb_cell_code")]
+
+    app = _fake_app("chapters/page")
+    monkeypatch.setattr(execution, "_APP", app)
+    monkeypatch.delenv("BOOK_MODE", raising=False)
+    client = _cached_client(tmp_path, executed, given)
+    execution._patched_start(_upstream_start())(client)
+    assert app._book_failed == {"chapters/page"}
+
+
+def test_myst_nb_reads_random_cell_ids_and_the_patch_numbers_them():
+    from myst_nb.core.config import NbParserConfig
+    from myst_nb.core.read import create_nb_reader as upstream
+    from myst_parser.config.main import MdParserConfig
+
+    args = ("chapters/page.md", MdParserConfig(), NbParserConfig(), MYST_PAGE)
+    first, second = (upstream(*args).read(MYST_PAGE) for _ in range(2))
+    ids = [cell.id for cell in first.cells]
+    assert [cell.cell_type for cell in first.cells] == ["code", "markdown", "code"]
+    assert len(set(ids)) == 3
+    assert ids != [cell.id for cell in second.cells]  # new random ids on every read
+
+    patched = execution._patched_reader(upstream)
+    for _ in range(2):
+        read = patched(*args).read(MYST_PAGE)
+        assert [cell.id for cell in read.cells] == ["cell-1", "cell-2", "cell-3"]
+        assert [cell.source for cell in read.cells] == [c.source for c in first.cells]
+    assert patched("notes.md", MdParserConfig(), NbParserConfig(), "# Plain Markdown\n") is None
+
+
+# --- pages.py: myst-nb's glue and Sphinx's template rendering ------------------------------------
+
+
+def test_myst_nb_links_a_pasted_image_it_never_writes_and_the_patch_writes_it(tmp_path):
+    from myst_nb.ext.glue.crossref import generate_any_nodes
+
+    upstream = getattr(generate_any_nodes, "__wrapped__", generate_any_nodes)
+    image = b"\x89PNG\r\n\x1a\n not really a picture"
+    output = {"data": {"image/png": base64.b64encode(image).decode()}}
+    builder = SimpleNamespace(outdir=str(tmp_path / "html"), imagedir="_images")
+    env = SimpleNamespace(docname="chapters/second")
+    written = tmp_path / "html" / "_images" / f"{hashlib.sha256(image).hexdigest()}.png"
+
+    made = upstream(None, output, ["image/png"], builder, env)
+    assert [node["uri"] for node in made] == [f"../_images/{written.name}"]
+    assert not written.exists()  # upstream: a broken image on the page that pastes it
+
+    made = pages._generate_any_nodes(upstream)(None, output, ["image/png"], builder, env)
+    assert [node["uri"] for node in made] == [f"../_images/{written.name}"]
+    assert written.read_bytes() == image
+
+
+def test_sphinx_hands_no_rendered_page_to_extensions_and_the_patch_filters_it(tmp_path):
+    from sphinx.builders import html
+
+    recorder = RecordingApp(tmp_path)
+    html.setup(recorder)
+    events = sorted(args[0] for name, args, _ in recorder.calls if name == "add_event")
+    assert events == ["html-collect-pages", "html-page-context"]  # a context, never the HTML
+
+    templates = SimpleNamespace(render=lambda template, context: "<h1> </h1><p>text</p>")
+    app = SimpleNamespace(builder=SimpleNamespace(templates=templates))
+    pages.add_page_filter(app, lambda page, context: page.replace("<h1> </h1>", ""))
+    pages._wrap_render(app)
+    assert templates.render("page.html", {}) == "<p>text</p>"
+    assert templates.render.__wrapped__("page.html", {}) == "<h1> </h1><p>text</p>"
+
+
+# --- proofs.py: sphinx-proof ------------------------------------------------------------------
+
+
+def _xref_call(target: str):
+    from sphinx.addnodes import pending_xref
+
+    env = SimpleNamespace(
+        proof_list={
+            "ks-thm-2": {
+                "docname": "chapters/two",
+                "nonumber": True,
+                "realtype": "theorem",
+                "countertype": "theorem",
+            },
+            "prop-tau": {
+                "docname": "chapters/two",
+                "nonumber": False,
+                "realtype": "proposition",
+                "countertype": "proposition",
+            },
+        },
+        toc_fignumbers={"chapters/two": {"proposition": {"prop-tau": (2, 3)}}},
+        book_proof_titles={"ks-thm-2": ("chapters/two", "K&S Theorem 2")},
+    )
+    builder = SimpleNamespace(get_relative_uri=lambda source, target: "two.html")
+    node = pending_xref("", refdomain="prf", reftype="ref", reftarget=target)
+    domain = SimpleNamespace(name="prf")
+    return (domain, env, "chapters/one", builder, "ref", target, node, nodes.inline(target, target))
+
+
+def test_sphinx_proof_refers_to_an_unnumbered_box_by_its_type_alone_and_the_patch_by_its_label():
+    from sphinx_proof.domain import ProofDomain
+
+    upstream = getattr(ProofDomain.resolve_xref, "__wrapped__", ProofDomain.resolve_xref)
+    patched = proofs._resolve_xref(upstream)
+    assert upstream(*_xref_call("ks-thm-2")).astext() == "Theorem "  # type, no number
+    assert patched(*_xref_call("ks-thm-2")).astext() == "K&S Theorem 2"
+    made = patched(*_xref_call("ks-thm-2"))
+    assert made["refuri"] == "two.html#ks-thm-2"
+    # the book's own numbered boxes keep sphinx-proof's text
+    assert upstream(*_xref_call("prop-tau")).astext() == "Proposition 2.3"
+    assert patched(*_xref_call("prop-tau")).astext() == "Proposition 2.3"
+
+
+def test_sphinx_proof_puts_the_type_before_a_papers_title_and_the_patch_does_not():
+    from sphinx_proof.nodes import depart_unenumerable_node, unenumerable_node
+
+    def box(paper: bool):
+        made = unenumerable_node(realtype="theorem", ids=["ks-thm-2"])
+        if paper:
+            made["book_paper"] = True
+        return made
+
+    def html_body():
+        return ['<div class="admonition">', '<p class="admonition-title" id="ks-thm-2">', "x"]
+
+    upstream, patched = SimpleNamespace(body=html_body()), SimpleNamespace(body=html_body())
+    depart_unenumerable_node(upstream, box(paper=True))
+    proofs._depart_unenumerable(depart_unenumerable_node)(patched, box(paper=True))
+    assert '<span class="caption-number">Theorem </span>' in upstream.body
+    assert patched.body == [*html_body(), "</div>"]
+    # a box that is not a paper's keeps sphinx-proof's markup
+    ordinary = SimpleNamespace(body=html_body())
+    proofs._depart_unenumerable(depart_unenumerable_node)(ordinary, box(paper=False))
+    assert ordinary.body == upstream.body
+
+
+# --- latex.py: sphinx-jupyterbook-latex ------------------------------------------------------
+
+
+def test_jupyterbook_latex_lets_a_root_heading_end_a_page_and_the_patch_asks_for_room():
+    from sphinx_jupyterbook_latex.nodes import RootHeader, visit_RootHeader
+
+    def heading():
+        made = RootHeader(level=2)
+        made += nodes.Text("Reading guide")
+        return made
+
+    upstream, patched = SimpleNamespace(body=[]), SimpleNamespace(body=[])
+    visit_RootHeader(upstream, heading())
+    latex._visit_root_header(patched, heading())
+    assert upstream.body == []
+    assert patched.body == ["\n\\needspace{8\\baselineskip}\n"]
