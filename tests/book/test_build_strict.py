@@ -24,7 +24,7 @@ def test_clean_chapter_builds_with_figure_under_agg_and_no_progress_output(temp_
     temp_book.write_chapter(
         [
             cell(
-                "from lib import config, plotting\nfrom lib.book.checks import glue\n"
+                "from lib.book import config, plotting\nfrom lib.book.checks import glue\n"
                 "plotting.use_style()"
             ),
             cell("total = sum(config.progress(range(50), desc='loop'))\nglue('total', total)"),
@@ -235,7 +235,7 @@ def test_aggregate_pages_ignore_what_the_book_did_not_record(temp_book):
         [
             cell(
                 "import numpy as np\nfrom myst_nb import glue as nb_glue\n"
-                "from lib import plotting\nfrom lib.book.checks import glue, record\n"
+                "from lib.book import plotting\nfrom lib.book.checks import glue, record\n"
                 "plotting.use_style()\nglue('seed', 3)\n"
                 "fig, ax = plotting.figure('half')\nax.plot([0, 1], [1, 0])\n"
                 "nb_glue('probe_fig', fig, display=False)\n"
