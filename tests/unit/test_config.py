@@ -1,5 +1,8 @@
 """lib.book.config: modes, pick, seeds, threads, progress bars."""
 
+import sys
+import types
+
 import numpy as np
 import pytest
 import torch
@@ -62,9 +65,20 @@ def test_threads_fixed():
     assert config._read_threads({}) == 2
 
 
-def test_progress_is_silent_when_not_interactive(capsys):
+def test_progress_is_silent_when_not_interactive(capsys, monkeypatch):
+    # "interactive" is a kernel (ipykernel imported) or a terminal; pytest's stderr is not a tty,
+    # and another test may have imported ipykernel into this process: state both conditions
+    monkeypatch.setattr(config, "IN_BUILD", False)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
     assert list(config.progress(range(3), desc="x")) == [0, 1, 2]
-    assert capsys.readouterr().err == ""  # pytest's stderr is not a tty
+    assert capsys.readouterr().err == ""
+    # in a kernel the bar is shown, unless the book is building
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    assert list(config.progress(range(3), desc="x")) == [0, 1, 2]
+    assert "3/3" in capsys.readouterr().err
+    monkeypatch.setattr(config, "IN_BUILD", True)
+    assert list(config.progress(range(3), desc="x")) == [0, 1, 2]
+    assert capsys.readouterr().err == ""
 
 
 def test_bad_environ_and_seed_range():
