@@ -44,6 +44,7 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
+from . import _env
 from ._validate import finite_real, one_of, positive_int, real_array, short_repr
 
 __all__ = [
@@ -508,14 +509,16 @@ def fashion_mnist_root(root: str | os.PathLike | None = None) -> Path:
         names what is missing.
 
     Raises:
-        ValueError: if ``root`` is not a path.
+        ValueError: if ``root`` is not a path, or ``BOOK_FASHION_MNIST`` is set but does not name
+            an absolute folder holding the four IDX files (``lib._env``: a mistyped path must
+            not silently drop the dataset from Chapter 5).
     """
     folder = _root_arg("root", root)
     if folder is not None:
         return folder
-    named = os.environ.get("BOOK_FASHION_MNIST", "").strip()
-    if named:
-        return Path(named).expanduser()
+    named = _env.read_path("BOOK_FASHION_MNIST")
+    if named is not None:
+        return named
     system = Path(FASHION_MNIST_ROOT)
     if _fashion_complete(system) or not _fashion_complete(FASHION_MNIST_PROJECT_ROOT):
         return system
@@ -531,8 +534,9 @@ def image_dataset_status() -> dict[str, str | None]:
         only looked for, not read.
 
     Raises:
-        ValueError: when ``BOOK_CIFAR10`` is set but does not hold the six CIFAR-10 batch files
-            (a mistyped path must not silently drop the dataset).
+        ValueError: when ``BOOK_CIFAR10`` or ``BOOK_FASHION_MNIST`` is set but does not name an
+            absolute folder holding the dataset's files (a mistyped path must not silently drop
+            the dataset).
 
     Used in Chapter 5 (the noise experiment runs on the datasets present and names the others).
     """
@@ -557,14 +561,9 @@ def image_dataset_status() -> dict[str, str | None]:
             f"unpack it: no files in {folder}"
         )
     )
+    _env.read("BOOK_CIFAR10")  # a set but wrong folder is refused, naming the variable
     if cifar10_root() is not None:
         status["cifar10"] = None
-    elif os.environ.get("BOOK_CIFAR10", "").strip():
-        raise ValueError(
-            f"BOOK_CIFAR10={os.environ['BOOK_CIFAR10']!r} does not hold the CIFAR-10 "
-            "python batches "
-            f"(data_batch_1..5, test_batch); fix or unset it"
-        )
     else:
         status["cifar10"] = (
             "no package registry ships CIFAR-10; it runs only when BOOK_CIFAR10 names a local "
@@ -643,8 +642,8 @@ def load_fashion_mnist(
 
 def _cifar_base(root: str | os.PathLike | None) -> Path | None:
     folder = _root_arg("root", root)
-    if folder is None and os.environ.get("BOOK_CIFAR10"):
-        folder = Path(os.environ["BOOK_CIFAR10"]).expanduser()
+    if folder is None:
+        folder = _env.read_path("BOOK_CIFAR10")
     return folder
 
 
@@ -664,11 +663,13 @@ def cifar10_root(root: str | os.PathLike | None = None) -> Path | None:
     Returns:
         The resolved folder holding all six batch files (:data:`CIFAR10_FILES`): ``root`` itself or
         its ``cifar-10-batches-py`` subfolder. ``None``, without an error, when neither ``root``
-        nor ``BOOK_CIFAR10`` is given or the folder lacks a batch file, so that a chapter can say
+        nor ``BOOK_CIFAR10`` is given or ``root`` lacks a batch file, so that a chapter can say
         whether its CIFAR-10 run took place.
 
     Raises:
-        ValueError: for a ``root`` that is not a path.
+        ValueError: for a ``root`` that is not a path, or a ``BOOK_CIFAR10`` that does not name
+            an absolute folder holding the six batch files (``lib._env``: a mistyped path
+            must not silently drop the dataset).
     """
     base = _cifar_base(root)
     if base is None:

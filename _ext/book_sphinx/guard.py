@@ -16,17 +16,38 @@ A failed or killed build keeps the execution cache and its inputs stamp (the cac
 chapters that succeeded with the current inputs, and the stamp is written as soon as the cache is
 cleared for new inputs) but loses the site stamp, so the next build re-reads every page and
 reports the failure again instead of finding nothing out of date.
+
+Nothing a reader has is deleted before a build can replace it:
+
+* **Settings first.** Every ``BOOK_*`` variable is validated (:func:`lib._env.check_all`) before
+  anything is touched: a misspelt name or value stops the build with one line naming it.
+* **The site is swapped, not emptied.** When the site must be rebuilt from clean, the old HTML
+  folder is moved aside (``_build/html.previous``) and the build writes a fresh one; a build that
+  stops with an error (an exception, not a failing chapter, whose page is removed as always) puts
+  the previous site back, and a build that completes deletes it.
+* **A downloaded notebook beside its chapter** (``chapters/01_boltzmann.ipynb`` next to
+  ``01_boltzmann.md``: two sources for one page, which crashes myst-nb, MyST-NB issue 363) is
+  ignored, and the build says so in one line; two sources of which none is Markdown stop the
+  build naming both.
+* **A damaged execution cache** (its database unreadable) is cleared, saying so, and every chapter
+  executes again, instead of a database traceback.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from sphinx.application import Sphinx
+from sphinx.errors import ConfigError
 from sphinx.util import logging
+
+from lib import _env
 
 LOGGER = logging.getLogger(__name__)
 INPUTS_STAMP = ".jupyter_cache.inputs-sha256"
@@ -35,16 +56,9 @@ _HERE = Path(__file__).resolve().parent
 _SOURCE_SUFFIXES = (".md", ".ipynb", ".rst")
 #: Environment variables that change what the chapters compute (lib.book.config, lib.data,
 #: lib.experiments.store) or record (``BOOK_FORCE_FAIL``, read by lib.book.checks: a forced-failure
-#: build must neither reuse nor leave behind cached chapters of an ordinary one).
-ENV_INPUTS = (
-    "BOOK_MODE",
-    "BOOK_FORCE_FAIL",
-    "BOOK_THREADS",
-    "BOOK_DEVICE",
-    "BOOK_FASHION_MNIST",
-    "BOOK_CIFAR10",
-    "BOOK_RESULTS",
-)
+#: build must neither reuse nor leave behind cached chapters of an ordinary one): those that
+#: ``lib._env`` marks as computing.
+ENV_INPUTS = tuple(name for name, s in _env.SETTINGS.items() if s.computes)
 #: Marker files of the optional datasets: Chapter 5 runs on those present, so their arrival or
 #: departure must re-execute it.
 DATA_MARKERS = (
@@ -52,7 +66,7 @@ DATA_MARKERS = (
     "_data/fashion-mnist/train-images-idx3-ubyte.gz",
 )
 
-__all__ = ["inputs_hash", "site_hash", "setup"]
+__all__ = ["inputs_hash", "site_hash", "shadowed_sources", "cache_damage", "setup"]
 
 
 def _digest(root: Path, files, extra: str = "") -> str:
@@ -75,26 +89,32 @@ def inputs_hash(root: str | os.PathLike) -> str:
     """SHA-256 of what the chapters' outputs depend on besides their own code cells.
 
     The relative paths and bytes of every file under ``lib/`` (caches excluded), of the stored
-    results the chapters show (``results/**/*.json``, written by ``make full`` and ``make bench``),
-    of ``requirements*.txt``, ``requirements*.lock``, ``environment.yml`` and ``_config.yml``; the
-    values of :data:`ENV_INPUTS` (``BOOK_MODE`` unset counts as ``fast``); which
-    :data:`DATA_MARKERS` exist.
+    results the chapters show (``**/*.json`` of the results folder: ``BOOK_RESULTS`` when set, else
+    ``results/``; written by ``make full`` and ``make bench``), of ``requirements*.txt``,
+    ``requirements*.lock``, ``environment.yml`` and ``_config.yml``; the normalised values of
+    :data:`ENV_INPUTS` (``lib._env.computing_values``: ``BOOK_MODE`` unset counts as ``fast``,
+    paths resolved); which :data:`DATA_MARKERS` exist.
 
     Raises:
-        ValueError: if ``root`` is not an existing folder.
+        ValueError: if ``root`` is not an existing folder, or a ``BOOK_*`` variable is refused
+            (``lib._env.check_all``).
     """
     root = _root(root)
+    env = _env.computing_values()
+    results = Path(env["BOOK_RESULTS"]) if env["BOOK_RESULTS"] else root / "results"
     files = [p for p in (root / "lib").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
-    files += [p for p in (root / "results").rglob("*.json") if ".partial" not in p.parts]
+    stored = [p for p in results.rglob("*.json") if ".partial" not in p.relative_to(results).parts]
     files += list(root.glob("requirements*.txt")) + list(root.glob("requirements*.lock"))
     files += [p for p in (root / "environment.yml", root / "_config.yml") if p.is_file()]
-    env = {name: os.environ.get(name, "").strip() for name in ENV_INPUTS}
-    env["BOOK_MODE"] = env["BOOK_MODE"] or "fast"
     present = [marker for marker in DATA_MARKERS if (root / marker).is_file()]
-    return _digest(root, files, repr(sorted(env.items())) + repr(present))
+    extra = "".join(
+        p.relative_to(results).as_posix() + "\0" + hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(stored)
+    )
+    return _digest(root, files, repr(sorted(env.items())) + repr(present) + extra)
 
 
-def _source_pages(root: Path) -> list[str]:
+def _all_source_pages(root: Path) -> list[str]:
     pages = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith((".", "_build")) and d != "node_modules"]
@@ -104,6 +124,60 @@ def _source_pages(root: Path) -> list[str]:
             if f.endswith(_SOURCE_SUFFIXES)
         ]
     return sorted(pages)
+
+
+def shadowed_sources(root: str | os.PathLike) -> dict[str, str]:
+    """Source files that a Markdown page of the same name shadows: ``{ignored: kept}``.
+
+    A notebook downloaded from the site and saved beside its chapter
+    (``chapters/01_boltzmann.ipynb`` next to ``chapters/01_boltzmann.md``) is a second source for
+    one page; Sphinx picks one and myst-nb crashes with an ``IndexError`` (MyST-NB issue 363). The
+    Markdown page is the chapter's source, so the other file is ignored.
+
+    Raises:
+        ValueError: if ``root`` is not an existing folder, or for two sources of one page of which
+            none is Markdown (naming both: which one is meant cannot be guessed).
+    """
+    root = _root(root)
+    by_page: dict[str, list[str]] = {}
+    for page in _all_source_pages(root):
+        by_page.setdefault(page.rsplit(".", 1)[0], []).append(page)
+    out = {}
+    for stem, pages in sorted(by_page.items()):
+        if len(pages) < 2:
+            continue
+        markdown = f"{stem}.md"
+        if markdown not in pages:
+            raise ValueError(
+                f"{' and '.join(pages)} are two sources for the page {stem}: keep one of them"
+            )
+        out |= {page: markdown for page in pages if page != markdown}
+    return out
+
+
+def _source_pages(root: Path) -> list[str]:
+    shadowed = shadowed_sources(root)
+    return [page for page in _all_source_pages(root) if page not in shadowed]
+
+
+def cache_damage(cache: str | os.PathLike) -> str | None:
+    """Why the execution cache's database (``<cache>/global.db``) cannot be read, or ``None``
+    when it reads (or does not exist yet).
+
+    jupyter-cache opens the database on every build and a damaged one ends the build in an
+    SQLAlchemy traceback that names neither the file nor a fix.
+    """
+    db = Path(cache) / "global.db"
+    if not db.exists():
+        return None
+    try:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+            verdict = connection.execute("PRAGMA quick_check").fetchone()
+    except sqlite3.Error as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if not verdict or verdict[0] != "ok":
+        return f"integrity check: {verdict[0] if verdict else 'no answer'}"
+    return None
 
 
 def site_hash(root: str | os.PathLike) -> str:
@@ -124,16 +198,48 @@ def site_hash(root: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def _empty(folder: Path) -> None:
-    if folder.is_dir():
-        for child in folder.iterdir():
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child, ignore_errors=True)
-            else:
-                child.unlink(missing_ok=True)
+def _previous(outdir: Path) -> Path:
+    """Where a site being rebuilt from clean waits until the new one is complete."""
+    return outdir.with_name(outdir.name + ".previous")
+
+
+def _set_aside(outdir: Path) -> None:
+    """Move the output folder aside (:func:`_previous`) and leave an empty one in its place.
+
+    A ``.previous`` folder already there is the last complete site (a build killed after setting
+    it aside never put it back): it is kept and the partial output is dropped.
+    """
+    previous = _previous(outdir)
+    if previous.exists():
+        shutil.rmtree(outdir, ignore_errors=True)
+    elif outdir.is_dir() and any(outdir.iterdir()):
+        outdir.rename(previous)
+    outdir.mkdir(parents=True, exist_ok=True)
+
+
+def _check_settings() -> None:
+    try:
+        _env.check_all()
+    except ValueError as exc:
+        raise ConfigError(f"book_sphinx: {exc}") from None
+
+
+def _ignore_shadowed(app: Sphinx, config) -> None:
+    try:
+        shadowed = shadowed_sources(app.srcdir)
+    except ValueError as exc:
+        raise ConfigError(f"book_sphinx: {exc}") from None
+    for ignored, kept in shadowed.items():
+        LOGGER.info(
+            f"book_sphinx: {ignored} is ignored: {kept} is that page's source (a notebook "
+            "downloaded from the site runs from anywhere; move it out of the book to silence this)"
+        )
+        config.exclude_patterns.append(ignored)
 
 
 def _clear_stale(app: Sphinx, config) -> None:
+    _check_settings()
+    _ignore_shadowed(app, config)
     build = Path(app.outdir).parent
     cache = Path(app.srcdir, config.nb_execution_cache_path or build / ".jupyter_cache").resolve()
     stamps = {
@@ -146,8 +252,14 @@ def _clear_stale(app: Sphinx, config) -> None:
         for name, (path, _) in stamps.items()
     }
     inputs_path, inputs_digest = stamps["inputs"]
-    if old["inputs"] != inputs_digest:
-        if cache.exists():
+    damage = cache_damage(cache)
+    if damage is not None:
+        LOGGER.info(
+            f"book_sphinx: the execution cache {cache} is damaged ({damage}): cleared, every "
+            "chapter executes again"
+        )
+    if old["inputs"] != inputs_digest or damage is not None:
+        if cache.exists() and damage is None:
             LOGGER.info(
                 "book_sphinx: %s: clearing %s",
                 "lib/, results/, the pins, _config.yml or a BOOK_* setting changed"
@@ -165,22 +277,40 @@ def _clear_stale(app: Sphinx, config) -> None:
         if old["site"] is not None:
             LOGGER.info(
                 "book_sphinx: the table of contents, the pages or the extension changed: "
-                "rebuilding the HTML from clean (the execution cache is kept)"
+                "rebuilding the HTML from clean (the execution cache is kept; the previous site "
+                "stays until the new one is written)"
             )
-        _empty(Path(app.outdir))
+        _set_aside(Path(app.outdir))
+        app._book_set_aside = True
         shutil.rmtree(app.doctreedir, ignore_errors=True)
     stamps["site"][0].unlink(missing_ok=True)  # written again only by a clean build
 
 
 def _write(app: Sphinx, exception) -> None:
-    """Keep the fingerprints of this build.
+    """Keep the fingerprints of this build; put a set-aside site back, or delete it.
 
     The inputs stamp is kept even after a failed build: the cache was cleared at the start if the
     inputs had changed, and jupyter-cache stores only chapters that executed successfully, so every
     cached result belongs to the current inputs. The site stamp is kept only after a clean build,
     and a failed build deletes the doctrees, so the next build re-reads every page and reports the
     failure again instead of finding nothing out of date.
+
+    A site set aside at the start (:func:`_set_aside`) is deleted when the build wrote its pages
+    (failing chapters included: their pages are removed, as in any build), and put back when the
+    build stopped with an exception, so a crash leaves the reader the site they had.
     """
+    outdir = Path(app.outdir)
+    previous = _previous(outdir)
+    if getattr(app, "_book_set_aside", False) and previous.exists():
+        if exception is None:
+            shutil.rmtree(previous, ignore_errors=True)
+        else:
+            shutil.rmtree(outdir, ignore_errors=True)
+            previous.rename(outdir)
+            LOGGER.info(
+                f"book_sphinx: the build stopped with an error; the previous site is back in "
+                f"{outdir}"
+            )
     stamps = getattr(app, "_book_stamps", None)
     if not stamps:
         return
@@ -193,6 +323,35 @@ def _write(app: Sphinx, exception) -> None:
         shutil.rmtree(app.doctreedir, ignore_errors=True)
 
 
+def _numbering(env) -> str:
+    """SHA-256 of every number the build gives: sections (``toc_secnumbers``) and figures, tables,
+    equations and theorem or exercise boxes (``toc_fignumbers``), page by page."""
+    numbers = {"sections": env.toc_secnumbers, "figures": env.toc_fignumbers}
+    text = json.dumps(numbers, sort_keys=True, default=list)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _rewrite_on_renumbering(app: Sphinx, env) -> list[str]:
+    """Every page, when any number changed since the last build; else none.
+
+    Sphinx rewrites the pages it re-read and those whose *own* numbers changed, but not the pages
+    that *refer* to a changed number (``{numref}``, ``{eq}``, ``{prf:ref}``): after a definition
+    is inserted at the top of Chapter 1, Chapter 2 went on citing "Definition 1.1" for what is now
+    1.2 (Sphinx issue 5506). Rewriting costs no execution (the doctrees are read back).
+    """
+    digest = _numbering(env)
+    before = getattr(env, "book_numbering", None)
+    env.book_numbering = digest
+    if before is None or before == digest:
+        return []
+    LOGGER.info(
+        "book_sphinx: section, figure, equation or box numbers changed: every page is rewritten, "
+        "so that references show the new numbers"
+    )
+    return sorted(env.found_docs)
+
+
 def setup(app: Sphinx) -> None:
     app.connect("config-inited", _clear_stale, priority=100)
+    app.connect("env-get-updated", _rewrite_on_renumbering, priority=900)  # after the numbering
     app.connect("build-finished", _write, priority=900)  # after the execution checks set statuscode

@@ -32,7 +32,6 @@ import functools
 import json
 import math
 import numbers
-import os
 import re
 import string
 import tomllib
@@ -45,6 +44,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .. import _env
 from .._constants import CHECK_PREFIX
 from .._validate import finite_real, flag, positive_int, short_repr
 
@@ -339,7 +339,8 @@ def registry() -> dict[str, dict]:
 
 
 def _forced(check_id: str) -> bool:
-    return check_id in {c.strip() for c in os.environ.get(FORCE_FAIL, "").split(",") if c.strip()}
+    forced = _env.read(FORCE_FAIL)
+    return isinstance(forced, tuple) and check_id in forced
 
 
 def _registered(check_id: str) -> dict:

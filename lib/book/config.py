@@ -11,7 +11,6 @@ Used by every chapter's set-up cell.
 
 from __future__ import annotations
 
-import os
 import random
 import sys
 from collections.abc import Iterable, Mapping
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 import torch
 
+from .. import _env
 from .._validate import one_of, positive_int
 
 if TYPE_CHECKING:
@@ -44,40 +44,22 @@ MODES = ("fast", "full")
 T = TypeVar("T")
 
 
-def _env_string(environ: Mapping[str, object] | None, name: str, hint: str) -> str:
-    """``environ[name]`` stripped ("" when unset); ValueError for a non-mapping or a non-string."""
-    environ = os.environ if environ is None else environ
-    if not hasattr(environ, "get"):
-        raise ValueError(f"environ must be a mapping, got {environ!r}")
-    raw = environ.get(name, "")
-    if not isinstance(raw, str):
-        raise ValueError(f"{name} must be {hint}, got {raw!r}")
-    return raw.strip()
-
-
-def read_mode(environ: dict | None = None) -> str:
+def read_mode(environ: Mapping[str, object] | None = None) -> str:
     """Return the book mode named by ``BOOK_MODE`` in ``environ`` (default ``os.environ``).
 
     Returns:
         ``"fast"`` when the variable is unset or empty, else its value.
 
     Raises:
-        ValueError: if ``BOOK_MODE`` is set to anything other than ``fast`` or ``full``.
+        ValueError: if ``environ`` is not a mapping, or ``BOOK_MODE`` is set to anything other
+            than ``fast`` or ``full`` (the message names the variable and the value:
+            ``lib._env.read``).
     """
-    value = _env_string(environ, "BOOK_MODE", f"one of {MODES}") or "fast"
-    if value not in MODES:
-        raise ValueError(f"BOOK_MODE must be one of {MODES}, got {value!r}")
-    return value
+    return _env.read_text("BOOK_MODE", environ) or "fast"
 
 
-def _read_threads(environ: Mapping[str, str] | None = None) -> int:
-    environ = os.environ if environ is None else environ
-    raw = environ.get("BOOK_THREADS", "").strip() or "2"
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValueError(f"BOOK_THREADS must be a positive integer, got {raw!r}") from None
-    return positive_int("BOOK_THREADS", value)
+def _read_threads(environ: Mapping[str, object] | None = None) -> int:
+    return _env.read_int("BOOK_THREADS", environ) or 2
 
 
 #: ``"fast"`` or ``"full"``, from ``BOOK_MODE``.
@@ -113,17 +95,17 @@ def as_device(value: str | torch.device, name: str = "device") -> torch.device:
     return device
 
 
-def read_device(environ: dict | None = None) -> torch.device:
+def read_device(environ: Mapping[str, object] | None = None) -> torch.device:
     """The torch device for training, from ``BOOK_DEVICE`` (``cpu``, ``cuda``, ``cuda:1``).
 
     Unset or empty: a GPU when torch sees one, else the CPU.
 
     Raises:
         ValueError: if ``environ`` is not a mapping, or ``BOOK_DEVICE`` is not an available
-            CPU or CUDA device (see :func:`as_device`).
+            CPU or CUDA device (see :func:`as_device`); the message names the variable.
     """
-    raw = _env_string(environ, "BOOK_DEVICE", "a string such as 'cpu' or 'cuda'")
-    if not raw:
+    raw = _env.read_text("BOOK_DEVICE", environ)
+    if raw is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return as_device(raw, "BOOK_DEVICE")
 
@@ -133,7 +115,7 @@ DEVICE: torch.device = read_device()
 
 #: True while a chapter executes inside a book build (``BOOK_BUILD=1``, set by the book's Sphinx
 #: extension in ``_ext/book_sphinx``). Progress bars are then silent, so nothing reaches stderr.
-IN_BUILD: bool = os.environ.get("BOOK_BUILD", "") == "1"
+IN_BUILD: bool = bool(_env.read("BOOK_BUILD"))
 
 
 def pick(*, fast: T, full: T, mode: str | None = None) -> T:

@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .. import _env
 from .._validate import function, json_value, short_repr
 
 __all__ = [
@@ -89,8 +90,7 @@ class StoredRun:
 
 def _root(root: str | os.PathLike | None) -> Path:
     if root is None:
-        env = os.environ.get("BOOK_RESULTS", "").strip()
-        return Path(env) if env else RESULTS
+        return _env.read_path("BOOK_RESULTS") or RESULTS
     if not isinstance(root, str | os.PathLike):
         raise ValueError(f"root must be a folder path, got {short_repr(root)}")
     return Path(root)
@@ -215,6 +215,25 @@ def checksum(record: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _committed(path: Path) -> bool:
+    """Whether the commit checked out (git's ``HEAD``) holds ``path``: a stored result that is
+    missing from the work tree although it is committed was deleted, not never computed."""
+    folder = path.parent
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    relative = os.path.relpath(path, folder)
+    try:
+        out = subprocess.run(
+            ["git", "cat-file", "-e", f"HEAD:./{relative}"],
+            cwd=folder,
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0
+
+
 def _restore_hint(path: Path) -> str:
     return (
         f"restore the committed file (`git checkout -- {path}`), or recompute it with `make full`"
@@ -297,7 +316,8 @@ def load_or_run(
 
     Raises:
         StaleResultError: when the file is missing or its key differs and ``allow_compute`` is
-            false; the message names the file, what differs, and ``make full``.
+            false; the message names the file, what differs, and ``make full`` (for a committed
+            file deleted from the checkout: "missing", and the ``git checkout`` that restores it).
         ValueError: for bad names, version or settings, an unreadable file, a ``compute`` that is
             not callable or that returns something other than a dict of JSON values.
     """
@@ -312,6 +332,11 @@ def load_or_run(
             f"its code version is {stored['version']}, the code's is {version}"
             if stored["version"] != version
             else "its settings differ from the current ones"
+        )
+    elif not allow_compute and _committed(path):
+        raise StaleResultError(
+            f"the stored result {_shown(path)} is missing: it is committed, so it was deleted "
+            f"from this checkout; {_restore_hint(path)}"
         )
     else:
         why = "it has not been computed"

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .. import _env
 from .._validate import flag, positive_int, short_repr
 from ..book import config
 from . import conll, noise, store
@@ -207,20 +208,9 @@ def cluster_shape(environ: Mapping[str, object] | None = None) -> tuple[int, int
         ValueError: for a value that is not a positive integer, or ``workers * threads`` above the
             machine's cores (oversubscribed workers slow each other down).
     """
-    environ = os.environ if environ is None else environ
     cores = os.cpu_count() or 1
-
-    def read(name: str, default: int) -> int:
-        raw = str(environ.get(name, "")).strip()
-        if not raw:
-            return default
-        try:
-            return positive_int(name, int(raw))
-        except ValueError:
-            raise ValueError(f"{name} must be a positive integer, got {raw!r}") from None
-
-    workers = read("BOOK_WORKERS", min(2, cores))
-    threads = read("BOOK_THREADS", 1 if workers > 1 else config.THREADS)
+    workers = _env.read_int("BOOK_WORKERS", environ) or min(2, cores)
+    threads = _env.read_int("BOOK_THREADS", environ) or (1 if workers > 1 else config.THREADS)
     if workers * threads > cores:
         raise ValueError(
             f"BOOK_WORKERS={workers} x BOOK_THREADS={threads} oversubscribes this machine's "
@@ -248,14 +238,14 @@ def make_client(
     import dask
     from dask.distributed import Client, LocalCluster
 
-    environ = os.environ if environ is None else environ
-    scheduler = (scheduler or str(environ.get("BOOK_SCHEDULER", ""))).strip()
+    if scheduler is None:
+        scheduler = _env.read_text("BOOK_SCHEDULER", environ)
+    elif not isinstance(scheduler, str) or "://" not in scheduler:
+        raise ValueError(
+            f"scheduler must be a scheduler address such as tcp://host:8786, got "
+            f"{short_repr(scheduler)}"
+        )
     if scheduler:
-        if "://" not in scheduler:
-            raise ValueError(
-                f"BOOK_SCHEDULER must be a scheduler address such as tcp://host:8786, got "
-                f"{scheduler!r}"
-            )
         return Client(scheduler)
     workers, threads = cluster_shape(environ)
     env = {name: str(threads) for name in ("BOOK_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}

@@ -11,6 +11,7 @@ import signal
 import pytest
 
 from book_sphinx import execution, guard
+from lib import _env
 
 
 def test_inputs_hash_follows_lib_pins_config_and_needs_a_folder(tmp_path):
@@ -44,8 +45,26 @@ def test_inputs_hash_follows_the_environment_lib_reads(tmp_path, monkeypatch, na
     for other in guard.ENV_INPUTS:
         monkeypatch.delenv(other, raising=False)
     before = guard.inputs_hash(tmp_path)
-    monkeypatch.setenv(name, "full" if name == "BOOK_MODE" else "3")
+    monkeypatch.setenv(name, _valid_value(name, tmp_path))
     assert guard.inputs_hash(tmp_path) != before
+
+
+def _valid_value(name, tmp_path):
+    """A value of ``name`` that lib._env accepts and that differs from unset."""
+    folder = tmp_path / name.lower()
+    folder.mkdir()
+    files = {
+        "BOOK_FASHION_MNIST": _env._FASHION_FILES,
+        "BOOK_CIFAR10": _env._CIFAR_FILES,
+    }.get(name, ())
+    for f in files:
+        (folder / f).write_bytes(b"")
+    return {
+        "BOOK_MODE": "full",
+        "BOOK_THREADS": "1",
+        "BOOK_DEVICE": "cpu",
+        "BOOK_FORCE_FAIL": sorted(_env.check_ids())[0],
+    }.get(name, str(folder))
 
 
 def test_inputs_hash_follows_optional_data(tmp_path, monkeypatch):
@@ -132,10 +151,9 @@ def test_failure_lines_for_a_cell_error_and_a_timeout():
 
     err = CellExecutionError("traceback text", "ZeroDivisionError", "division by zero\nmore")
     assert execution.describe_failure(err, 300) == "ZeroDivisionError: division by zero"
-    assert (
-        execution.describe_failure(CellTimeoutError("slow"), 480)
-        == "the cell ran past its timeout of 480 s"
-    )
+    line = execution.describe_failure(CellTimeoutError("slow"), 480)
+    assert line.startswith("the cell ran past its timeout of 480 s (a safety net")
+    assert "BOOK_TIMEOUT_SCALE=2" in line and "Troubleshooting" in line
 
 
 def test_execution_slot_lets_one_chapter_execute_at_a_time(tmp_path, monkeypatch):
@@ -280,3 +298,70 @@ def test_a_killed_build_does_not_clear_the_next_builds_cache(tmp_path, monkeypat
     (tmp_path / "lib" / "a.py").write_text("x = 2\n")
     guard._clear_stale(app, config)  # lib changed: cleared again
     assert not cache.exists()
+
+
+def test_shadowed_sources_ignores_a_notebook_beside_its_chapter(tmp_path):
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "01_a.md").write_text("# A\n")
+    assert guard.shadowed_sources(tmp_path) == {}
+    (tmp_path / "chapters" / "01_a.ipynb").write_text("{}")
+    assert guard.shadowed_sources(tmp_path) == {"chapters/01_a.ipynb": "chapters/01_a.md"}
+    assert guard._source_pages(tmp_path) == ["chapters/01_a.md"]
+    (tmp_path / "chapters" / "02_b.ipynb").write_text("{}")
+    (tmp_path / "chapters" / "02_b.rst").write_text("B\n=\n")
+    with pytest.raises(ValueError, match=r"chapters/02_b\.\w+ and chapters/02_b\.\w+ are two"):
+        guard.shadowed_sources(tmp_path)
+
+
+def test_cache_damage_names_an_unreadable_database(tmp_path):
+    import sqlite3
+
+    assert guard.cache_damage(tmp_path) is None  # no cache yet
+    db = tmp_path / "global.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("create table t (x)")
+    assert guard.cache_damage(tmp_path) is None
+    db.write_bytes(b"this is not a database" * 100)
+    assert "DatabaseError" in guard.cache_damage(tmp_path)
+
+
+class _App:
+    def __init__(self, outdir, doctreedir):
+        self.outdir, self.doctreedir, self.statuscode = str(outdir), str(doctreedir), 0
+        self._book_set_aside, self._book_stamps = True, {}
+
+
+def test_a_site_set_aside_comes_back_when_the_build_crashes(tmp_path):
+    site = tmp_path / "html"
+    site.mkdir()
+    (site / "index.html").write_text("the old site")
+    guard._set_aside(site)
+    assert not any(site.iterdir()) and (tmp_path / "html.previous" / "index.html").is_file()
+    (site / "partial.html").write_text("half a page")
+    guard._write(_App(site, tmp_path / "doctrees"), IndexError("two sources"))
+    assert sorted(p.name for p in site.iterdir()) == ["index.html"]
+    assert (site / "index.html").read_text() == "the old site"
+    assert not (tmp_path / "html.previous").exists()
+
+
+def test_a_site_set_aside_is_dropped_when_the_build_completes(tmp_path):
+    site = tmp_path / "html"
+    site.mkdir()
+    (site / "index.html").write_text("the old site")
+    guard._set_aside(site)
+    (site / "index.html").write_text("the new site")
+    guard._write(_App(site, tmp_path / "doctrees"), None)
+    assert (site / "index.html").read_text() == "the new site"
+    assert not (tmp_path / "html.previous").exists()
+
+
+def test_a_site_left_aside_by_a_killed_build_is_kept(tmp_path):
+    """A killed build never put the site back: the next set-aside keeps that complete site."""
+    site, previous = tmp_path / "html", tmp_path / "html.previous"
+    previous.mkdir()
+    (previous / "index.html").write_text("the last complete site")
+    site.mkdir()
+    (site / "partial.html").write_text("half a page")
+    guard._set_aside(site)
+    assert not any(site.iterdir())
+    assert (previous / "index.html").read_text() == "the last complete site"

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
+from lib import _env
 from lib.book import checks
 
 from conftest import ROOT
@@ -115,9 +116,12 @@ def registry(tmp_path, monkeypatch):
     path = tmp_path / "checks.toml"
     path.write_text(REGISTRY, encoding="utf8")
     monkeypatch.setattr(checks, "REGISTRY_FILE", path)
+    monkeypatch.setattr(_env, "_CHECKS_FILE", path)  # BOOK_FORCE_FAIL is validated against it
     checks.registry.cache_clear()
+    _env.check_ids.cache_clear()
     yield path
     checks.registry.cache_clear()
+    _env.check_ids.cache_clear()
 
 
 def test_registry_reads_templates_kinds_and_variants(registry):

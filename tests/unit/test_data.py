@@ -255,7 +255,13 @@ def test_fashion_mnist_from_another_root(tmp_path, monkeypatch):
         info.value
     ) and "apt-get install -y dataset-fashion-mnist" in str(info.value)
     monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "nowhere"))
-    with pytest.raises(FileNotFoundError, match="BOOK_FASHION_MNIST"):
+    with pytest.raises(ValueError, match=r"BOOK_FASHION_MNIST='.*nowhere': must name an existing"):
+        data.load_fashion_mnist("train")
+    monkeypatch.setenv("BOOK_FASHION_MNIST", "relative/folder")
+    with pytest.raises(ValueError, match=r"BOOK_FASHION_MNIST='relative/folder': .*absolute"):
+        data.load_fashion_mnist("train")
+    monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "c"))  # one of the four files
+    with pytest.raises(ValueError, match="BOOK_FASHION_MNIST=.*train-images-idx3-ubyte.gz"):
         data.load_fashion_mnist("train")
 
 
@@ -481,6 +487,7 @@ def test_fashion_mnist_root_search_order(tmp_path, monkeypatch):
     assert data.fashion_mnist_root() == tmp_path / "project"
     _fashion_folder(tmp_path / "system")
     assert data.fashion_mnist_root() == tmp_path / "system"
+    _fashion_folder(tmp_path / "named")
     monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "named"))
     assert data.fashion_mnist_root() == tmp_path / "named"
     assert data.fashion_mnist_root(tmp_path / "given") == tmp_path / "given"
@@ -488,7 +495,9 @@ def test_fashion_mnist_root_search_order(tmp_path, monkeypatch):
 
 def test_image_dataset_status_names_what_is_missing(tmp_path, monkeypatch):
     monkeypatch.delenv("BOOK_CIFAR10", raising=False)
-    monkeypatch.setenv("BOOK_FASHION_MNIST", str(tmp_path / "nowhere"))
+    monkeypatch.delenv("BOOK_FASHION_MNIST", raising=False)
+    monkeypatch.setattr(data, "FASHION_MNIST_ROOT", str(tmp_path / "system"))
+    monkeypatch.setattr(data, "FASHION_MNIST_PROJECT_ROOT", tmp_path / "project")
     status = data.image_dataset_status()
     assert status["mnist"] is None  # installed with the pinned requirements
     assert (

@@ -4,6 +4,7 @@ only)."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import numpy as np
 import pytest
@@ -93,6 +94,30 @@ def test_gate_refuses_stale_or_missing_results_in_a_build(tmp_path):
         "noise", "mnist", 2, {"epochs": 1}, lambda: {"x": 2}, allow_compute=True, root=tmp_path
     )
     assert redone.result == {"x": 2} and redone.version == 2
+
+
+def test_a_deleted_committed_result_is_called_missing_with_the_checkout_hint(tmp_path):
+    """A result file that git's HEAD holds but the work tree lacks was deleted, not never run."""
+    store.load_or_run(
+        "noise", "mnist", 1, {"epochs": 1}, lambda: {"x": 1}, allow_compute=True, root=tmp_path
+    )
+    (path,) = tmp_path.rglob("*.json")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run([*git, "-C", str(tmp_path), "add", "."], check=True)
+    subprocess.run([*git, "-C", str(tmp_path), "commit", "-qm", "results"], check=True)
+    path.unlink()
+    with pytest.raises(store.StaleResultError) as info:
+        store.load_or_run(
+            "noise", "mnist", 1, {"epochs": 1}, lambda: {}, allow_compute=False, root=tmp_path
+        )
+    assert "is missing: it is committed" in str(info.value)
+    assert f"git checkout -- {path}" in str(info.value) and "make full" in str(info.value)
+    assert "has not been computed" not in str(info.value)
+    subprocess.run(["git", "-C", str(tmp_path), "checkout", "-q", "--", "."], check=True)
+    assert store.load_or_run(
+        "noise", "mnist", 1, {"epochs": 1}, lambda: {}, allow_compute=False, root=tmp_path
+    ).result == {"x": 1}
 
 
 def test_gate_rejects_bad_results_and_files(tmp_path):

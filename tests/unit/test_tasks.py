@@ -86,10 +86,14 @@ def test_the_stored_full_runs_are_all_found():
 @pytest.mark.parametrize(
     "env, match",
     [
-        ({"BOOK_WORKERS": "0"}, "BOOK_WORKERS must be a positive integer"),
-        ({"BOOK_WORKERS": "two"}, "BOOK_WORKERS must be a positive integer"),
-        ({"BOOK_WORKERS": str(4 * (os.cpu_count() or 1))}, "oversubscribes"),
-        ({"BOOK_WORKERS": "1", "BOOK_THREADS": str(2 * (os.cpu_count() or 1))}, "oversubscribes"),
+        ({"BOOK_WORKERS": "0"}, "BOOK_WORKERS='0': must be a whole number from 1"),
+        ({"BOOK_WORKERS": "two"}, "BOOK_WORKERS='two': must be a whole number from 1"),
+        ({"BOOK_WORKERS": str(4 * (os.cpu_count() or 1))}, "BOOK_WORKERS=.*this machine's cores"),
+        ({"BOOK_WORKERS": "1", "BOOK_THREADS": str(2 * (os.cpu_count() or 1))}, "BOOK_THREADS="),
+        (
+            {"BOOK_WORKERS": str(os.cpu_count() or 1), "BOOK_THREADS": "2"},
+            "oversubscribes|BOOK_THREADS='2'",
+        ),
     ],
 )
 def test_cluster_shape_refuses_bad_or_oversubscribed_settings(env, match):
@@ -98,7 +102,9 @@ def test_cluster_shape_refuses_bad_or_oversubscribed_settings(env, match):
 
 
 def test_a_scheduler_address_must_be_an_address():
-    with pytest.raises(ValueError, match="BOOK_SCHEDULER must be a scheduler address"):
+    with pytest.raises(
+        ValueError, match="BOOK_SCHEDULER='localhost': must be a Dask scheduler address"
+    ):
         tasks.make_client(environ={"BOOK_SCHEDULER": "localhost"})
 
 
