@@ -21,10 +21,12 @@ Source: the book's build and ``make full`` (README, "Modes and stored results" a
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import functools
 import os
 import re
+import sys
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -43,6 +45,8 @@ __all__ = [
     "computing_values",
     "check_ids",
     "describe",
+    "parse_args",
+    "main",
 ]
 
 _ROOT = Path(__file__).resolve().parents[1]
@@ -395,3 +399,50 @@ def describe() -> str:
     rows = ["| Variable | Unset | Meaning |", "|---|---|---|"]
     rows += [f"| `{s.name}` | {s.unset} | {s.meaning} |" for s in SETTINGS.values()]
     return "\n".join(rows)
+
+
+def parse_args(
+    parser: argparse.ArgumentParser, argv: list[str] | None = None
+) -> argparse.Namespace:
+    """Parse a tool's command line, then check every ``BOOK_*`` setting, before the tool acts.
+
+    Every tool in ``tools/`` starts with this, so that a mistyped option (``--batched-onyl``) or
+    setting stops it with its usage and one line, exit status 2, before it deletes, downloads or
+    computes anything.
+
+    Raises:
+        SystemExit: status 2, for an unknown or malformed option (argparse's message) or a setting
+            :func:`check_all` refuses (its message).
+    """
+    parser.allow_abbrev = False  # --batched would otherwise pass for --batched-only
+    args = parser.parse_args(argv)
+    try:
+        check_all()
+    except ValueError as exc:
+        parser.error(str(exc))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m lib._env``: check the settings (the Makefile runs it before every target that
+    builds or computes); prints the refusal and exits 2, or prints nothing and exits 0.
+    ``--table`` prints :func:`describe`'s table."""
+    parser = argparse.ArgumentParser(
+        prog="python -m lib._env",
+        description="Check the book's BOOK_* settings.",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--table", action="store_true", help="print the settings as a table")
+    args = parser.parse_args(argv)
+    try:
+        check_all()
+    except ValueError as exc:
+        print(f"book settings: {exc}", file=sys.stderr)
+        return 2
+    if args.table:
+        print(describe())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,5 +1,10 @@
 """`make bench`: cold build, rebuild with nothing changed, and each chapter's execution time.
 
+The two builds go to a scratch folder of their own under ``_build/`` (``--path-output``, with its
+own execution cache, so the first is cold), deleted at the end: the reader's site and execution
+cache are never touched. Options are parsed, and the ``BOOK_*`` settings checked, before anything
+runs; an unknown option stops it with exit status 2 (``--help`` lists them).
+
 Prints a table and writes ``_build/bench.json``; exits non-zero when a target is missed
 (the book's budgets, fast mode on 2 cores): each chapter within its ``budget_seconds`` front
 matter (at most 90 s; 120 s for the chapters that train models), the whole cold build (set-up
@@ -45,15 +50,19 @@ the site already in ``_build/html``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import jupytext
 from jupyter_cache import get_cache
+
+from lib import _env
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "_build"
@@ -71,10 +80,15 @@ BENCH_VERSION = 1
 ATTENTION = {"lengths": [128, 512, 2048], "d": 128, "tokens": 8192, "rounds": 5}
 
 
-def timed_build() -> float:
+def timed_build(output: Path) -> float:
+    """Seconds of one strict build whose artefacts go to ``output/_build``."""
     start = time.perf_counter()
     result = subprocess.run(
-        COMMAND, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [*COMMAND, "--path-output", str(output)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
@@ -83,8 +97,9 @@ def timed_build() -> float:
     return elapsed
 
 
-def chapter_times() -> dict[str, float]:
-    cache = get_cache(str(BUILD / ".jupyter_cache"))
+def chapter_times(build: Path) -> dict[str, float]:
+    """Each chapter's execution seconds, from the execution cache of the build folder ``build``."""
+    cache = get_cache(str(build / ".jupyter_cache"))
     times = {}
     for record in cache.list_cache_records():
         uri = Path(record.uri)
@@ -545,7 +560,7 @@ def measure_batched() -> dict:
     )
 
 
-def redraw_times(moves: int = 6) -> dict | None:
+def redraw_times(site: Path, moves: int = 6) -> dict | None:
     """The redraw times (ms) of every interactive figure of the built site, per figure: the
     slowest of ``moves`` keyboard steps; ``None`` without Chromium and its driver."""
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
@@ -562,7 +577,7 @@ def redraw_times(moves: int = 6) -> dict | None:
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     times = {}
     try:
-        for page in sorted((BUILD / "html" / "chapters").glob("*.html")):
+        for page in sorted((site / "chapters").glob("*.html")):
             driver.get(page.as_uri())
             expected = page.read_text(encoding="utf8").count('class="book-interactive"')
             deadline = time.time() + 15
@@ -617,19 +632,47 @@ def print_redraw(times: dict | None) -> bool:
     return ok
 
 
-def main() -> int:
-    if "--redraw-only" in sys.argv[1:]:
-        return 0 if print_redraw(redraw_times()) else 1
-    if "--batched-only" in sys.argv[1:]:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, parsed and checked (with every BOOK_* setting) before anything runs."""
+    parser = argparse.ArgumentParser(
+        prog="python tools/bench.py",
+        description="make bench: the book's speed targets (see this file's docstring).",
+    )
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument(
+        "--redraw-only", action="store_true", help="only the redraw times of _build/html"
+    )
+    only.add_argument("--batched-only", action="store_true", help="only the batched-runs measure")
+    only.add_argument(
+        "--training-only", action="store_true", help="only the training and classifier measures"
+    )
+    return _env.parse_args(parser, argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(argv)
+    if args.redraw_only:
+        return 0 if print_redraw(redraw_times(BUILD / "html")) else 1
+    if args.batched_only:
         return 0 if print_batched(measure_batched()) else 1
-    if "--training-only" in sys.argv[1:]:
+    if args.training_only:
         training, attention = measure_training()
         print_classifier(classifier_epochs())
         return 0 if print_training(training, attention) else 1
-    shutil.rmtree(BUILD, ignore_errors=True)
-    cold = timed_build()
-    rebuild = timed_build()
-    times = chapter_times()
+    # The cold build goes to a scratch output folder of its own (its own execution cache
+    # included): the reader's _build/html and cache are left as they are.
+    BUILD.mkdir(exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="bench-", dir=BUILD))
+    try:
+        return _measure_all(scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _measure_all(scratch: Path) -> int:
+    cold = timed_build(scratch)
+    rebuild = timed_build(scratch)
+    times = chapter_times(scratch / "_build")
     rows, ok = [], True
     for path in sorted((ROOT / "chapters").glob("*.md")):
         if "{code-cell}" not in path.read_text():
@@ -662,7 +705,7 @@ def main() -> int:
     print_classifier(classifier)
     ok &= print_training(training, attention)
     ok &= print_batched(batched)
-    redraw = redraw_times()
+    redraw = redraw_times(scratch / "_build" / "html")
     result["redraw_ms"] = redraw
     (BUILD / "bench.json").write_text(json.dumps(result, indent=2))
     ok &= print_redraw(redraw)

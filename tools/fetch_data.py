@@ -15,9 +15,9 @@ datasets that are present and says which did not run. Only the standard library 
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import hashlib
-import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +25,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run by the system Python: lib._env is standard library only
+from lib import _env  # noqa: E402
+
 TARGET = ROOT / "_data" / "fashion-mnist"
 SYSTEM = Path("/usr/share/datasets/fashion-mnist")
 PACKAGE = "dataset-fashion-mnist"
@@ -98,9 +101,14 @@ def fetch() -> str:
     return ""
 
 
-def main() -> int:
-    named = os.environ.get("BOOK_FASHION_MNIST", "").strip()
-    for folder in ([Path(named).expanduser()] if named else []) + [SYSTEM, TARGET]:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python tools/fetch_data.py",
+        description="make data: unpack Fashion-MNIST into _data/ when no copy is found.",
+    )
+    _env.parse_args(parser, argv)
+    named = _env.read_path("BOOK_FASHION_MNIST")
+    for folder in ([named] if named else []) + [SYSTEM, TARGET]:
         if complete(folder):
             return 0
     (ROOT / "_data").mkdir(exist_ok=True)

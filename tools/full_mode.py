@@ -22,15 +22,25 @@ in batches of lib.experiments.tasks.NOISE_BATCH as one stacked model (lib.batche
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 
-from lib import data
-from lib.book import config
-from lib.experiments import conll, noise, store, tasks
+from lib import _env
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python tools/full_mode.py",
+        description="make full: compute and store the paper-scale results (see this file).",
+    )
+    _env.parse_args(parser, argv)
+    # lib is imported once the command line and settings are known to be good: importing it reads
+    # the settings (lib.book.config) and loads torch.
+    from lib import data
+    from lib.book import config
+    from lib.experiments import conll, noise, store, tasks
+
     start = time.perf_counter()
     root = store.result_path("x", "x").parents[1]
     print(

@@ -13,6 +13,7 @@ chapter). Exit status 1 when a finding or an unformatted cell remains.
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -22,6 +23,9 @@ from pathlib import Path
 import jupytext
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from lib import _env  # noqa: E402
+
 RUFF = str(Path(sys.executable).parent / "ruff")
 #: Rules that do not apply to notebook cells: a cell may import where it is used (E402), and its
 #: last line may be an expression whose value the page shows (B018).
@@ -139,9 +143,20 @@ def reformat(path: Path) -> int:
     return changed
 
 
-def main(argv: list[str]) -> int:
-    fix = "--format" in argv
-    paths = notebooks([a for a in argv if a != "--format"])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python tools/lint_chapters.py",
+        description="ruff check (and format) of the chapters' code cells.",
+    )
+    parser.add_argument(
+        "--format", action="store_true", help="rewrite the code cells with ruff format"
+    )
+    parser.add_argument(
+        "chapters", nargs="*", help="chapter sources (default: every notebook chapter)"
+    )
+    args = _env.parse_args(parser, argv)
+    fix = args.format
+    paths = notebooks(args.chapters)
     problems = []
     for path in paths:
         if fix:
@@ -156,4 +171,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -6,6 +6,7 @@ included; tests/test_pins.py checks that the two agree. Only the standard librar
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -59,7 +60,13 @@ def environment_text(lock_text: str) -> str:
     return HEADER + "".join(f"      - {pin}\n" for pin in locked_pins(lock_text))
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python tools/sync_environment.py",
+        description="make lock's last step: write environment.yml's pip section from the lock.",
+        allow_abbrev=False,
+    )
+    parser.parse_args(argv)
     ENVIRONMENT.write_text(environment_text(LOCK.read_text()))
     print(f"wrote {ENVIRONMENT.name} from {LOCK.name}")
     return 0

@@ -1,0 +1,121 @@
+"""tools/: every tool parses its command line and checks the BOOK_* settings before it acts."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = sorted(p.name for p in (ROOT / "tools").glob("*.py"))
+
+
+@pytest.fixture
+def copy(tmp_path):
+    """The tools and lib in a scratch checkout whose _build holds a sentinel file."""
+    shutil.copytree(ROOT / "tools", tmp_path / "tools")
+    shutil.copytree(ROOT / "lib", tmp_path / "lib", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "_build" / "html").mkdir(parents=True)
+    (tmp_path / "_build" / "html" / "index.html").write_text("the site")
+    return tmp_path
+
+
+def _run(copy, tool, *args, **env):
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("BOOK_")} | env
+    environ["PYTHONPATH"] = str(copy)  # the copy's lib, not the checkout's
+    return subprocess.run(
+        [sys.executable, str(copy / "tools" / tool), *args],
+        cwd=copy,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_every_tool_is_covered():
+    assert TOOLS == [
+        "bench.py",
+        "fetch_data.py",
+        "full_mode.py",
+        "lint_chapters.py",
+        "sync_environment.py",
+    ]
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_an_unknown_option_stops_a_tool_before_it_touches_anything(copy, tool):
+    done = _run(copy, tool, "--batched-onyl")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "unrecognized arguments: --batched-onyl" in done.stderr
+    assert (copy / "_build" / "html" / "index.html").read_text() == "the site"
+    assert sorted(p.name for p in copy.iterdir()) == ["_build", "lib", "tools"]
+
+
+def test_an_abbreviated_option_is_refused(copy):
+    done = _run(copy, "bench.py", "--batched")
+    assert done.returncode == 2 and "unrecognized arguments: --batched" in done.stderr
+    assert (copy / "_build" / "html" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("tool", ["bench.py", "fetch_data.py", "full_mode.py", "lint_chapters.py"])
+def test_a_bad_setting_stops_a_tool_with_one_line(copy, tool):
+    done = _run(copy, tool, BOOK_THREADS="0")
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "error: BOOK_THREADS='0': must be a whole number from 1 to "
+            f"{os.cpu_count()} (this machine's cores); unset: 2 (make full's workers: 1 each when "
+            "there are several)"
+        )
+    )
+    done = _run(copy, tool, BOOK_MOD="full")
+    assert done.returncode == 2 and "did you mean BOOK_MODE?" in done.stderr
+    assert (copy / "_build" / "html" / "index.html").read_text() == "the site"
+
+
+def test_the_settings_check_of_the_makefile(copy):
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("BOOK_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "lib._env"],
+        cwd=copy,
+        env=environ | {"BOOK_DEVICE": "gpu"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("book settings: BOOK_DEVICE='gpu': must be 'cpu', 'cuda'")
+    done = subprocess.run(
+        [sys.executable, "-m", "lib._env", "--table"], cwd=copy, env=environ, capture_output=True
+    )
+    assert done.returncode == 0 and b"| `BOOK_TIMEOUT_SCALE` |" in done.stdout
+
+
+def test_the_makefile_lets_jupyter_book_start_under_pythonwarnings_error():
+    """make book under PYTHONWARNINGS=error: the one start-up warning of click is filtered, the
+    rest still turn into errors. Runs the build command make would run, with --version."""
+    shown = subprocess.run(
+        ["make", "-n", "--no-print-directory", "book"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
+    (command,) = [line for line in shown.splitlines() if "jupyter-book build" in line]
+    command = command.replace("jupyter-book build . -W -n --keep-going", "jupyter-book --version")
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=ROOT,
+        env=os.environ | {"PYTHONWARNINGS": "error"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Jupyter Book" in done.stdout
