@@ -411,15 +411,16 @@ def parse_args(
     computes anything.
 
     Raises:
-        SystemExit: status 2, for an unknown or malformed option (argparse's message) or a setting
-            :func:`check_all` refuses (its message).
+        SystemExit: status 2, for an unknown or malformed option (argparse's usage and message)
+            or a setting :func:`check_all` refuses (one line: the tool and the refusal).
     """
     parser.allow_abbrev = False  # --batched would otherwise pass for --batched-only
     args = parser.parse_args(argv)
     try:
         check_all()
     except ValueError as exc:
-        parser.error(str(exc))
+        print(f"{parser.prog}: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
     return args
 
 

@@ -40,11 +40,12 @@ import json
 import os
 import shutil
 import sqlite3
+import sys
 from contextlib import closing
 from pathlib import Path
+from typing import NoReturn
 
 from sphinx.application import Sphinx
-from sphinx.errors import ConfigError
 from sphinx.util import logging
 
 from lib import _env
@@ -217,18 +218,28 @@ def _set_aside(outdir: Path) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
 
 
+def _stop(reason: str) -> NoReturn:
+    """End the build before anything is read or removed, with one line and exit status 2.
+
+    A ``SystemExit``, not a Sphinx error: jupyter-book turns any exception into a traceback of
+    forty lines around the one that matters.
+    """
+    print(f"book_sphinx: {reason}", file=sys.stderr, flush=True)
+    raise SystemExit(2)
+
+
 def _check_settings() -> None:
     try:
         _env.check_all()
     except ValueError as exc:
-        raise ConfigError(f"book_sphinx: {exc}") from None
+        _stop(str(exc))
 
 
 def _ignore_shadowed(app: Sphinx, config) -> None:
     try:
         shadowed = shadowed_sources(app.srcdir)
     except ValueError as exc:
-        raise ConfigError(f"book_sphinx: {exc}") from None
+        _stop(str(exc))
     for ignored, kept in shadowed.items():
         LOGGER.info(
             f"book_sphinx: {ignored} is ignored: {kept} is that page's source (a notebook "

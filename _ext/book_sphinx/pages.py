@@ -100,11 +100,18 @@ def _patch_pasted_images() -> None:
 
 
 def _copy_late_assets(app: Sphinx) -> None:
-    """Copy the static files extensions copy at ``build-finished`` now, before any page."""
+    """Copy the static files extensions copy at ``build-finished`` now, before any page.
+
+    Sphinx versions a stylesheet's link (``exercise.css?v=…``) only when the file is already in
+    ``_static`` as the page is written; a file that arrives at ``build-finished`` leaves the first
+    build's pages with bare links and a later build's rewritten pages with versioned ones, so that
+    the same page's bytes would depend on which build wrote it.
+    """
     if app.builder.format != "html":
         return
     import importlib
 
+    import sphinx_exercise
     import sphinx_proof
     from myst_nb.sphinx_ext import add_global_html_resources
 
@@ -113,6 +120,7 @@ def _copy_late_assets(app: Sphinx) -> None:
     Path(app.outdir, "_static").mkdir(parents=True, exist_ok=True)
     add_global_html_resources(app, None)
     sphinx_proof.copy_asset_files(app, None)
+    sphinx_exercise.copy_asset_files(app, None)
     importlib.import_module("sphinx-mathjax-offline").copy_mathjax_files(app, None)
     interactive.copy_plotly(app, None)
 

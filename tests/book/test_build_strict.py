@@ -323,3 +323,139 @@ def test_exercise_with_a_computing_solution_builds_folded(temp_book):
     proof = re.search(r'<div class="proof dropdown admonition"[^>]*>\s*<p[^>]*>([^<]*)<', html)
     assert proof and proof.group(1) == "Proof sketch", html[-2000:]
     assert "Proof. " not in html
+
+
+def _links(html: str) -> list[str]:
+    """The page's stylesheet and script links into _static, in order."""
+    return re.findall(r'(?:href|src)="(?:\.\./)?_static/([^"]+)"', html)
+
+
+def test_a_notebook_beside_its_chapter_is_ignored_and_the_site_kept(temp_book):
+    """The page's own download saved beside its source: one line says it is ignored, the build
+    succeeds and the site stays (myst-nb crashed on two sources after the site was emptied)."""
+    temp_book.write_chapter([cell("print('from the markdown source')")])
+    assert temp_book.build().returncode == 0
+    notebook = temp_book.root / "_build" / "jupyter_execute" / "chapters" / "probe.ipynb"
+    shutil.copy(notebook, temp_book.root / "chapters" / "probe.ipynb")
+    result = temp_book.build()
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "chapters/probe.ipynb is ignored: chapters/probe.md is that page's source" in (
+        result.stdout
+    )
+    assert "from the markdown source" in temp_book.html()
+    assert "rebuilding the HTML from clean" not in result.stdout  # nothing was set aside
+
+
+def test_two_sources_of_which_none_is_markdown_stop_the_build_naming_both(temp_book):
+    temp_book.write_chapter([cell("print('the markdown page')")])
+    assert temp_book.build().returncode == 0
+    (temp_book.root / "chapters" / "probe.md").rename(temp_book.root / "chapters" / "probe.rst")
+    (temp_book.root / "chapters" / "probe.ipynb").write_text("{}")
+    result = temp_book.build()
+    assert result.returncode != 0
+    assert re.search(r"chapters/probe\.\w+ and chapters/probe\.\w+ are two sources", result.stdout)
+    assert "the markdown page" in temp_book.html()  # the site is as it was
+
+
+def test_references_follow_a_renumbering_edit_in_another_chapter(temp_book):
+    """A definition and an equation inserted at the top of chapter one (Markdown only): chapter
+    two, unchanged, cites the new numbers after an incremental build (Sphinx issue 5506)."""
+    first = """
+        ```{prf:definition} First thing
+        :label: def-first
+
+        A thing.
+        ```
+
+        $$ a = b $$ (eq-first)
+        """
+    inserted = """
+        ```{prf:definition} Zeroth thing
+        :label: def-zero
+
+        Earlier.
+        ```
+
+        $$ c = d $$ (eq-zero)
+        """
+    temp_book.write_chapter([first], name="one", title="One")
+    temp_book.write_chapter(["See {prf:ref}`def-first` and {eq}`eq-first`."], name="two")
+    (temp_book.root / "_toc.yml").write_text(
+        "format: jb-book\nroot: intro\nparts:\n  - caption: C\n    numbered: true\n"
+        "    chapters:\n      - file: chapters/one\n      - file: chapters/two\n"
+    )
+    assert temp_book.build().returncode == 0
+    cited = r"Definition 1\.{0}.*\(1\.{0}\)"
+    assert re.search(cited.format(1), temp_book.html("two"), re.S)
+    temp_book.write_chapter([inserted, first], name="one", title="One")
+    result = temp_book.build()
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "numbers changed: every page is rewritten" in result.stdout
+    assert re.search(cited.format(2), temp_book.html("two"), re.S), temp_book.html("two")[-3000:]
+
+
+def test_a_damaged_execution_cache_is_cleared_and_the_build_goes_on(temp_book):
+    temp_book.write_chapter([cell("print('ran')")])
+    assert temp_book.build().returncode == 0
+    db = temp_book.root / "_build" / ".jupyter_cache" / "global.db"
+    db.write_bytes(b"not a database" * 500)
+    result = temp_book.build()
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert f"the execution cache {db.parent} is damaged" in result.stdout
+    assert "chapters/probe.md: Executing notebook" in result.stdout
+    assert temp_book.build().returncode == 0  # and the new cache reads
+
+
+def test_a_bad_setting_stops_the_build_in_one_line_and_leaves_the_site(temp_book):
+    temp_book.write_chapter([cell("x = 1")])
+    assert temp_book.build().returncode == 0
+    page = temp_book.html()
+    result = temp_book.build(BOOK_THREADS="99")
+    assert result.returncode != 0
+    assert result.returncode == 2
+    assert (
+        result.stdout.strip()
+        .splitlines()[-1]
+        .startswith("book_sphinx: BOOK_THREADS='99': must be a whole number from 1 to")
+    ), result.stdout[-2000:]
+    assert "Traceback" not in result.stdout
+    result = temp_book.build(BOOK_RESULT="/tmp")
+    assert result.returncode != 0 and "did you mean BOOK_RESULTS?" in result.stdout
+    assert temp_book.html() == page
+
+
+def test_new_stored_results_re_execute_the_chapters(temp_book, tmp_path_factory):
+    """BOOK_RESULTS names where the stored results are: new or changed files there clear the
+    execution cache, so no page keeps numbers from the old results."""
+    results = tmp_path_factory.mktemp("results")
+    temp_book.write_chapter([cell("print('ran')")])
+    assert temp_book.build(BOOK_RESULTS=str(results)).returncode == 0
+    again = temp_book.build(BOOK_RESULTS=str(results))
+    assert "Executing notebook" not in again.stdout
+    (results / "noise").mkdir()
+    (results / "noise" / "mnist.json").write_text('{"result": 1}')
+    result = temp_book.build(BOOK_RESULTS=str(results))
+    assert "chapters/probe.md: Executing notebook" in result.stdout
+    assert "a BOOK_* setting changed" in result.stdout
+
+
+def test_every_stylesheet_is_versioned_and_a_rewritten_page_links_the_same(temp_book):
+    """Every extension's CSS is in _static before the first page is written, so the first build's
+    pages carry ?v= as a rewritten page does, and rebuilds write the same bytes."""
+    temp_book.write_chapter(
+        [
+            cell("x = 1"),
+            "```{exercise}\n:label: ex-probe\n\nShow it.\n```\n",
+            "```{prf:theorem}\n:label: thm-probe\n\nIt holds.\n```\n",
+        ]
+    )
+    assert temp_book.build().returncode == 0
+    first = _links(temp_book.html())
+    stylesheets = [x for x in first if ".css" in x]
+    assert "exercise.css" in " ".join(stylesheets) and "proof.css" in " ".join(stylesheets)
+    assert all(re.search(r"\?(v|digest)=", x) for x in stylesheets), stylesheets
+    (temp_book.root / "chapters" / "probe.md").write_text(
+        (temp_book.root / "chapters" / "probe.md").read_text() + "\nOne more line.\n"
+    )
+    assert temp_book.build().returncode == 0
+    assert _links(temp_book.html()) == first
