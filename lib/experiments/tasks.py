@@ -10,13 +10,15 @@ client.
 * :func:`make_client` starts a ``dask.distributed.LocalCluster`` on this machine (``BOOK_WORKERS``
   worker processes, each running one task at a time with ``BOOK_THREADS`` torch threads), or
   connects to a running cluster named by ``BOOK_SCHEDULER`` (``tcp://host:8786``).
-* :func:`run_tasks` submits the tasks and writes each finished run into the results folder.
+* :func:`run_tasks` submits the tasks, longest first and no more at a time than the cluster has
+  worker threads, and writes each finished run into the results folder.
 
 Resuming: a CoNLL-2003 run keeps an epoch checkpoint in ``BOOK_RESULTS/.partial``; a task whose
 worker dies is retried by the scheduler, and where that folder is shared with the worker that takes
 it over (always on a ``LocalCluster``) the retry resumes from the checkpoint, else from epoch 0.
 A noise task (a batch of short runs; their wall times are on the Reproducibility page) keeps no
-checkpoint and restarts from epoch 0.
+checkpoint and restarts from epoch 0. A run already stored is never computed again, whoever runs
+its task: :func:`execute` reads it back.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .. import _env
 from .._validate import flag, positive_int, short_repr
@@ -41,6 +44,8 @@ __all__ = [
     "Task",
     "plan",
     "execute",
+    "expected_seconds",
+    "LONG_TASK_S",
     "cluster_shape",
     "make_client",
     "run_tasks",
@@ -160,21 +165,32 @@ def plan(
     return tasks
 
 
-def execute(task: Task) -> list[dict]:
+def execute(task: Task, root: str | os.PathLike | None = None) -> list[dict]:
     """Compute ``task`` (on a Dask worker, or in this process) and return, per run of
-    ``task.runs``, ``{"run", "settings", "result", "provenance"}``.
+    ``task.runs``, ``{"run", "settings", "result", "provenance", "stored"}``.
 
-    The provenance is :func:`lib.experiments.store.provenance` on the machine that computed it,
-    with ``batched`` (runs trained together), ``batch_wall_s`` (the task's wall time; ``wall_s``
-    is each run's share of it) and ``worker`` (host and process id).
+    A run already stored under its current key in ``root`` (:func:`lib.experiments.store.lookup`)
+    is returned as stored, with ``"stored": True``, and not computed again: a task the scheduler
+    reruns after a worker died (distributed issue 7870), or that another ``make full`` finished
+    meanwhile, costs a file read, not an hour of training. Of a batch of noise runs, only those
+    not stored are trained. Workers see the results folder where it is shared (always on a
+    ``LocalCluster``); elsewhere every run is computed.
+
+    The provenance of a computed run is :func:`lib.experiments.store.provenance` on the machine
+    that computed it, with ``batched`` (runs trained together), ``batch_wall_s`` (the task's wall
+    time; ``wall_s`` is each run's share of it) and ``worker`` (host and process id).
 
     Raises:
         ValueError: for a task that is not a :class:`Task`, and as the experiments' functions.
     """
     if not isinstance(task, Task) or task.experiment not in ("conll", "noise"):
         raise ValueError(f"task must be a Task of 'conll' or 'noise', got {short_repr(task)}")
+    found = [store.lookup(task.experiment, run, task.version, s, root) for run, s in task.runs]
+    todo = [i for i, hit in enumerate(found) if hit is None]
     start = time.perf_counter()
-    if task.experiment == "conll":
+    if not todo:
+        results = []
+    elif task.experiment == "conll":
         compute = {
             None: conll.conll_compute,
             "sgd": conll.sgd_pilot_compute,
@@ -182,21 +198,43 @@ def execute(task: Task) -> list[dict]:
         }[task.params.get("pilot")]
         results = [compute(task.params["settings"])]
     else:
-        runs = [tuple(r) for r in task.params["runs"]]
+        runs = [tuple(task.params["runs"][i]) for i in todo]
         results = noise.noise_experiments(task.params["dataset"], runs, **task.params["settings"])
     wall = time.perf_counter() - start
+    computed = dict(zip(todo, results, strict=True))
     out = []
-    for (run, settings), result in zip(task.runs, results, strict=True):
-        result = {k: v for k, v in result.items() if k != "batched"}
-        provenance = store.provenance(
-            wall / len(results),
-            str(config.DEVICE),
-            batched=len(results),
-            batch_wall_s=round(wall, 1),
-            worker=f"{socket.gethostname()}:{os.getpid()}",
-        )
-        out.append({"run": run, "settings": settings, "result": result, "provenance": provenance})
+    for i, ((run, settings), hit) in enumerate(zip(task.runs, found, strict=True)):
+        if hit is not None:
+            item = {"result": hit.result, "provenance": hit.provenance, "stored": True}
+        else:
+            provenance = store.provenance(
+                wall / len(results),
+                str(config.DEVICE),
+                batched=len(results),
+                batch_wall_s=round(wall, 1),
+                worker=f"{socket.gethostname()}:{os.getpid()}",
+            )
+            result = {k: v for k, v in computed[i].items() if k != "batched"}
+            item = {"result": result, "provenance": provenance, "stored": False}
+        out.append({"run": run, "settings": settings, **item})
     return out
+
+
+#: A task expected to run longer than this many seconds is not retried after an error (a retry
+#: of a failed hour-long CoNLL-2003 run would spend another hour to fail again); the scheduler
+#: still hands a task whose worker died to another worker.
+LONG_TASK_S = 300
+
+
+def expected_seconds(task: Task) -> float:
+    """A rough cost of ``task`` for ordering, in seconds on one of the book's cores: a CoNLL-2003
+    run its epochs x the seconds of one paper-scale epoch (the bench's measure, about 20 s), a
+    noise batch its runs x its epochs x 2 s. Only its order matters (longest first)."""
+    if task.experiment == "conll":
+        return float(task.params["settings"].get("epochs", 1)) * 20.0
+    epochs = task.params["settings"].get("epochs", 1)
+    epochs = max(epochs.values()) if isinstance(epochs, dict) else epochs
+    return len(task.runs) * float(epochs) * 2.0
 
 
 def cluster_shape(environ: Mapping[str, object] | None = None) -> tuple[int, int]:
@@ -252,8 +290,10 @@ def make_client(
     # worker-saturation 1.0: a worker holds one task at a time and takes the next when it is
     # free (at dask's default, 1.1, a one-thread worker is sent two, and in a short list of long
     # tasks one worker can be left idle while another works through its second)
+    # merged into Dask's own pre-spawn defaults (MALLOC_TRIM_THRESHOLD_, OPENBLAS_NUM_THREADS=1)
+    spawn = {**dask.config.get("distributed.nanny.pre-spawn-environ", default={}), **env}
     config_ = {
-        "distributed.nanny.pre-spawn-environ": env,
+        "distributed.nanny.pre-spawn-environ": spawn,
         "distributed.scheduler.worker-saturation": 1.0,
     }
     with dask.config.set(config_):
@@ -282,8 +322,16 @@ def run_tasks(
     One progress bar over the runs; one line per finished run with its wall time (its share of
     its task's, for runs trained together), the task's and the worker.
     This process writes the results (:func:`lib.experiments.store.save`, with the provenance of
-    the worker that computed them). A task is retried twice after an error; a task whose worker
-    dies is resubmitted by the scheduler (up to its ``allowed-failures``, 3 by default).
+    the worker that computed them); a run :func:`execute` found stored is not written again.
+
+    Scheduling: the tasks go longest first (:func:`expected_seconds`), and only as many are
+    submitted as the cluster has worker threads; each time one finishes the next is added
+    (``as_completed(...).add``), so no worker waits while a task is pending and none holds a
+    queue of its own, on any cluster (the scheduler's ``worker-saturation`` queues only large
+    groups of similar keys). A finished task's future is released once its runs are stored, so
+    that a worker dying later cannot make the scheduler compute it again. A task is retried twice
+    after an error unless it is expected to take more than :data:`LONG_TASK_S`; a task whose
+    worker dies is resubmitted by the scheduler (up to its ``allowed-failures``, 3 by default).
 
     Returns:
         The :class:`lib.experiments.store.StoredRun` written, in the order they finished.
@@ -301,39 +349,74 @@ def run_tasks(
         return []
     total = sum(len(t.runs) for t in tasks)
     bar = config.progress(range(total), desc="make full runs", total=total) if progress else None
-    if client is None:
-        finished = ((t, execute(t)) for t in tasks)
-    else:
-        from dask.distributed import as_completed
-
-        futures = {
-            client.submit(execute, t, key=f"{t.label}-{i}", pure=False, retries=2): t
-            for i, t in enumerate(tasks)
-        }
-        finished = ((futures[f], f.result()) for f in as_completed(futures))
+    folder = None if root is None else str(Path(root).resolve())
+    order = sorted(tasks, key=expected_seconds, reverse=True)  # stable: plan's order on ties
     stored = []
-    for task, items in finished:
+    for task, items in _finished(order, client, folder):
         for item in items:
-            stored.append(
-                store.save(
-                    task.experiment,
-                    item["run"],
-                    task.version,
-                    item["settings"],
-                    item["result"],
-                    wall_s=item["provenance"]["wall_s"],
-                    root=root,
-                    provenance_=item["provenance"],
-                )
-            )
+            stored.append(_keep(task, item, root, echo))
             if bar is not None:
                 bar.update(1)
-            p = item["provenance"]
-            together = f", trained with {p['batched'] - 1} other(s)" if p["batched"] > 1 else ""
-            echo(
-                f"{task.experiment}/{item['run']}: stored, {p['wall_s']:.0f} s "
-                f"(task {p['batch_wall_s']:.0f} s{together}) on {p['worker']}"
-            )
     if bar is not None:
         bar.close()
     return stored
+
+
+def _finished(
+    tasks: list[Task], client: Client | None, root: str | None
+) -> Iterator[tuple[Task, list[dict]]]:
+    """``(task, items)`` as each task finishes; at most the cluster's worker threads in flight."""
+    if client is None:
+        for t in tasks:
+            yield t, execute(t, root)
+        return
+    from dask.distributed import as_completed
+
+    slots = max(1, sum(client.nthreads().values()))
+    pending = list(enumerate(tasks))
+
+    def submit() -> tuple[Any, Task]:
+        i, t = pending.pop(0)
+        retries = 0 if expected_seconds(t) > LONG_TASK_S else 2
+        future = client.submit(execute, t, root, key=f"{t.label}-{i}", pure=False, retries=retries)
+        return future, t
+
+    running = dict(submit() for _ in range(min(slots, len(pending))))
+    queue = as_completed(list(running))
+    for future in queue:
+        task = running.pop(future)
+        items = future.result()
+        if pending:
+            nxt, t = submit()
+            running[nxt] = t
+            queue.add(nxt)
+        yield task, items
+        future.release()  # stored: nothing may make the scheduler compute it again
+
+
+def _keep(
+    task: Task, item: dict, root: str | os.PathLike | None, echo: Callable[[str], object]
+) -> store.StoredRun:
+    """Store one finished run (unless it was found stored) and print its line."""
+    p = item["provenance"]
+    if item["stored"]:
+        kept = store.lookup(task.experiment, item["run"], task.version, item["settings"], root)
+        if kept is not None:
+            echo(f"{task.experiment}/{item['run']}: already stored, not computed again")
+            return kept
+    kept = store.save(
+        task.experiment,
+        item["run"],
+        task.version,
+        item["settings"],
+        item["result"],
+        wall_s=p["wall_s"],
+        root=root,
+        provenance_=p,
+    )
+    together = f", trained with {p['batched'] - 1} other(s)" if p["batched"] > 1 else ""
+    echo(
+        f"{task.experiment}/{item['run']}: stored, {p['wall_s']:.0f} s "
+        f"(task {p['batch_wall_s']:.0f} s{together}) on {p['worker']}"
+    )
+    return kept

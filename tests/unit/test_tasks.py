@@ -114,6 +114,11 @@ def test_the_local_scheduler_sends_a_worker_one_task_at_a_time(client):
     saturation = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.WORKER_SATURATION)
     assert saturation == 1.0
     assert sorted(client.nthreads().values()) == [1, 1]
+    # the book's thread settings are merged into Dask's own pre-spawn defaults, not in their place
+    seen = client.run(
+        lambda: [os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "OPENBLAS_NUM_THREADS")]
+    )
+    assert all(v == ["65536", "1"] for v in seen.values()), seen
 
 
 def test_two_workers_store_what_the_serial_path_stores(tmp_path, client, one_thread):
@@ -188,3 +193,96 @@ def test_the_noise_batch_is_the_one_make_bench_measured_best():
     trial = measured["trial"]
     assert measured["best_batch"] == int(max(trial, key=lambda k: trial[k]["run_epochs_per_s"]))
     assert tasks.NOISE_BATCH == measured["best_batch"]
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("computed a run that was already stored")
+
+
+def test_a_task_whose_runs_are_stored_returns_them_at_once(tmp_path, monkeypatch, one_thread):
+    """Rerun by the scheduler after a worker died, or finished by another make full: a stored run
+    is read back, not trained again, and not written again."""
+    (task,) = tiny_plan(tmp_path, noise_batch=3)
+    first = tasks.run_tasks([task], None, root=tmp_path, progress=False, echo=lambda _: None)
+    files = {p: p.read_bytes() for p in (tmp_path / "noise").glob("*.json")}
+    monkeypatch.setattr(noise, "noise_experiments", _refuse)
+    items = tasks.execute(task, tmp_path)
+    assert [i["stored"] for i in items] == [True, True, True]
+    assert [i["result"] for i in items] == [s.result for s in first]
+    lines = []
+    again = tasks.run_tasks([task], None, root=tmp_path, progress=False, echo=lines.append)
+    assert [s.result for s in again] == [s.result for s in first]
+    assert all(line.endswith("already stored, not computed again") for line in lines)
+    assert {p: p.read_bytes() for p in (tmp_path / "noise").glob("*.json")} == files
+
+
+def test_of_a_batch_only_the_runs_not_stored_are_trained(tmp_path, monkeypatch, one_thread):
+    (task,) = tiny_plan(tmp_path, noise_batch=3)
+    tasks.run_tasks([task], None, root=tmp_path, progress=False, echo=lambda _: None)
+    gone = store.result_path("noise", task.runs[1][0], tmp_path)
+    gone.unlink()
+    trained = []
+    real = noise.noise_experiments
+
+    def spy(dataset, runs, **kw):
+        trained.append(list(runs))
+        return real(dataset, runs, **kw)
+
+    monkeypatch.setattr(noise, "noise_experiments", spy)
+    items = tasks.execute(task, tmp_path)
+    assert trained == [[tuple(task.params["runs"][1])]]
+    assert [i["stored"] for i in items] == [True, False, True]
+    assert items[1]["provenance"]["batched"] == 1
+
+
+def test_the_longest_tasks_go_first_and_long_ones_are_not_retried(tmp_path, one_thread):
+    plan = tiny_plan(tmp_path, noise_batch=2)  # three runs: a batch of 2, then 1
+    costs = [tasks.expected_seconds(t) for t in plan]
+    assert costs == [2 * 1 * 2.0, 1 * 1 * 2.0]
+    lines = []
+    tasks.run_tasks(plan[::-1], None, root=tmp_path, progress=False, echo=lines.append)
+    assert [line.split(":")[0] for line in lines] == [
+        f"noise/{run}" for t in plan for run, _ in t.runs
+    ]
+    conll_task = tasks.Task("conll x", "conll", 1, (("x", {}),), {"settings": {"epochs": 40}})
+    assert tasks.expected_seconds(conll_task) == 800.0 > tasks.LONG_TASK_S
+
+
+def test_no_worker_waits_while_a_task_is_pending(tmp_path, client, one_thread, monkeypatch):
+    """More tasks than worker threads, of unequal lengths: the client keeps exactly as many in
+    flight as there are threads, so each worker starts its next task as soon as it is free."""
+    from dask.distributed import get_task_stream
+
+    settings = {"train_images": 2048, "label_ratios": [0.0, 0.2, 0.5], "input_sigmas": [0.5, 1.0]}
+    plan = tiny_plan(tmp_path, noise_batch=2, settings=settings)  # batches of 2, 2 and 1 runs
+    assert len(plan) > sum(client.nthreads().values())
+    slots = sum(client.nthreads().values())
+    submitted, in_flight, submit = [], [], client.submit
+
+    def counting_submit(*args, **kwargs):
+        in_flight.append(sum(not f.done() for f in submitted))
+        submitted.append(submit(*args, **kwargs))
+        return submitted[-1]
+
+    monkeypatch.setattr(client, "submit", counting_submit)
+    with get_task_stream(client) as stream:
+        written = tasks.run_tasks(plan, client, root=tmp_path, progress=False, echo=lambda _: None)
+    assert len(in_flight) == len(plan) and max(in_flight) < slots  # never more than the threads
+    assert len(written) == sum(len(t.runs) for t in plan)
+    spans = sorted(
+        (ss["start"], ss["stop"], rec["worker"])
+        for rec in stream.data
+        for ss in rec["startstops"]
+        if ss["action"] == "compute"
+    )
+    assert len(spans) == len(plan)
+    last_start = spans[-1][0]
+    for worker in {w for _, _, w in spans}:
+        mine = [(a, b) for a, b, w in spans if w == worker]
+        # from its first task until the last task started, a worker is idle only between tasks,
+        # for the round trip of one result and one submission (well under a second)
+        gaps = [
+            b2 - a1 for (_, a1), (b2, _) in zip(mine, mine[1:], strict=False) if b2 <= last_start
+        ]
+        assert all(gap < 1.0 for gap in gaps), (worker, gaps)
+    assert spans[0][0] - min(a for a, _, _ in spans) < 1.0
