@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import functools
 import json
 import signal
 import tempfile
@@ -187,6 +188,68 @@ START_ISSUE = (
 )
 READER_TARGET = "myst_nb.sphinx_.create_nb_reader"
 READER_ISSUE = "https://github.com/executablebooks/MyST-NB/pull/519"
+HASH_TARGET = "jupyter_cache.cache.main.JupyterCacheBase.create_hashed_notebook"
+MERGE_TARGET = "jupyter_cache.cache.main.JupyterCacheBase.merge_match_into_notebook"
+TAGS_ISSUE = "https://github.com/executablebooks/MyST-NB/issues/350"
+#: The cell tags that change what executing a cell does (nbclient's ``raises-exception`` and
+#: ``skip-execution``); every other tag (``remove-input``, ``hide-output``, ...) only changes how
+#: the page shows the cell.
+EXECUTION_TAGS = frozenset({"raises-exception", "skip-execution"})
+
+
+def execution_view(nb):
+    """A copy of ``nb`` whose code cells keep only the tags in :data:`EXECUTION_TAGS` (the
+    ``tags`` key dropped where none is left): what the execution cache hashes."""
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    for cell in nb.cells:
+        tags = [t for t in cell.get("metadata", {}).get("tags", []) if t in EXECUTION_TAGS]
+        if "tags" in cell.get("metadata", {}):
+            if tags:
+                cell.metadata["tags"] = tags
+            else:
+                del cell.metadata["tags"]
+    return nb
+
+
+def _patched_hash(original):
+    """Wrap jupyter-cache's notebook hash so that it ignores the cell tags that do not change
+    execution (:func:`execution_view`): the notebook it returns is unchanged.
+
+    Why: jupyter-cache hashes every cell's whole metadata, so adding ``remove-input`` to one
+    cell re-executes its chapter (MyST-NB issue 350, open; jupyter-cache can filter metadata
+    but myst-nb does not ask it to). Remove when that issue is fixed.
+    """
+
+    @functools.wraps(original)
+    def create_hashed_notebook(self, nb, nb_metadata=("kernelspec",), cell_metadata=None):
+        out, _ = original(self, nb, nb_metadata, cell_metadata)
+        _, digest = original(self, execution_view(nb), nb_metadata, cell_metadata)
+        return out, digest
+
+    return create_hashed_notebook
+
+
+class _AllBut:
+    """``key in _AllBut("tags")``: every key but ``tags``."""
+
+    def __init__(self, *excluded: str):
+        self.excluded = excluded
+
+    def __contains__(self, key) -> bool:
+        return key not in self.excluded
+
+
+def _patched_merge(original):
+    """Wrap jupyter-cache's merge of a cached notebook into the one being built so that each
+    cell keeps the tags of its source: with tags outside the hash (:func:`_patched_hash`), the
+    cached cell's tags may be older than the page's. Every other cell metadata key still comes
+    from the cache, as before (MyST-NB issue 350)."""
+
+    @functools.wraps(original)
+    def merge_match_into_notebook(self, nb, nb_meta=None, cell_meta=None):
+        return original(self, nb, nb_meta, _AllBut("tags") if cell_meta is None else cell_meta)
+
+    return merge_match_into_notebook
 
 
 def _patched_run(original):
@@ -446,6 +509,18 @@ def setup(app: Sphinx) -> None:
     require_version("nbclient", NBCLIENT, target=CLEANUP_TARGET, issue=CLEANUP_ISSUE)
     require_version("myst-nb", MYST_NB, target=START_TARGET, issue=START_ISSUE)
     require_version("myst-nb", MYST_NB, target=READER_TARGET, issue=READER_ISSUE)
+    require_version("jupyter-cache", JUPYTER_CACHE, target=HASH_TARGET, issue=TAGS_ISSUE)
+    require_version("jupyter-cache", JUPYTER_CACHE, target=MERGE_TARGET, issue=TAGS_ISSUE)
+    from jupyter_cache.cache.main import JupyterCacheBase
+
+    if not hasattr(JupyterCacheBase.create_hashed_notebook, "__wrapped__"):
+        JupyterCacheBase.create_hashed_notebook = _patched_hash(
+            JupyterCacheBase.create_hashed_notebook
+        )
+    if not hasattr(JupyterCacheBase.merge_match_into_notebook, "__wrapped__"):
+        JupyterCacheBase.merge_match_into_notebook = _patched_merge(
+            JupyterCacheBase.merge_match_into_notebook
+        )
     if not hasattr(cache.single_nb_execution, "__wrapped__"):
         cache.single_nb_execution = _patched_run(cache.single_nb_execution)
     if not hasattr(cache.NotebookClientCache.start_client, "__wrapped__"):

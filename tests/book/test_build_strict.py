@@ -459,3 +459,22 @@ def test_every_stylesheet_is_versioned_and_a_rewritten_page_links_the_same(temp_
     )
     assert temp_book.build().returncode == 0
     assert _links(temp_book.html()) == first
+
+
+SHOWN = "input_marker = 'shown output'\nprint(input_marker)"
+
+
+def test_a_tag_that_only_changes_the_page_does_not_re_execute_its_chapter(temp_book):
+    """``remove-input`` added to a cell: the cached outputs are used and the page drops the input
+    (MyST-NB issue 350); ``raises-exception`` changes execution, so the chapter runs again."""
+    temp_book.write_chapter([cell(SHOWN)])
+    assert temp_book.build().returncode == 0
+    assert "input_marker" in temp_book.html()
+    temp_book.write_chapter([cell(SHOWN, tags="remove-input")])
+    result = temp_book.build()
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "Executing notebook" not in result.stdout
+    assert "shown output" in temp_book.html() and "input_marker" not in temp_book.html()
+    temp_book.write_chapter([cell(SHOWN, tags="raises-exception")])
+    result = temp_book.build()
+    assert "chapters/probe.md: Executing notebook" in result.stdout

@@ -28,6 +28,8 @@ ISSUE_URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+")
 #: Every target the extension patches, and the distributions each patch pins.
 PATCHED = {
     "myst_nb.core.execute.cache.single_nb_execution": {"jupyter-cache", "myst-nb"},
+    "jupyter_cache.cache.main.JupyterCacheBase.create_hashed_notebook": {"jupyter-cache"},
+    "jupyter_cache.cache.main.JupyterCacheBase.merge_match_into_notebook": {"jupyter-cache"},
     "nbclient.client.NotebookClient._async_cleanup_kernel": {"nbclient"},
     "myst_nb.core.execute.cache.NotebookClientCache.start_client": {"myst-nb"},
     "myst_nb.sphinx_.create_nb_reader": {"myst-nb"},
@@ -157,6 +159,7 @@ def test_require_version_passes_on_the_pin_and_fails_loudly_on_another(monkeypat
 
 
 def test_every_patch_site_pins_the_locked_version_and_names_its_issue(tmp_path, monkeypatch):
+    from jupyter_cache.cache.main import JupyterCacheBase
     from myst_nb import sphinx_
     from myst_nb.core.execute import cache
     from myst_nb.ext.glue import crossref
@@ -171,6 +174,8 @@ def test_every_patch_site_pins_the_locked_version_and_names_its_issue(tmp_path, 
         (sphinx_, "create_nb_reader"),
         (crossref, "generate_any_nodes"),
         (ProofDomain, "resolve_xref"),
+        (JupyterCacheBase, "create_hashed_notebook"),
+        (JupyterCacheBase, "merge_match_into_notebook"),
     )
     for owner, name in installed:  # setup() patches them: put back as they were after the test
         monkeypatch.setattr(owner, name, getattr(owner, name))
@@ -259,6 +264,64 @@ def _upstream_start():
 
     start = NotebookClientCache.start_client
     return getattr(start, "__wrapped__", start)
+
+
+def _upstream(name):
+    from jupyter_cache.cache.main import JupyterCacheBase
+
+    method = getattr(JupyterCacheBase, name)
+    return getattr(method, "__wrapped__", method)
+
+
+def test_jupyter_cache_hashes_display_tags_and_the_patch_only_execution_tags(tmp_path):
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(tmp_path / "cache"))
+    upstream = _upstream("create_hashed_notebook")
+    patched = execution._patched_hash(upstream)
+
+    def digests(hash_):
+        return [
+            hash_(cache, _notebook("x = 1", tags=tags))[1]
+            for tags in ((), ("remove-input",), ("hide-output", "remove-stderr"))
+            + (("raises-exception",), ("raises-exception", "remove-input"), ("skip-execution",))
+        ]
+
+    plain, remove, hide, raises, raises_remove, skip = digests(upstream)
+    assert len({plain, remove, hide}) == 3  # upstream: a display tag re-executes the chapter
+    plain, remove, hide, raises, raises_remove, skip = digests(patched)
+    assert plain == remove == hide  # the patch: display tags do not change the key
+    assert raises == raises_remove and len({plain, raises, skip}) == 3  # execution tags do
+    given = _notebook("x = 1", tags=("remove-input",))
+    out, _ = patched(cache, given)
+    assert out.cells[0].metadata["tags"] == ["remove-input"]  # the notebook itself is kept
+    assert execution.execution_view(given).cells[0].metadata == {}
+    assert given.cells[0].metadata["tags"] == ["remove-input"]  # and not edited in place
+
+
+def test_jupyter_cache_merges_the_cached_tags_and_the_patch_keeps_the_pages(tmp_path):
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+    from jupyter_cache.cache.main import JupyterCacheBase
+
+    executed = _notebook("print(1)", tags=("hide-output",))
+    executed.cells[0].execution_count = 1
+    cache = get_cache(str(tmp_path / "cache"))
+    hashed = execution._patched_hash(_upstream("create_hashed_notebook"))
+    original = JupyterCacheBase.create_hashed_notebook
+    try:
+        JupyterCacheBase.create_hashed_notebook = hashed  # as in a build
+        cache.cache_notebook_bundle(
+            CacheBundleIn(executed, str(tmp_path / "page.md")), check_validity=False
+        )
+        given = _notebook("print(1)", tags=("remove-input",))
+        _, upstream = _upstream("merge_match_into_notebook")(cache, given)
+        assert upstream.cells[0].metadata["tags"] == ["hide-output"]  # the old tags
+        _, merged = execution._patched_merge(_upstream("merge_match_into_notebook"))(cache, given)
+    finally:
+        JupyterCacheBase.create_hashed_notebook = original
+    assert merged.cells[0].metadata == {"tags": ["remove-input"]}
+    assert merged.cells[0].execution_count == 1  # the cached cell, with the page's tags
 
 
 def test_myst_nb_writes_a_cached_page_without_its_outputs_and_the_patch_keeps_them(
