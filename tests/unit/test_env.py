@@ -132,3 +132,8 @@ def test_bad_arguments():
         _env.read("BOOK_MODE", {"BOOK_MODE": 1})
     with pytest.raises(ValueError, match="type int"):
         _env.read_int("BOOK_MODE", {"BOOK_MODE": "full"})
+
+
+def test_the_readme_lists_every_setting_as_the_module_does():
+    readme = (_env._ROOT / "README.md").read_text()
+    assert _env.describe() in readme  # `python -m lib._env --table` writes the README's table
