@@ -252,11 +252,11 @@ class AggregateTablesTransform(SphinxPostTransform):
 
     def _checks_rows(self) -> list[tuple[dict, str | None]]:
         """Every registered check: its record where a chapter recorded it, else "not run"."""
-        from lib.book import checks
+        from lib.book import registry
 
         found = records(self.app)
         seen = {r["id"] for _, r in found}
-        unknown = sorted(seen - set(checks.registry()))
+        unknown = sorted(seen - set(registry.registry()))
         if unknown:
             LOGGER.warning(
                 "checks-table: checks recorded but not registered in lib/book/checks.toml: "
@@ -265,7 +265,7 @@ class AggregateTablesTransform(SphinxPostTransform):
                 subtype="checks",
             )
         out = [(r, doc) for doc, r in found]
-        for check_id, spec in checks.registry().items():
+        for check_id, spec in registry.registry().items():
             if check_id in seen:
                 continue
             out.append(
@@ -285,7 +285,7 @@ class AggregateTablesTransform(SphinxPostTransform):
         return out
 
     def run(self, **kwargs):
-        from lib.book import checks
+        from lib.book import registry
 
         for placeholder in list(self.document.findall(checks_table_node)):
             found = self._checks_rows()
@@ -297,7 +297,7 @@ class AggregateTablesTransform(SphinxPostTransform):
             for r, doc in found:
                 section_doc, check = self._section(r, recorded=doc is not None)
                 doc = doc or section_doc
-                word = checks.status(r)
+                word = registry.status(r)
                 number = self.env.toc_secnumbers.get(doc, {}).get("") if doc else None
                 row_classes.append(
                     [
@@ -329,7 +329,7 @@ class AggregateTablesTransform(SphinxPostTransform):
                     ]
                 )
             count = nodes.paragraph(classes=["claims-count"])
-            count += nodes.strong(text=checks.tally([r for r, _ in found]))
+            count += nodes.strong(text=registry.tally([r for r, _ in found]))
             table = _table(
                 [
                     "Check",

@@ -365,3 +365,46 @@ def test_a_site_left_aside_by_a_killed_build_is_kept(tmp_path):
     guard._set_aside(site)
     assert not any(site.iterdir())
     assert (previous / "index.html").read_text() == "the last complete site"
+
+
+def _lib_imports() -> set[str]:
+    """Every lib module the extension imports, at the top of a file or inside a function."""
+    import ast
+
+    from conftest import ROOT
+
+    found = set()
+    for path in (ROOT / "_ext" / "book_sphinx").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.split(".")[0] == "lib"}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "lib":
+                for alias in node.names:  # `from lib.book import checks` imports a module
+                    sub = f"{node.module}.{alias.name}"
+                    is_module = (ROOT / (sub.replace(".", "/") + ".py")).exists()
+                    found.add(sub if is_module else node.module)
+    return found
+
+
+def test_the_extension_loads_no_torch():
+    """A rebuild with nothing changed runs the extension and the claims page's registry only:
+    neither may import torch, numpy or pandas (torch alone costs about 1.5 s of a warm build)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    modules = sorted(_lib_imports())
+    assert "lib.book.registry" in modules and "lib._env" in modules
+    code = (
+        "import importlib, pkgutil, sys; sys.path.insert(0, '_ext'); import book_sphinx;"
+        "[importlib.import_module(f'book_sphinx.{m.name}') "
+        "for m in pkgutil.iter_modules(book_sphinx.__path__)];"
+        f"[importlib.import_module(m) for m in {modules!r}];"
+        "from lib.book import registry; assert registry.registry();"
+        "print(sorted(m for m in ('torch', 'numpy', 'pandas', 'mpmath') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]", modules

@@ -11,6 +11,7 @@ import torch
 
 from lib import _env
 from lib.book import checks
+from lib.book import registry as check_registry
 
 from conftest import ROOT
 
@@ -115,7 +116,7 @@ def registry(tmp_path, monkeypatch):
     """A small registry of three entries (one with two variants) in place of the book's own."""
     path = tmp_path / "checks.toml"
     path.write_text(REGISTRY, encoding="utf8")
-    monkeypatch.setattr(checks, "REGISTRY_FILE", path)
+    monkeypatch.setattr(check_registry, "REGISTRY_FILE", path)  # checks re-exports the registry
     monkeypatch.setattr(_env, "_CHECKS_FILE", path)  # BOOK_FORCE_FAIL is validated against it
     checks.registry.cache_clear()
     _env.check_ids.cache_clear()
