@@ -124,20 +124,49 @@ def far_reference(c: np.ndarray) -> np.ndarray | None:
     return mid if math.isfinite(far) and far > FAR_FACTOR * extent else None
 
 
-def sq_distances(p: np.ndarray, c: np.ndarray) -> torch.Tensor:
-    r"""Squared distances :math:`\|p_j - c_i\|^2`, float64 torch ``(P, N)``, for points ``p``
-    ``(P, D)`` and centres ``c`` ``(N, D)``.
+#: Distances outside ``[DISTANCE_TINY, DISTANCE_HUGE]`` are recomputed by scaling in
+#: :func:`distances`: their squares, which ``torch.cdist`` forms, would come within a factor
+#: 1e28 of float64's underflow (2.2e-308) or overflow (1.8e308).
+DISTANCE_TINY, DISTANCE_HUGE = 1e-140, 1e140
+
+
+def distances(p: np.ndarray, c: np.ndarray) -> torch.Tensor:
+    r"""Euclidean distances :math:`\|p_j - c_i\|`, float64 torch ``(P, N)``, for points ``p``
+    ``(P, D)`` and centres ``c`` ``(N, D)``, both finite float64.
 
     From explicit differences (``torch.cdist`` without its matrix-product expansion, which
-    cancels far from the origin): each entry within a few ulp of the exact squared distance of
-    the float64 inputs, wherever they lie.
+    cancels far from the origin). Where a distance lies outside ``[DISTANCE_TINY,
+    DISTANCE_HUGE]`` its point's row is recomputed with each difference divided by the pair's
+    largest one before squaring (as ``hypot`` does; the differences of halves where a difference
+    would overflow): each entry within a few ulp of the exact distance of the float64 inputs,
+    wherever they lie, from 1e-300 to 1e300 and beyond. Only a distance above float64's largest
+    number is ``inf``.
     """
-    return (
-        torch.cdist(
-            torch.from_numpy(p), torch.from_numpy(c), compute_mode="donot_use_mm_for_euclid_dist"
-        )
-        ** 2
-    )
+    tp, tc = torch.from_numpy(p), torch.from_numpy(c)
+    d = torch.cdist(tp, tc, compute_mode="donot_use_mm_for_euclid_dist")
+    bad = ~((d >= DISTANCE_TINY) & (d <= DISTANCE_HUGE)).all(dim=1)
+    if bool(bad.any()):
+        rows = torch.nonzero(bad).flatten()
+        q = tp[rows]
+        diff = q[:, None, :] - tc[None, :, :]
+        half = ~torch.isfinite(diff).all()
+        if half:  # a difference overflows: work with the differences of halves
+            diff = q[:, None, :] / 2 - tc[None, :, :] / 2
+        scale = diff.abs().amax(dim=2, keepdim=True)
+        safe = torch.where(scale > 0, scale, torch.ones_like(scale))
+        norm = scale[..., 0] * torch.linalg.vector_norm(diff / safe, dim=2)
+        d[rows] = norm * 2 if half else norm
+    return d
+
+
+def sq_distances(p: np.ndarray, c: np.ndarray) -> torch.Tensor:
+    r"""Squared distances :math:`\|p_j - c_i\|^2`, float64 torch ``(P, N)``: the squares of
+    :func:`distances`, each within a few ulp of the exact squared distance of the float64
+    inputs wherever it is a normal float64 number (it underflows to 0 below about 1e-154 and
+    overflows to inf above about 1e154; a caller that must compare such distances uses
+    :func:`distances`).
+    """
+    return distances(p, c) ** 2
 
 
 #: Rounds of re-referencing in :func:`scores_from_top` (each moves a point to a piece that scores

@@ -13,6 +13,7 @@ Each guard raises :class:`ValueError` whose message names the argument and shows
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 from collections.abc import Callable, Iterable
@@ -60,7 +61,9 @@ def finite_real(
 ) -> float:
     """Return ``value`` as a Python float after checking it is a finite real number.
 
-    Accepts Python and numpy real scalars and 0-d numpy arrays or torch tensors.
+    Accepts Python and numpy real scalars (``int``, ``float``, ``fractions.Fraction``,
+    ``decimal.Decimal``, numpy integers and floats) and 0-d numpy arrays or torch tensors; the
+    value is rounded once to the nearest float.
 
     Raises:
         ValueError: if ``value`` is not a real scalar (``bool``, complex, ``None`` and strings
@@ -73,11 +76,11 @@ def finite_real(
         value = value.item()
     if isinstance(value, np.generic):
         value = value.item()  # numpy bool_ becomes bool (refused below), numpy floats stay exact
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real | decimal.Decimal):
         raise ValueError(f"{name} must be a real number, got {short_repr(value)}")
     try:
-        out = float(value)
-    except OverflowError:
+        out = float(value)  # a Decimal NaN or infinity becomes the float one, refused below
+    except (OverflowError, ValueError):  # a Fraction too large, a signalling Decimal NaN
         raise ValueError(f"{name} must be finite, got {short_repr(value)}") from None
     if not math.isfinite(out):
         raise ValueError(f"{name} must be finite, got {out!r}")
@@ -136,6 +139,15 @@ def function(name: str, value: object, what: str = "callable") -> Callable[..., 
     if not callable(value):
         raise ValueError(f"{name} must be {what}, got {short_repr(value)}")
     return value
+
+
+#: Largest amount of work one call of a sweep may do, in elementary units (a point–centre pair
+#: of a lookup, an entry of the pairwise differences for one direction, a lattice entry for one
+#: grid): at 20-50 ns a unit on one core of the book's 2-core machine, under a minute (make bench
+#: times each guarded sweep and projects it to this limit). The
+#: guards of :func:`lib.cross.context_length`, :func:`lib.cross.product_context_length` and
+#: :func:`lib.separation.best_direction` bound the product of their sizes by it.
+MAX_WORK = 2**30
 
 
 def require_size(what: str, count: int | float, limit: int, limit_name: str) -> None:
@@ -248,7 +260,8 @@ def as_float_array(
 
     The dtype rule is :func:`real_array`'s. With ``finite`` (the default) NaN and infinity are
     refused; with ``finite=False`` they pass and the caller checks what it allows. The result is
-    writable (a read-only input is copied), so that ``torch.from_numpy`` of it is safe.
+    writable with non-negative strides (a read-only or reversed view is copied), so that
+    ``torch.from_numpy`` of it is safe.
 
     Raises:
         ValueError: if ``value`` cannot be read as a real array (complex, bool, strings,
@@ -263,7 +276,9 @@ def as_float_array(
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty, got shape {arr.shape}")
     arr = arr.astype(np.float64, copy=False)
-    if not arr.flags.writeable:  # a read-only view: torch.from_numpy of it would be unsafe
+    if not arr.flags.writeable or any(step < 0 for step in arr.strides):
+        # a read-only view (torch.from_numpy of it would be unsafe) or a reversed view
+        # (x[::-1]: torch refuses negative strides) becomes a fresh C-ordered copy
         arr = arr.copy()
     if finite and not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite, got {short_repr(arr)}")

@@ -457,7 +457,7 @@ def ks_approximator(
         )
         dps = 30 + max(0, int(-delta.construction))
     else:
-        r2 = layer.gamma * layer.r_max**2
+        r2 = layer.gamma * layer.r_max * layer.r_max  # gamma first: r_max**2 may overflow
         log10_gap = (
             math.log10(layer.eps)
             + 2 * math.log10(math.log(n))

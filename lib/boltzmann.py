@@ -34,6 +34,7 @@ import torch
 from numpy.typing import ArrayLike
 
 from ._validate import (
+    all_finite,
     as_float_array,
     finite_real,
     function,
@@ -198,17 +199,31 @@ def dboltz_dbeta(
 
     The variance of the entries under the softmax weights :math:`p = \sigma_S[\beta a]`,
     computed as :math:`\sum_i p_i (a_i - \operatorname{boltz}_\beta(a))^2` (non-negative by
-    construction, which is the monotonicity of :func:`boltz` in ``beta``).
+    construction, which is the monotonicity of :func:`boltz` in ``beta``), with the entries
+    first shifted by the heaviest one: the result is accurate to a few units of the dtype's
+    roundoff relative to the variance, wherever the entries lie (``[1e15, 1e15 + 0.125,
+    1e15 + 0.25]`` gives the variance of ``[0, 0.125, 0.25]``).
 
-    Args, returns and errors as :func:`boltz`.
+    Args, returns and errors as :func:`boltz`; the variance is refused only when it overflows
+    the dtype itself.
 
     Source: differentiation of the softmax, the book's check C2 of the Boltzmann operator of K&S
     Lemma 1. Used in Chapter 1.
     """
     t, was_numpy, dim, z = _scaled(a, beta, dim)
     p = torch.softmax(z, dim=dim)
-    mean = (t * p).sum(dim=dim, keepdim=True)
-    return _back(_finite("the variance", (p * (t - mean) ** 2).sum(dim=dim)), was_numpy)
+    # The variance is shift-invariant: centre on the heaviest entry first, so that entries far
+    # from 0 (1e15 + 0.125) keep their differences instead of cancelling in the squares.
+    centre = t.detach().gather(dim, p.detach().argmax(dim=dim, keepdim=True))
+    u = t - centre
+    mean = (u * p).sum(dim=dim, keepdim=True)
+    terms = p * (u - mean) ** 2
+    if not all_finite(terms):
+        # a deviation whose square overflows, under a weight small enough (or 0) that the
+        # term does not: square the product sqrt(p) * deviation instead (values only)
+        with torch.no_grad():
+            terms = (p.sqrt() * (u - mean)) ** 2
+    return _back(_finite("the variance", terms.sum(dim=dim)), was_numpy)
 
 
 def linf_lipschitz(op: Callable[[torch.Tensor], torch.Tensor], a: torch.Tensor) -> float:
@@ -374,6 +389,7 @@ def soft_max_lse(
     (ICML 2017). Used in Chapter 1, "Relatives of the Boltzmann operator".
     """
     t, was_numpy, dim, z = _scaled(a, beta, dim, positive=True)
+    beta = float(beta)  # validated by _scaled: a Fraction or numpy scalar becomes a float
     out = _finite("log-sum-exp / beta", torch.logsumexp(z, dim=dim) / beta)
     top = t.amax(dim=dim)
     return _back(_clamp(out, top, top + math.log(t.shape[dim]) / beta), was_numpy)

@@ -185,7 +185,7 @@ def score_separation(layer: SelfAttention) -> ScoreSeparation:
             threshold,
             float(margin),
             float(top),
-            float(layer.gamma) * float(layer.r_max) ** 2,
+            float(layer.gamma) * float(layer.r_max) * float(layer.r_max),
         )
 
 
@@ -303,8 +303,9 @@ class RankOneAttention(SelfAttention):
         if c_w <= 0:
             raise ValueError(f"w={short_repr(w)} does not separate the vocabulary and 0 (c_w = 0)")
         if gamma is None:
-            gamma = lemma1_gap(n) / (c_w**2 * const["r_min"] * const["eps"])
-        gamma = finite_real("gamma", gamma, minimum=0.0, strict=True)
+            gamma = _theorem_gamma(n, c_w, const["r_min"], const["eps"])
+        else:
+            gamma = finite_real("gamma", gamma, minimum=0.0, strict=True)
         d = V.shape[1]
         e1 = np.zeros(head_dim)
         e1[0] = 1.0
@@ -324,6 +325,21 @@ class RankOneAttention(SelfAttention):
             f"n={self.n}, vocabulary of {len(self.vocab)}, "
             f"gamma={self.gamma:.6g}, c_w={self.c_w:.4g}"
         )
+
+
+def _theorem_gamma(n: int, c_w: float, r_min: float, eps: float) -> float:
+    """Theorem 2's ``gamma = (2 log n + 3) / (c_w^2 r_min eps)``, refused naming ``vocab`` when
+    float64 cannot hold it (a vocabulary near 1e-300 or 1e300)."""
+    with np.errstate(over="ignore", under="ignore"):
+        denominator = c_w**2 * r_min * eps
+    gamma = lemma1_gap(n) / denominator if denominator > 0 else math.inf
+    if not (math.isfinite(gamma) and gamma > 0):
+        raise ValueError(
+            f"vocab's scale leaves Theorem 2's gamma = (2 log n + 3) / (c_w^2 r_min eps) outside "
+            f"float64 (c_w={c_w:.3g}, r_min={r_min:.3g}, eps={eps:.3g}); rescale vocab or pass "
+            "gamma"
+        )
+    return gamma
 
 
 def theorem2_delta(
@@ -592,7 +608,8 @@ def context_ids(vocab: ArrayLike, n: int, *, digits_beyond: int = 30, **kwargs: 
     delta = theorem2_delta(
         n, len(V), V.shape[1], layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w
     )
-    worst = max(-delta.construction, 2 * layer.gamma * layer.r_max**2 / math.log(10))
+    # gamma times r_max, then r_max: r_max**2 alone overflows for a vocabulary near 1e154
+    worst = max(-delta.construction, 2 * layer.gamma * layer.r_max * layer.r_max / math.log(10))
     if not worst + beyond <= MAX_DPS:
         raise ValueError(
             f"these constants (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}, "

@@ -34,6 +34,7 @@ from ._geometry import (
     as_values,
     far_reference,
 )
+from ._validate import MAX_WORK as _MAX_WORK
 from ._validate import (
     as_float_array,
     finite_real,
@@ -65,7 +66,12 @@ __all__ = [
     "context_length",
     "product_lookup",
     "product_context_length",
+    "MAX_WORK",
 ]
+
+#: Largest work of one :func:`context_length` or :func:`product_context_length` sweep (points
+#: times cells, summed over the grids tried): under a minute on one core.
+MAX_WORK = _MAX_WORK
 
 
 def context_tokens(
@@ -310,8 +316,9 @@ def context_length(
 
     Raises:
         ValueError: as :func:`lib.experiments.tables.lookup_error_row`, or when the largest grid,
-            ``m_max**dim`` cells, exceeds :data:`lib.maxaffine.MAX_CELLS` (checked before the first
-            grid is built).
+            ``m_max**dim`` cells, exceeds :data:`lib.maxaffine.MAX_CELLS`, or the work, the
+            number of points times the cells of every grid tried, exceeds :data:`MAX_WORK`
+            (under a minute; both checked before the first grid is built).
 
     Source: the curse of dimensionality of LHSL's construction (the rate is inferred by the book;
     see the Sources and certainty page). Chapter 6.
@@ -326,6 +333,13 @@ def context_length(
         m_max**dim if dim * m_max.bit_length() <= 64 else math.inf,
         MAX_CELLS,
         "lib.maxaffine.MAX_CELLS",
+    )
+    require_size(
+        f"context_length: {len(x):,} points times the sum of m**{dim} cells for m = 1..{m_max}, "
+        "the work",
+        len(x) * sum(m**dim for m in range(1, m_max + 1)),
+        MAX_WORK,
+        "lib.cross.MAX_WORK",
     )
     function("f", f)
     kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
@@ -465,8 +479,10 @@ def product_context_length(
         are NaN when no grid up to ``m_max`` reaches the target.
 
     Raises:
-        ValueError: as :func:`product_lookup`, for bad ``errors``, and when the lattice,
-            ``resolution**dim`` points, exceeds ``lib.maxaffine.MAX_MATRIX_ENTRIES``.
+        ValueError: as :func:`product_lookup`, for bad ``errors``, when the lattice,
+            ``resolution**dim`` points, exceeds ``lib.maxaffine.MAX_MATRIX_ENTRIES``, and when
+            the work, ``m_max`` times the lattice plus the 1-D lookups' point-cell pairs, exceeds
+            :data:`MAX_WORK` (under a minute; checked before the first grid).
 
     Source: the curse of dimensionality of the book's reconstruction of LHSL's construction
     (the rate is the book's). Chapter 6, check B6.1.
@@ -486,6 +502,13 @@ def product_context_length(
         resolution**dim if dim * resolution.bit_length() <= 64 else math.inf,
         MAX_MATRIX_ENTRIES,
         "lib.maxaffine.MAX_MATRIX_ENTRIES",
+    )
+    require_size(
+        f"product_context_length: m_max = {m_max} grids times the lattice of {resolution}**{dim} "
+        f"points and the {resolution} x m cells of each 1-D lookup, the work",
+        m_max * resolution**dim + resolution * m_max * (m_max + 1) // 2,
+        MAX_WORK,
+        "lib.cross.MAX_WORK",
     )
     kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
     errors = _errors(errors)

@@ -215,8 +215,9 @@ def _exact_first_distance(
     cap = 40 + math.ceil(spread / math.log(10))
     if cap > exact_mod.MAX_DPS:
         raise ValueError(
-            f"draw {draw}: first scores spread {spread:.3g} apart need {cap} digits, "
-            f"more than lib.exact.MAX_DPS={exact_mod.MAX_DPS}"
+            f"pair is too large for exact=True: under the weights of draw {draw}, its first "
+            f"scores spread {spread:.3g} apart and need {cap} digits, more than "
+            f"lib.exact.MAX_DPS={exact_mod.MAX_DPS}; rescale pair"
         )
     size = float(np.abs(arr[:, 0]).max()) + 1.0
     dps = 40

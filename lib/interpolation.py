@@ -25,6 +25,7 @@ The memorizing network that puts this layer after the contextual mapping is in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,11 +96,14 @@ def interpolation_knots(z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     Returns:
         A pair ``(order, biases)``, with ``order`` the indices sorting ``z`` and ``biases`` of
         shape ``(M,)`` in sorted order, namely ``b_1 = z_1 - (z_2 - z_1)`` (``z_1 - 1`` for a
-        single point) and the midpoints between neighbouring ids after that.
+        single point, ``z_1 - |z_1|`` where ``z_1 - 1`` rounds to ``z_1``) and the midpoints
+        between neighbouring ids after that, all finite: near
+        float64's limit the midpoints are formed from halves and a first knot that would
+        overflow is float64's most negative number.
 
     Raises:
-        ValueError: for repeated ids (no function can give them different labels), NaN/inf or a
-            wrong shape.
+        ValueError: for repeated ids (no function can give them different labels), NaN/inf, a
+            wrong shape, or a smallest id equal to float64's most negative number.
 
     Source: the interpolation step of K&S Corollary 1, reconstructed by the book (see the
     Sources and certainty page). Chapter 3.
@@ -112,8 +116,20 @@ def interpolation_knots(z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     if len(s) > 1 and not (np.diff(s) > 0).all():
         i = int(np.flatnonzero(np.diff(s) <= 0)[0])
         raise ValueError(f"z holds a repeated id ({s[i]!r}); distinct ids are required")
-    first = s[0] - (s[1] - s[0] if len(s) > 1 else 1.0)
-    biases = np.concatenate([[first], (s[:-1] + s[1:]) / 2])
+    with np.errstate(over="ignore"):
+        first = s[0] - (s[1] - s[0] if len(s) > 1 else 1.0)
+        if not first < s[0]:  # one id so large that z - 1 rounds back to it: a gap of its size
+            first = s[0] - abs(s[0])
+        sums = s[:-1] + s[1:]
+    if not math.isfinite(first):  # near -1.8e308: any knot below the first id serves
+        first = -np.finfo(np.float64).max
+        if not first < s[0]:
+            raise ValueError(
+                f"z's smallest id ({s[0]!r}) leaves no float64 below it for the first knot"
+            )
+    # midpoints from halves where the sum overflows (ids near the float64 limit)
+    mids = np.where(np.isfinite(sums), sums / 2, s[:-1] / 2 + s[1:] / 2)
+    biases = np.concatenate([[first], mids])
     return order, biases
 
 

@@ -72,6 +72,15 @@ def _real_tensor(
     return m
 
 
+def _cast(name: str, m: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``m`` (finite float64) cast to ``dtype``; ValueError naming ``name`` when an entry
+    overflows to infinity or a non-zero entry underflows to 0 in the cast."""
+    cast = m.to(dtype)
+    if not torch.isfinite(cast).all() or bool(((cast == 0) & (m != 0)).any()):
+        raise ValueError(f"{name} does not fit in {dtype} (overflow or underflow)")
+    return cast
+
+
 def _attention_weights(
     scores: torch.Tensor, mask: torch.Tensor | None, dtype: torch.dtype, normalizer: str
 ) -> torch.Tensor:
@@ -453,10 +462,11 @@ class TiedSelfAttention(nn.Module):
 
     Raises:
         ValueError: for a non-positive ``d`` (or more than :data:`MAX_PARAMETERS` parameters), an
-            unknown dtype, a ``fixed_projection`` that is not a finite real ``(d,)`` vector or is
-            zero, a ``gamma`` that is not finite and positive; in :meth:`forward` for input of the
-            wrong shape, dtype or with NaN/inf, a mask as :class:`SelfAttention` refuses, or
-            scores or outputs that overflow.
+            unknown dtype, a ``fixed_projection`` that is not a finite real ``(d,)`` vector, is
+            zero, or does not fit ``dtype`` (an entry overflowing, or a non-zero one underflowing
+            to 0, in the cast), a ``gamma`` that is not finite and positive; in :meth:`forward`
+            for input of the wrong shape, dtype or with NaN/inf, a mask as
+            :class:`SelfAttention` refuses, or scores or outputs that overflow.
 
     Source: the ICLR 2024 OpenReview reviews of K&S, which describe the experiment's model as one
     layer, one head of size 1, tied ``W_Q``, ``W_K``, ``W_V``; the tying written as
@@ -491,7 +501,7 @@ class TiedSelfAttention(nn.Module):
             fixed = _real_tensor("fixed_projection", fixed_projection, (self.d,))
             if not torch.isfinite(fixed).all() or not bool((fixed != 0).any()):
                 raise ValueError("fixed_projection must be a finite, non-zero vector")
-            self.register_buffer("w", fixed.to(dtype))
+            self.register_buffer("w", _cast("fixed_projection", fixed, dtype))
         self.fixed = fixed_projection is not None
 
     @staticmethod
@@ -711,17 +721,23 @@ class FeedForward(nn.Module):
 
     @torch.no_grad()
     def set_weights(self, **params: ArrayLike | torch.Tensor) -> FeedForward:
-        """Set any of ``W1, b1, W2, b2`` (all-or-nothing, validated as in ``SelfAttention``)."""
+        """Set any of ``W1, b1, W2, b2`` (all-or-nothing, validated as in ``SelfAttention``).
+
+        Raises:
+            ValueError: for an unknown name, a wrong shape, a non-real or non-finite value, or
+                one that does not fit the layer's dtype (an entry that overflows, or a non-zero
+                entry that underflows to 0, in the cast). Nothing is changed unless every value
+                is valid.
+        """
         dtype = self.W1.dtype
         staged = {}
         for name, value in params.items():
             if name not in self._NAMES:
                 raise ValueError(f"parameter name must be one of {self._NAMES}, got {name!r}")
             m = _real_tensor(name, value, self._shapes()[name])
-            cast = m.to(dtype)
-            if not torch.isfinite(m).all() or not torch.isfinite(cast).all():
-                raise ValueError(f"{name} must be finite in {dtype}")
-            staged[name] = cast
+            if not torch.isfinite(m).all():
+                raise ValueError(f"{name} must be finite")
+            staged[name] = _cast(name, m, dtype)
         for name, value in staged.items():
             getattr(self, name).copy_(value)
         return self

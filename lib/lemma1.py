@@ -112,7 +112,9 @@ def lemma1_digits(r: float) -> int:
     r = finite_real("r", r, minimum=0.0)
     digits = 30 + math.ceil(r * (2.0 / math.log(10.0)))
     if digits > MAX_DPS:
-        raise ValueError(f"r={r!r} needs {digits} digits, more than lib.exact.MAX_DPS={MAX_DPS}")
+        raise ValueError(
+            f"r={r!r} needs {float(digits):.3g} digits, more than lib.exact.MAX_DPS={MAX_DPS}"
+        )
     return digits
 
 
@@ -252,7 +254,16 @@ def lemma1_check(vectors: ArrayLike, *, dps: int | None = None) -> Lemma1Check:
     if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 2:
         raise ValueError(f"vectors must have shape (m, n) with m >= 2 and n >= 2, got {arr.shape}")
     r = float(np.abs(arr).max())
-    dps = lemma1_digits(r) if dps is None else positive_int("dps", dps, minimum=15)
+    if dps is None:
+        try:
+            dps = lemma1_digits(r)
+        except ValueError:
+            raise ValueError(
+                f"vectors' largest entry, {r:.6g} in absolute value, needs more digits than "
+                "lib.exact.MAX_DPS to resolve Lemma 1's gap; rescale vectors or pass dps"
+            ) from None
+    else:
+        dps = positive_int("dps", dps, minimum=15)
     rows = np.sort(arr, axis=1)
     if (np.diff(rows, axis=1) == 0).any():
         bad = int(np.nonzero((np.diff(rows, axis=1) == 0).any(axis=1))[0][0])

@@ -46,6 +46,7 @@ from ._geometry import (
     as_points,
     as_values,
     chunked,
+    distances,
     far_reference,
     sq_distances,
 )
@@ -80,8 +81,9 @@ def hard_lookup(x: ArrayLike, centres: ArrayLike, values: ArrayLike) -> np.ndarr
 
     The :math:`\beta\to\infty` limit of :func:`attention_approximator`, the reference of check C15.
     Ties go to the lowest index. From squared distances formed from explicit differences
-    (``lib._geometry.sq_distances``): the nearest centre of the float64 inputs wherever they
-    lie, also when one centre lies far from the others.
+    (``lib._geometry.distances``, scaled where a square would underflow or overflow): the
+    nearest centre of the float64 inputs wherever they lie, from 1e-300 to 1e300, also when one
+    centre lies far from the others.
 
     Raises:
         ValueError: for mismatched shapes or non-finite, complex or bool input.
@@ -91,7 +93,7 @@ def hard_lookup(x: ArrayLike, centres: ArrayLike, values: ArrayLike) -> np.ndarr
     c = as_centres(centres)
     v = as_values("values", values, c.shape[0])
     x = as_points(x, c.shape[1])
-    nearest = chunked(x, lambda p: sq_distances(p, c).argmin(dim=1).numpy(), c.shape[0])
+    nearest = chunked(x, lambda p: distances(p, c).argmin(dim=1).numpy(), c.shape[0])
     return v[nearest]
 
 
@@ -111,7 +113,7 @@ def soft_lookup(x: ArrayLike, centres: ArrayLike, values: ArrayLike, beta: float
         float64 ``(..., k)`` (or ``(...,)`` for 1-D ``values``).
 
     Computed from squared distances formed from explicit differences
-    (``lib._geometry.sq_distances``), since :math:`y_i(x) = \|x\|^2 - \|x - c_i\|^2` and
+    (``lib._geometry.distances``), since :math:`y_i(x) = \|x\|^2 - \|x - c_i\|^2` and
     softmax ignores the per-point :math:`\|x\|^2`: the weights are those of the exact scores of
     the float64 inputs wherever they lie, not of their float64 cancellation.
 
@@ -128,9 +130,13 @@ def soft_lookup(x: ArrayLike, centres: ArrayLike, values: ArrayLike, beta: float
     flat = v.reshape(len(v), -1)
 
     def weighted(p: np.ndarray) -> np.ndarray:
-        d2 = sq_distances(p, c)
-        rel = d2 - d2.min(dim=1, keepdim=True).values  # 0 at the nearest centre: never all -inf
-        return (torch.softmax(-beta * rel, dim=-1) @ flat).numpy()
+        d = distances(p, c)
+        near = d.min(dim=1, keepdim=True).values
+        # beta (d^2 - d_min^2), 0 at the nearest centre (never all -inf), as a product of two
+        # factors of the distances' own size: no square underflows or overflows on the way
+        root = math.sqrt(beta)
+        rel = torch.where(d > near, (root * (d - near)) * (root * (d + near)), 0.0)
+        return (torch.softmax(-rel, dim=-1) @ flat).numpy()
 
     out = chunked(x, weighted, c.shape[0])
     return out.reshape(out.shape[:-1] + v.shape[1:])

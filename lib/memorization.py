@@ -321,6 +321,11 @@ def memorizing_transformer(
     n: int
     d: int
     N, n, d = Xa.shape
+    if n < 2:
+        raise ValueError(
+            f"X must hold sequences of at least two tokens (Theorem 2 needs n >= 2), got shape "
+            f"{Xa.shape}"
+        )
     head_dim = contextual.as_head_dim(head_dim, d)  # before the work, not after it
     Ya = as_float_array("Y", Y, min_ndim=2)
     Ya = Ya[..., None] if Ya.ndim == 2 and d == 1 else Ya
@@ -455,6 +460,8 @@ def float64_memorization(X: ArrayLike, Y: ArrayLike, gamma: float) -> Float64Mem
     X = as_float_array("X", X, min_ndim=3)
     if X.ndim != 3 or X.shape[2] != 1:
         raise ValueError(f"X must have shape (N, n, 1), got {X.shape}")
+    if X.shape[1] < 2:
+        raise ValueError(f"X must hold sequences of at least two tokens, got shape {X.shape}")
     Y = as_float_array("Y", Y, min_ndim=2)
     if Y.shape != X.shape[:2]:
         raise ValueError(f"Y must have shape {X.shape[:2]}, got {Y.shape}")

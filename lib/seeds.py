@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ._validate import flag, short_repr
+from ._validate import flag, positive_int, short_repr
 
 __all__ = ["MIN_SEEDS", "band", "separated", "band_text"]
 
@@ -54,14 +54,34 @@ def band(values: Iterable[float | None], *, allow_none: bool = False) -> tuple[f
         values: one number per seed; with ``allow_none``, ``None`` stands for a level never
             reached and counts as ``inf``.
 
+    Returns:
+        Python floats, the median exact to one rounding (the midpoint of the two middle values
+        for an even count, never overflowing).
+
     Raises:
-        ValueError: for an empty sequence, NaN, or a value that is not a real number.
+        ValueError: for an empty sequence, NaN, a value that is not a real number, or an even
+            count whose two middle values are ``-inf`` and ``inf``.
     """
     return _band_of(_values("values", values, flag("allow_none", allow_none)))
 
 
 def _band_of(values: list) -> tuple[float, float, float]:
-    return float(np.median(values)), min(values), max(values)
+    """``(median, min, max)``; the median of an even count is the midpoint of the two middle
+    values, formed from halves where their sum overflows."""
+    s = sorted(values)
+    k = len(s)
+    if k % 2:
+        return s[k // 2], s[0], s[-1]
+    lo, hi = s[k // 2 - 1], s[k // 2]
+    if lo == hi:
+        return lo, s[0], s[-1]
+    if math.isinf(lo) and math.isinf(hi):
+        raise ValueError(
+            "the median is undefined: the two middle values are -inf and inf; pass finite values"
+        )
+    mid = lo + hi
+    mid = mid / 2 if math.isfinite(mid) else lo / 2 + hi / 2
+    return mid, s[0], s[-1]
 
 
 def separated(
@@ -79,9 +99,11 @@ def separated(
         min_seeds: the fewest seeds each side needs (default :data:`MIN_SEEDS`).
 
     Raises:
-        ValueError: as :func:`band`, or for fewer than ``min_seeds`` values on a side.
+        ValueError: as :func:`band`; for a ``min_seeds`` that is not an integer >= 1 (bools
+            refused); or for fewer than ``min_seeds`` values on a side.
     """
     allow_none = flag("allow_none", allow_none)
+    min_seeds = positive_int("min_seeds", min_seeds)
     va, vb = _values("a", a, allow_none), _values("b", b, allow_none)
     for name, v in (("a", va), ("b", vb)):
         if len(v) < min_seeds:

@@ -18,6 +18,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._validate import MAX_WORK as _MAX_WORK
 from ._validate import (
     as_float_array,
     finite_real,
@@ -36,6 +37,7 @@ __all__ = [
     "best_direction",
     "MAX_PAIR_ENTRIES",
     "MAX_DRAWS",
+    "MAX_WORK",
 ]
 
 #: that :func:`tokenwise_separation`, :func:`projection_constant` and
@@ -44,6 +46,9 @@ MAX_PAIR_ENTRIES = 2**24
 #: Largest number of random draws :func:`best_direction` and
 #: :func:`lib.hardmax.hardmax_trials` make.
 MAX_DRAWS = 100_000
+#: Largest work of one :func:`best_direction` call, draws times the entries of the pairwise
+#: differences (under a minute on one core; the same budget as :mod:`lib.cross`'s sweeps).
+MAX_WORK = _MAX_WORK
 
 
 def _sequences(X: ArrayLike, name: str = "X") -> np.ndarray:
@@ -299,7 +304,9 @@ def best_direction(vocab: ArrayLike, draws: int = 64, seed: int = 0) -> tuple[np
 
     Raises:
         ValueError: for bad ``vocab`` (as :func:`projection_constant`), ``draws`` outside
-            ``[1, MAX_DRAWS]`` (:data:`MAX_DRAWS`) or a negative ``seed``.
+            ``[1, MAX_DRAWS]`` (:data:`MAX_DRAWS`), ``draws`` times the entries of the pairwise
+            differences above :data:`MAX_WORK` (under a minute; checked before the first draw)
+            or a negative ``seed``.
 
     Source: the book's check C9 of the projection constant in K&S Theorem 2 ("take the best of
     k random w"). Chapter 2.
@@ -307,6 +314,14 @@ def best_direction(vocab: ArrayLike, draws: int = 64, seed: int = 0) -> tuple[np
     V = _vocab(vocab)
     draws = positive_int("draws", draws, maximum=MAX_DRAWS)
     _require_pair_count(len(V) + 1, V.shape[1])
+    count = len(V) + 1
+    require_size(
+        f"best_direction: draws={draws:,} times the {count * (count - 1) // 2 * V.shape[1]:,} "
+        "entries of the pairwise differences, the work",
+        draws * (count * (count - 1) // 2 * V.shape[1]),
+        MAX_WORK,
+        "lib.separation.MAX_WORK",
+    )
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
     best, best_c = None, -1.0
     for _ in range(draws):

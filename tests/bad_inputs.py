@@ -17,6 +17,8 @@ argument in turn is replaced by values of the wrong kind, out of range or not fi
 from __future__ import annotations
 
 import dataclasses
+import decimal
+import fractions
 import math
 import re
 import signal
@@ -455,11 +457,24 @@ def _kind(value) -> str:
 
 
 def _same_arrays(value):
-    """Values meaning the same as an array ``value``: a list, a tensor, a read-only view."""
+    """``(label, value)`` pairs meaning the same as an array ``value``: a list, a tensor, a
+    read-only view, a view with negative strides (``x[::-1]`` of a reversed copy), a
+    Fortran-ordered copy and a non-contiguous tensor (a transposed copy, transposed back)."""
     arr = np.asarray(value.detach() if isinstance(value, torch.Tensor) else value, dtype=float)
     view = arr.copy()
     view.flags.writeable = False
-    return [arr.tolist(), torch.from_numpy(arr.copy()), view]
+    reversed_view = np.ascontiguousarray(arr[::-1])[::-1] if arr.ndim else arr.copy()
+    pairs = [
+        ("as list", arr.tolist()),
+        ("as Tensor", torch.from_numpy(arr.copy())),
+        ("as a read-only view", view),
+        ("as a view with negative strides", reversed_view),
+        ("as a Fortran-ordered array", np.asfortranarray(arr)),
+    ]
+    if arr.ndim >= 2:
+        strided = torch.from_numpy(np.ascontiguousarray(arr.swapaxes(0, 1))).transpose(0, 1)
+        pairs.append(("as a non-contiguous tensor", strided))
+    return pairs
 
 
 def bad_values(value) -> list[tuple[str, object, bool]]:
@@ -502,6 +517,8 @@ def bad_values(value) -> list[tuple[str, object, bool]]:
             ("a 1-element list", [value], False),
             ("numpy float64", np.float64(value), True),
             ("a 0-d tensor", torch.tensor(float(value), dtype=torch.float64), True),
+            ("a Fraction", fractions.Fraction(float(value)), True),
+            ("a Decimal", decimal.Decimal(float(value)), True),
         ]
     if kind == "array":
         arr = np.asarray(value.detach() if isinstance(value, torch.Tensor) else value, dtype=float)
@@ -519,7 +536,7 @@ def bad_values(value) -> list[tuple[str, object, bool]]:
             ("one axis less", arr.reshape(-1) if arr.ndim > 1 else arr[:1].reshape(()), False),
             ("a ragged list", [[1.0], [1.0, 2.0]], False),
         ]
-        return out + [(f"as {type(v).__name__}", v, True) for v in _same_arrays(value)]
+        return out + [(label, v, True) for label, v in _same_arrays(value)]
     if kind == "callable":
         return common + [
             ("returns None", lambda *a, **k: None, False),

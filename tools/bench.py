@@ -44,6 +44,12 @@ Last, with the site built and Chromium present, the **redraw time** of every int
 the keyboard several times, the time from the slider's input to the end of plotly's redraw as the
 page's script records it. Target: the slowest redraw under 100 ms.
 
+And the **work guards** (``lib._validate.MAX_WORK``): one call of each guarded sweep
+(``lib.separation.best_direction``, ``lib.cross.context_length``,
+``lib.cross.product_context_length``) at 1/64 of the work limit, timed, and its time projected
+linearly to a call at the limit. Target: at most 120 s, the "under a minute" their docstrings
+promise with a factor of two for a loaded machine. ``--guards-only`` runs only this measure.
+
 ``--training-only`` skips the builds and the redraws; ``--redraw-only`` measures only the redraws of
 the site already in ``_build/html``.
 """
@@ -74,7 +80,13 @@ COMMAND = [
     "-n",
     "--keep-going",
 ]
-TARGETS = {"cold_s": 8 * 60, "rebuild_s": 5, "peak_share": 0.40, "redraw_ms": 100}
+TARGETS = {
+    "cold_s": 8 * 60,
+    "rebuild_s": 5,
+    "peak_share": 0.40,
+    "redraw_ms": 100,
+    "guard_limit_s": 120,
+}
 #: Version of the two training measures (raise it when what they measure changes).
 BENCH_VERSION = 1
 ATTENTION = {"lengths": [128, 512, 2048], "d": 128, "tokens": 8192, "rounds": 5}
@@ -632,6 +644,59 @@ def print_redraw(times: dict | None) -> bool:
     return ok
 
 
+def guard_times(share: int = 64) -> list[dict]:
+    """Each work guard's projected seconds at its limit: one call at ``MAX_WORK / share`` units of
+    work, timed on one thread, times ``share`` (the work of these sweeps is linear in its units)."""
+    import numpy as np
+    import torch
+
+    from lib import _validate, cross, separation
+
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    budget = _validate.MAX_WORK // share
+    V = rng.normal(size=(200, 8))
+    per_draw = 201 * 200 // 2 * 8
+    draws = budget // per_draw
+    points = rng.uniform(size=(1000, 2))
+    m_ctx = 1
+    while 1000 * sum(m * m for m in range(1, m_ctx + 2)) <= budget:
+        m_ctx += 1
+    res, m_prod = 101, 1
+    while (m_prod + 1) * res**3 + res * (m_prod + 1) * (m_prod + 2) // 2 <= budget:
+        m_prod += 1
+    calls = [
+        ("separation.best_direction", draws * per_draw,
+         lambda: separation.best_direction(V, draws=draws)),
+        ("cross.context_length", 1000 * sum(m * m for m in range(1, m_ctx + 1)),
+         lambda: cross.context_length(lambda p: p.sum(axis=1), 2, [1e-9], 10.0, points,
+                                      m_max=m_ctx)),
+        ("cross.product_context_length", m_prod * res**3 + res * m_prod * (m_prod + 1) // 2,
+         lambda: cross.product_context_length(lambda p: p[:, 0], 3, [1e-9], 10.0, m_max=m_prod,
+                                              resolution=res)),
+    ]  # fmt: skip
+    rows = []
+    for name, work, call in calls:
+        start = time.perf_counter()
+        call()
+        seconds = time.perf_counter() - start
+        at_limit = seconds * _validate.MAX_WORK / work
+        rows.append({"function": name, "work": work, "seconds": seconds, "at_limit_s": at_limit})
+    return rows
+
+
+def print_guards(rows: list[dict]) -> bool:
+    ok = all(r["at_limit_s"] <= TARGETS["guard_limit_s"] for r in rows)
+    print("work guards, projected to a call at lib._validate.MAX_WORK:")
+    for r in rows:
+        print(
+            f"  {r['function']:<30} {r['seconds']:6.2f} s for {r['work']:,} units -> "
+            f"{r['at_limit_s']:6.1f} s at the limit (target <= {TARGETS['guard_limit_s']} s)   "
+            f"{'ok' if r['at_limit_s'] <= TARGETS['guard_limit_s'] else 'MISSED'}"
+        )
+    return ok
+
+
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, parsed and checked (with every BOOK_* setting) before anything runs."""
     parser = argparse.ArgumentParser(
@@ -644,6 +709,9 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     )
     only.add_argument("--batched-only", action="store_true", help="only the batched-runs measure")
     only.add_argument(
+        "--guards-only", action="store_true", help="only the work guards' projected times"
+    )
+    only.add_argument(
         "--training-only", action="store_true", help="only the training and classifier measures"
     )
     return _env.parse_args(parser, argv)
@@ -655,6 +723,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if print_redraw(redraw_times(BUILD / "html")) else 1
     if args.batched_only:
         return 0 if print_batched(measure_batched()) else 1
+    if args.guards_only:
+        return 0 if print_guards(guard_times()) else 1
     if args.training_only:
         training, attention = measure_training()
         print_classifier(classifier_epochs())
@@ -709,6 +779,9 @@ def _measure_all(scratch: Path) -> int:
     result["redraw_ms"] = redraw
     (BUILD / "bench.json").write_text(json.dumps(result, indent=2))
     ok &= print_redraw(redraw)
+    result["guards"] = guards = guard_times()
+    (BUILD / "bench.json").write_text(json.dumps(result, indent=2))
+    ok &= print_guards(guards)
     print("all targets met" if ok else "TARGET MISSED")
     return 0 if ok else 1
 

@@ -239,6 +239,22 @@ def test_every_slider_moves_its_figure(browser, site, page):
     assert not errors, errors
 
 
+def load_in_mode(driver, url: str, mode: str, seconds: float = 15) -> str:
+    """Open ``url`` with the colour mode ``mode`` stored, and wait (up to ``seconds``) until the
+    theme's deferred script has applied it; returns the theme the page ends in. The theme sets
+    ``data-theme`` from the stored mode after the page's own scripts, later than the load event
+    on a loaded machine, so a single read right after ``get`` can still see the default."""
+    driver.get(url)
+    driver.execute_script("localStorage.setItem('mode', arguments[0])", mode)
+    driver.get(url)  # the theme reads the mode when the page loads
+    end = time.monotonic() + seconds
+    theme = driver.execute_script("return document.documentElement.dataset.theme")
+    while theme != mode and time.monotonic() < end:
+        time.sleep(0.1)
+        theme = driver.execute_script("return document.documentElement.dataset.theme")
+    return theme
+
+
 def wait_for_images(driver, seconds: float = 20) -> list[str]:
     """Wait until the page's images have loaded (lazy ones made eager); the broken ones' URLs."""
     deadline = time.time() + seconds
@@ -281,10 +297,7 @@ def test_no_serious_accessibility_violation(browser, site, axe_source, page, mod
     """axe-core (WCAG 2.x A and AA rules and best practices) finds nothing serious or critical:
     contrast in both colour modes, names of controls, ids, headings, list structure, ..."""
     url = (site / f"{page}.html").as_uri()
-    browser.get(url)
-    browser.execute_script("localStorage.setItem('mode', arguments[0])", mode)
-    browser.get(url)  # the theme reads the mode when the page loads
-    assert browser.execute_script("return document.documentElement.dataset.theme") == mode
+    assert load_in_mode(browser, url, mode) == mode
     if browser.execute_script("return !!window.MathJax"):
         browser.execute_async_script(WAIT_FOR_MATHJAX)
     browser.execute_script(  # colours are measured as they end, not halfway through a fade
@@ -446,9 +459,7 @@ def test_a_page_in_dark_mode_prints_in_the_light_palette(browser, site):
     """Print (emulated print media) of a page shown in dark mode: the theme switches to light
     while printing, so text prints dark on white, and back to dark afterwards."""
     url = (site / "chapters/01_boltzmann.html").as_uri()
-    browser.get(url)
-    browser.execute_script("localStorage.setItem('mode', 'dark')")
-    browser.get(url)
+    load_in_mode(browser, url, "dark")
     colours = (
         "const p = document.querySelector('article p');"
         "return [document.documentElement.dataset.theme, getComputedStyle(p).color,"

@@ -66,8 +66,17 @@ def test_feedforward_formula_and_validation():
         ffn(torch.zeros(5, 2, dtype=torch.float64))
     with pytest.raises(ValueError, match="b1 must have shape"):
         ffn.set_weights(b1=np.zeros(3))
-    with pytest.raises(ValueError, match="finite in torch.float32"):
+    with pytest.raises(ValueError, match=r"W1 does not fit in torch.float32"):
         FeedForward(3, 4, dtype=torch.float32).set_weights(W1=np.full((4, 3), 1e300))
+    # a non-zero weight that underflows to 0 in the cast is refused too (1e-50 < 1.4e-45, the
+    # smallest float32 subnormal), and nothing is changed; zeros and 1e-40 (a subnormal) pass
+    small = FeedForward(3, 4, dtype=torch.float32)
+    before = small.weights()["b2"].clone()
+    with pytest.raises(ValueError, match=r"b2 does not fit in torch.float32"):
+        small.set_weights(b2=np.full(3, 1e-50))
+    assert torch.equal(small.weights()["b2"], before)
+    small.set_weights(b2=np.array([0.0, 1e-40, -1e-40]))
+    assert small.weights()["b2"][1].item() == pytest.approx(1e-40, rel=1e-2)
 
 
 def test_memorizing_transformer_exact_on_unseen_data():

@@ -1,0 +1,331 @@
+"""lib's contract at the edges of float64: the right answer, to a tolerance derived from the unit
+roundoff, for inputs from 1e-300 to 1e300, or a ValueError naming the argument.
+
+Each property compares a float64 function of ``lib`` with the same quantity evaluated in mpmath
+(60 digits) or in exact rational arithmetic, on inputs drawn by hypothesis (derandomised) across
+the float64 range: offsets and scales up to 1e300 and down to 1e-300, 1-ulp neighbours, exponents
+of ``p`` up to 1e6. The kinds tested here are those the fourth probe of lib found: variances that
+cancel far from the origin, probabilities formed as ``1 - (1 - q)^k``, squares of distances that
+underflow or overflow, powers of errors that underflow or overflow, midpoints and medians whose
+sums overflow, and refusals that name an argument the caller never passed.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lib import (
+    boltzmann,
+    contextual,
+    cross,
+    interpolation,
+    layers,
+    lemma1,
+    lookup,
+    maxaffine,
+    memorization,
+    metrics,
+    quantize,
+    seeds,
+    separation,
+)
+
+U = 2.0**-53  # float64 unit roundoff
+SETTINGS = settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+SCALES = [1e-300, 1e-200, 1e-160, 1e-12, 1.0, 1e12, 1e150, 1e160, 1e200, 1e300]
+
+
+# --- the variance of the Boltzmann weights (dboltz_dbeta) far from the origin --------------
+
+
+@st.composite
+def far_vectors(draw):
+    """``offset (1 + rel u_i)`` for an offset up to 1e300 in size, relative spread down to 1 ulp."""
+    n = draw(st.integers(2, 6))
+    offset = draw(st.sampled_from([0.0, 1.0, -3.0, 1e15, -1e15, 1e100, -1e200, 1e300]))
+    rel = draw(st.sampled_from([U, 1e-12, 1e-6, 1e-2, 1.0]))
+    u = np.array(draw(st.lists(st.floats(-1, 1), min_size=n, max_size=n)))
+    if offset == 0.0:
+        return rel * u * draw(st.sampled_from([1e-300, 1e-150, 1.0, 1e150]))
+    return offset * (1 + rel * u)
+
+
+def _variance_mp(a: np.ndarray, beta: float) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """The exact variance of ``a`` under softmax(beta a), and the rounding scale of its float64
+    evaluation: ``sum_i p_i (n + |beta (a_i - a_k)|) (a_i - a_k)^2`` with ``k`` the heaviest
+    entry. Each weight ``exp(z_i - z_k)`` carries the rounding of its exponent, ``|z_i - z_k| u``
+    relative, and the normalisation about ``n u``; each centred entry ``a_i - a_k`` rounds once."""
+    with mpmath.workdps(700):  # every difference of two float64 numbers is exact at 700 digits
+        x = [mpmath.mpf(float(v)) for v in a]
+        z = [mpmath.mpf(beta) * v for v in x]
+        top = max(z)
+        w = [mpmath.exp(v - top) for v in z]
+        total = mpmath.fsum(w)
+        p = [v / total for v in w]
+        k = int(np.argmax([float(v) for v in z]))
+        y = [xi - x[k] for xi in x]
+        mean = mpmath.fsum(pi * yi for pi, yi in zip(p, y, strict=True))
+        var = mpmath.fsum(pi * (yi - mean) ** 2 for pi, yi in zip(p, y, strict=True))
+        scale = mpmath.fsum(
+            pi * (len(a) + abs(zi - z[k])) * (xi - x[k]) ** 2
+            for pi, zi, xi in zip(p, z, x, strict=True)
+        )
+        return var, scale
+
+
+@SETTINGS
+@given(a=far_vectors(), beta=st.sampled_from([2.0**-40, 2.0**-10, 0.5, 1.0, 4.0]))
+def test_dboltz_dbeta_is_the_variance_wherever_the_entries_lie(a, beta):
+    # beta a power of two: beta * a is exact, so the weights are those of the exact scores
+    try:
+        got = float(boltzmann.dboltz_dbeta(a, beta=beta))
+    except ValueError as exc:  # only beta * a or the variance itself overflowing
+        assert "overflows" in str(exc)
+        assert not np.isfinite(beta * a).all() or _variance_mp(a, beta)[0] > 1e308
+        return
+    var, scale = _variance_mp(a, beta)
+    # no slack beyond float64's own: each operation that lands among the subnormals (below
+    # 2.2e-308) rounds by up to 2**-1074 absolute, a few per entry
+    assert abs(got - float(var)) <= 32 * U * float(scale) + 8 * len(a) * 2.0**-1074
+
+
+def test_dboltz_dbeta_keeps_its_digits_at_1e15():
+    a = np.array([1e15, 1e15 + 0.125, 1e15 + 0.25])
+    assert boltzmann.dboltz_dbeta(a) == pytest.approx(
+        float(boltzmann.dboltz_dbeta(a - 1e15)), rel=8 * U
+    )
+
+
+# --- probabilities formed as 1 - (1 - q)^k (ramp_measure) ----------------------------------
+
+
+@SETTINGS
+@given(
+    m=st.integers(2, 50),
+    n=st.integers(1, 40),
+    d=st.integers(1, 40),
+    tau_exp=st.floats(-40, -0.5),
+)
+def test_ramp_measure_against_mpmath(m, n, d, tau_exp):
+    h = 1.0 / m
+    tau = h * 10.0**tau_exp
+    got = quantize.ramp_measure(m, n, d, tau)
+    with mpmath.workdps(60):
+        q = (m - 1) * mpmath.mpf(tau) / 1
+        want = 1 - (1 - q) ** (n * d)
+    # q (two roundings), log1p, the product with n d and expm1 each carry about u of relative
+    # error; 1 - e^-x has condition x e^-x / (1 - e^-x) <= 1 in x
+    assert abs(got - float(want)) <= 8 * U * float(want)
+    assert 0.0 < got <= 1.0
+
+
+def test_ramp_measure_does_not_cancel_to_zero():
+    got = quantize.ramp_measure(3, 1, 1, 5e-18)
+    assert got == pytest.approx(1e-17, rel=4 * U)
+
+
+# --- nearest centres and distances at any scale (hard_lookup, soft_lookup) -----------------
+
+
+@SETTINGS
+@given(
+    scale=st.sampled_from(SCALES),
+    seed=st.integers(0, 10_000),
+    N=st.integers(2, 8),
+    D=st.integers(1, 3),
+)
+def test_hard_lookup_returns_the_exactly_nearest_centre(scale, seed, N, D):
+    rng = np.random.default_rng(seed)
+    c, x = scale * rng.uniform(-1, 1, (N, D)), scale * rng.uniform(-1, 1, (5, D))
+    got = lookup.hard_lookup(x, c, np.arange(N, dtype=float))
+    for xi, gi in zip(x, got, strict=True):
+        d2 = [sum((Fraction(float(a)) - Fraction(float(b))) ** 2 for a, b in zip(xi, ci,
+              strict=True)) for ci in c]  # fmt: skip
+        order = sorted(range(N), key=lambda i: (d2[i], i))
+        best, second = d2[order[0]], d2[order[1]]
+        if second - best <= Fraction(1, 10**10) * second:  # a near-tie: a few ulp may go either way
+            assert int(gi) in order[:2]
+        else:
+            assert int(gi) == order[0]
+
+
+@SETTINGS
+@given(
+    scale=st.sampled_from([1e-150, 1e-100, 1e-12, 1.0, 1e12, 1e100, 1e150]),
+    seed=st.integers(0, 10_000),
+)
+def test_soft_lookup_weights_are_scale_free(scale, seed):
+    # beta ||x - c||^2 is unchanged when points and centres scale by s and beta by 1/s^2: the
+    # lookup's answer must be too, for every s at which beta / s^2 is a normal float64
+    rng = np.random.default_rng(seed)
+    c, x, v = rng.uniform(-1, 1, (6, 2)), rng.uniform(-1, 1, (4, 2)), rng.normal(size=6)
+    beta = 3.0
+    want = lookup.soft_lookup(x, c, v, beta)
+    got = lookup.soft_lookup(scale * x, scale * c, v, beta / scale / scale)
+    # the scaled inputs and beta round once each (relative u): beta d^2 <= 3 * 8 moves by about
+    # 4 u of itself, each weight by up to 100 u, the weighted average by twice that times |v|
+    assert np.abs(got - want).max() <= 400 * U * np.abs(v).max()
+
+
+# --- powers of errors (lp_from_errors, error_summary) --------------------------------------
+
+
+@SETTINGS
+@given(
+    scale=st.sampled_from(SCALES),
+    p=st.sampled_from([1.0, 2.0, 3.5, 40.0, 1e6]),
+    seed=st.integers(0, 10_000),
+    shape=st.sampled_from([(2,), (5,), (4, 3)]),
+)
+def test_lp_from_errors_against_mpmath(scale, p, seed, shape):
+    e = scale * np.random.default_rng(seed).uniform(0, 1, shape)
+    got, _ = metrics.lp_from_errors(e, p)
+    rows = e.reshape(len(e), -1)
+    with mpmath.workdps(60):
+        mean = mpmath.fsum(mpmath.fsum(mpmath.mpf(float(x)) ** p for x in r) for r in rows)
+        want = float((mean / len(rows)) ** (1 / mpmath.mpf(p)))
+    # each term: the division by the largest error (u), the power (p u of relative error in
+    # u^p, which the 1/p root turns back into u), the sum of k terms and the root
+    assert abs(got - want) <= 16 * (rows.shape[1] + 4) * U * want
+
+
+def test_lp_error_of_tiny_and_huge_errors_is_not_zero_or_nan():
+    assert metrics.lp_from_errors(np.array([1e-200, 2e-200]), 2)[0] == pytest.approx(
+        math.sqrt(2.5) * 1e-200, rel=8 * U
+    )
+    assert metrics.lp_from_errors(np.array([1.58e200, 1e200]), 2)[0] == pytest.approx(
+        math.sqrt((1.58**2 + 1) / 2) * 1e200, rel=8 * U
+    )
+    # p = 1e6: the L_p mean of equal errors is that error, not 0
+    assert metrics.lp_from_errors(np.array([0.4999997, 0.4999997]), 1e6)[0] == pytest.approx(
+        0.4999997, rel=8 * U
+    )
+    summary = metrics.error_summary(np.array([1e-200, 2e-200]))
+    assert summary.l2 == pytest.approx(math.sqrt(2.5) * 1e-200, rel=8 * U)
+
+
+# --- midpoints and medians whose sums overflow ---------------------------------------------
+
+
+@SETTINGS
+@given(
+    scale=st.sampled_from([1.0, 1e300, 1.7e308]),
+    u=st.lists(st.floats(-1, 1), min_size=1, max_size=8, unique=True),
+)
+def test_interpolation_knots_are_finite_and_interleave(scale, u):
+    z = np.unique(scale * np.array(u))
+    try:
+        order, b = interpolation.interpolation_knots(z)
+    except ValueError as exc:  # only a smallest id at float64's most negative number
+        assert "leaves no float64 below it" in str(exc)
+        assert z.min() == -np.finfo(float).max
+        return
+    s = z[order]
+    assert np.isfinite(b).all() and b[0] < s[0]
+    for i in range(1, len(s)):  # each knot the exact midpoint, to one rounding
+        mid = (Fraction(float(s[i - 1])) + Fraction(float(s[i]))) / 2
+        assert abs(Fraction(float(b[i])) - mid) <= Fraction(float(np.spacing(abs(float(mid)))))
+        assert s[i - 1] <= b[i] <= s[i]
+
+
+@SETTINGS
+@given(
+    scale=st.sampled_from([1.0, 1e300, 1.7e308, 1e-300]),
+    u=st.lists(st.floats(-1, 1), min_size=1, max_size=7),
+)
+def test_band_median_is_the_exact_median_to_one_rounding(scale, u):
+    v = [scale * x for x in u]
+    med, lo, hi = seeds.band(v)
+    s = sorted(Fraction(x) for x in v)
+    k = len(s)
+    want = s[k // 2] if k % 2 else (s[k // 2 - 1] + s[k // 2]) / 2
+    assert math.isfinite(med)
+    assert abs(Fraction(med) - want) <= Fraction(float(np.spacing(abs(float(want)))))
+    assert (lo, hi) == (min(v), max(v))
+
+
+def test_band_refuses_an_undefined_median_and_keeps_a_defined_one():
+    with pytest.raises(ValueError, match="median is undefined"):
+        seeds.band([math.inf, -math.inf])
+    assert seeds.band([None, None], allow_none=True)[0] == math.inf
+    assert seeds.band([1.0, None], allow_none=True)[0] == math.inf
+
+
+@pytest.mark.parametrize("bad", [None, "3", -1, 0, 2.5, True])
+def test_separated_refuses_a_bad_min_seeds(bad):
+    with pytest.raises(ValueError, match="min_seeds"):
+        seeds.separated([1, 2, 3], [4, 5, 6], min_seeds=bad)
+
+
+def test_uniform_sampler_draws_across_the_whole_float64_range():
+    x = metrics.uniform_sampler(3, 2, -1.7e308, 1.7e308)(np.random.default_rng(0), 2000)
+    assert np.isfinite(x).all() and x.min() < -1e307 and x.max() > 1e307
+    assert abs((x / 1.7e308).mean()) < 0.05  # centred: the halves are doubled, not shifted
+
+
+# --- guards that bound the work --------------------------------------------------------------
+
+
+def test_guards_bound_the_work_not_each_size():
+    f = lambda p: p.sum(axis=1)  # noqa: E731
+    # each size below its own limit, their product above the work limit
+    with pytest.raises(ValueError, match="lib.cross.MAX_WORK"):
+        cross.context_length(
+            f,
+            1,
+            [0.1],
+            1.0,
+            np.random.default_rng(0).uniform(size=(100, 1)),
+            m_max=maxaffine.MAX_CELLS,
+        )
+    with pytest.raises(ValueError, match="lib.cross.MAX_WORK"):
+        cross.product_context_length(lambda p: p[:, 0], 3, [0.1], 1.0, m_max=10**5)
+    V = np.random.default_rng(0).normal(size=(2000, 8))
+    with pytest.raises(ValueError, match="lib.separation.MAX_WORK"):
+        separation.best_direction(V, draws=separation.MAX_DRAWS)
+    # just inside: 1 draw of the same vocabulary is accepted by the guard (not run here)
+    count = len(V) + 1
+    assert count * (count - 1) // 2 * V.shape[1] <= separation.MAX_WORK
+
+
+# --- extreme scales of the constructions ---------------------------------------------------
+
+
+def test_theorem2_layer_refuses_a_scale_float64_cannot_hold_naming_vocab():
+    V = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match="vocab's scale"):
+        contextual.RankOneAttention(V * 1e-300, 3)
+    with pytest.raises(ValueError, match="vocab's scale"):
+        contextual.context_ids(V * 1e-300, 3)
+    # near 1e154 r_max**2 alone would overflow; gamma r_max r_max does not
+    big = contextual.context_ids(V * 1e154, 3, digits_beyond=10)
+    small = contextual.context_ids(V, 3, digits_beyond=10)
+    assert big.log10_gap == pytest.approx(small.log10_gap + 154, abs=1e-6)
+
+
+def test_refusals_name_the_argument_passed():
+    X = np.array([[[1.0, 0.0]], [[0.0, 1.0]]])  # sequences of one token
+    with pytest.raises(ValueError, match=r"^X must hold sequences of at least two tokens"):
+        memorization.memorizing_transformer(X, X * 2)
+    with pytest.raises(ValueError, match=r"^X must hold sequences of at least two tokens"):
+        memorization.float64_memorization(X[..., :1], X[:, :, 0] * 2, 1.0)
+    with pytest.raises(ValueError, match=r"^vectors' largest entry"):
+        lemma1.lemma1_check(np.array([[1e300, 2e300], [3e300, 5e300]]))
+    with pytest.raises(ValueError, match=r"^fixed_projection does not fit"):
+        layers.TiedSelfAttention(3, fixed_projection=[1e-50, 1.0, 1.0], dtype=torch.float32)
+    with pytest.raises(ValueError, match=r"^fixed_projection does not fit"):
+        layers.TiedSelfAttention(3, fixed_projection=[1e50, 1.0, 1.0], dtype=torch.float32)
