@@ -17,7 +17,7 @@ from test_site import notebook_chapters, soup
 
 pytestmark = pytest.mark.build
 
-#: The most words of prose a chapter may hold (issue 29: a chapter a reader finishes).
+#: The most words of prose a chapter may hold (a chapter a reader finishes in one sitting).
 MAX_WORDS = 4500
 
 #: What a reader does not read as prose: code and its outputs, tables, mathematics, headings,

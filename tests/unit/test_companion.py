@@ -1,4 +1,4 @@
-"""The book as a companion for a class (issue 26): exercises with folded solutions in every
+"""The book as a companion for a class: exercises with folded solutions in every
 chapter, an open problem from each paper, and proof sketches of the statements the book only
 checked, each marked as the book's reconstruction.
 
