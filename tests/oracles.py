@@ -99,3 +99,21 @@ def explicit_network_mp(X, W, ffn, dps):
                 h = mpmath.matrix([max(x, 0) for x in h])
                 outs.append(z + W2 * h + b2)
         return outs
+
+
+#: float64 unit roundoff, the unit of every tolerance in the property tests.
+U = 2.0**-53
+
+
+def derandomized_settings():
+    """Hypothesis settings of the property tests: 150 derandomised examples (the same every run,
+    so CI cannot fail on a draw that no one can replay), no deadline, no example database."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=150,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )

@@ -19,8 +19,9 @@ import mpmath
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from oracles import U, derandomized_settings
 
 from lib import (
     boltzmann,
@@ -38,14 +39,7 @@ from lib import (
     separation,
 )
 
-U = 2.0**-53  # float64 unit roundoff
-SETTINGS = settings(
-    max_examples=120,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+SETTINGS = derandomized_settings()
 SCALES = [1e-300, 1e-200, 1e-160, 1e-12, 1.0, 1e12, 1e150, 1e160, 1e200, 1e300]
 
 

@@ -13,21 +13,13 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from oracles import projection_constant_mp
+from oracles import U, derandomized_settings, projection_constant_mp
 
 from lib import boltzmann, exact, quantize, separation
 
-U = 2.0**-53  # float64 unit roundoff
-# derandomize: the same examples every run, so CI cannot fail on a draw that no one can replay
-SETTINGS = settings(
-    max_examples=150,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+SETTINGS = derandomized_settings()
 
 offsets = st.sampled_from([0.0, 1.0, -3.0, 1e3, -1e6, 1e9, 1e12, -1e12])
 widths = st.sampled_from([1e-15, 1e-9, 1e-3, 1.0, 30.0])
