@@ -1,4 +1,5 @@
-"""Colab and Binder buttons, the notebooks' set-up cell, and one zip of every notebook.
+"""Colab and Binder buttons, the buttons that report an error, the notebooks' set-up cell, and
+one zip of every notebook.
 
 Neither Colab nor Binder opens a MyST ``.md`` page, so the buttons open the executed notebook
 the build writes for download (:mod:`.notebooks`: ``_build/html/_sources/<page>.ipynb``). The
@@ -13,6 +14,9 @@ and Binder builds (its ``binder/`` folder installs the lock file and ``lib``).
 * **Buttons.** Each page with a downloadable notebook gets the theme's "launch" menu with Colab
   (``colab.research.google.com/github/<repo>/blob/notebooks/<page>.ipynb``) and Binder
   (``mybinder.org/v2/gh/<repo>/notebooks?labpath=<page>.ipynb``).
+* **Report an error.** With a repository known, every page also gets the theme's repository,
+  "open an issue" and "suggest edit" buttons (:func:`report_buttons`); the last opens the page's
+  source on ``main`` in GitHub's editor.
 * **Set-up cell.** With a repository known, each notebook's second cell installs the book's
   ``lib`` at ``book_revision`` where ``lib`` cannot be imported (Colab, a bare Jupyter): it clones
   the repository at that commit, installs the packages ``lib`` imports at the book's pins and
@@ -32,10 +36,20 @@ from urllib.parse import quote
 
 from sphinx.application import Sphinx
 
-__all__ = ["NOTEBOOKS_BRANCH", "ZIP_NAME", "launch_urls", "setup", "setup_cell"]
+__all__ = [
+    "EDIT_BRANCH",
+    "NOTEBOOKS_BRANCH",
+    "ZIP_NAME",
+    "launch_urls",
+    "report_buttons",
+    "setup",
+    "setup_cell",
+]
 
 #: The branch the workflow pushes the executed notebooks to.
 NOTEBOOKS_BRANCH = "notebooks"
+#: The branch the "suggest edit" button opens a page's source on.
+EDIT_BRANCH = "main"
 #: The zip of every notebook, at the site's root.
 ZIP_NAME = "one-layer-is-enough-notebooks.zip"
 #: The packages ``lib`` and the chapters import, installed at requirements.txt's pins by the
@@ -174,8 +188,39 @@ def _zip_notebooks(app: Sphinx, exception) -> None:
             archive.writestr(info, path.read_bytes())
 
 
+def report_buttons(repository: str) -> dict[str, object]:
+    """The theme options that put "repository", "open an issue" and "suggest edit" on every page.
+
+    sphinx-book-theme draws those three header buttons from ``repository_url``; with no
+    repository known (a local ``make book``) the book shows none of them, as with the launch menu.
+
+    Args:
+        repository: ``owner/name`` of the book's GitHub repository, or ``""``.
+
+    Returns:
+        The options to merge into ``html_theme_options``: empty for ``""``.
+
+    Raises:
+        ValueError: for a repository that is not ``owner/name``.
+    """
+    repository = _repository(repository)
+    if not repository:
+        return {}
+    return {
+        "repository_url": f"https://github.com/{repository}",
+        "repository_branch": EDIT_BRANCH,
+        "path_to_docs": "",
+        "use_repository_button": True,
+        "use_issues_button": True,
+        "use_edit_page_button": True,
+    }
+
+
 def _require_repository(app: Sphinx, config) -> None:
     config.book_repository = _repository(config.book_repository)
+    options = report_buttons(config.book_repository)
+    if options:  # a reader who finds an error can report it or propose the fix from the page
+        config.html_theme_options = {**(config.html_theme_options or {}), **options}
 
 
 def setup(app: Sphinx) -> None:

@@ -35,6 +35,13 @@ def test_a_book_built_as_the_workflow_builds_it_has_buttons_to_the_notebooks_it_
         if "colab" in a["href"] or "mybinder" in a["href"]
     }
     assert set(links) == {"Colab", "Binder"}, links
+    # a reader who finds an error reports it, or proposes the fix, from the page
+    hrefs = {a["href"] for a in html.select(".article-header-buttons a[href]")}
+    repo = f"https://github.com/{REPOSITORY}"
+    assert repo in hrefs, sorted(hrefs)
+    assert any(h.startswith(f"{repo}/issues/new") for h in hrefs), sorted(hrefs)
+    edit = f"{repo}/edit/{launch.EDIT_BRANCH}/chapters/probe.md"
+    assert edit in hrefs, sorted(hrefs)  # the page's own source, on the branch readers edit
     published = published_notebooks_glob()  # _build/html/_sources/chapters/*.ipynb
     prefix = PurePosixPath(published).parent  # the artifact keeps the files' names only
     for name, url in links.items():
@@ -67,6 +74,8 @@ def test_the_real_site_zips_every_notebook_and_shows_buttons_only_with_a_reposit
     page = (site / "chapters" / "01_boltzmann.html").read_text()
     has_buttons = "mybinder.org/v2/gh/" in page and "colab.research.google.com" in page
     assert has_buttons == bool(os.environ.get("GITHUB_REPOSITORY", "").strip())
+    has_report = "/issues/new" in page and "/edit/" in page
+    assert has_report == has_buttons  # no link to a repository the build cannot name
 
 
 @pytest.mark.build

@@ -76,6 +76,17 @@ def test_launch_urls_refuse_an_empty_page():
         launch.launch_urls(REPOSITORY, "")
 
 
+def test_report_buttons_link_the_repository_its_issues_and_the_edit_branch():
+    options = launch.report_buttons(REPOSITORY)
+    assert options["repository_url"] == "https://github.com/someone/one-layer-book"
+    assert options["repository_branch"] == launch.EDIT_BRANCH == "main"
+    for button in ("use_repository_button", "use_issues_button", "use_edit_page_button"):
+        assert options[button] is True, button
+    assert launch.report_buttons("") == {}  # no repository known: no button at all
+    with pytest.raises(ValueError, match="book_repository"):
+        launch.report_buttons("https://github.com/a/b")
+
+
 def test_setup_cell_is_python_that_names_the_repository_and_revision():
     code = launch.setup_cell(REPOSITORY, REVISION)
     compile(code, "setup-cell", "exec")  # valid Python
