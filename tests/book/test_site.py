@@ -330,6 +330,30 @@ def test_reference_list_is_labelled_as_the_text_cites(site):
     assert cited >= 5
 
 
+def test_reference_list_links_every_identifier_of_references_bib(site):
+    """Every arXiv id, DOI and OpenReview forum of references.bib is a link on the reference list
+    (pybtex's style links eprint and doi; an id left in a note would be plain text), and no entry
+    shows raw TeX."""
+    from pybtex.database import parse_file
+
+    page = soup(site, "chapters/bibliography")
+    entries = {e.get("id"): e for e in page.select(".citation")}
+    assert len(entries) == len(parse_file(str(ROOT / "references.bib")).entries)
+    hrefs = {a["href"] for a in page.select(".citation a[href]")}
+    wanted = set()
+    for entry in parse_file(str(ROOT / "references.bib")).entries.values():
+        fields = entry.fields
+        if "eprint" in fields:
+            wanted.add(f"https://arxiv.org/abs/{fields['eprint']}")
+        if "doi" in fields:
+            wanted.add(f"https://doi.org/{fields['doi']}")
+        if "url" in fields:
+            wanted.add(fields["url"])
+    assert wanted and not wanted - hrefs, sorted(wanted - hrefs)
+    text = " ".join(e.get_text(" ") for e in entries.values())
+    assert "$" not in text and "\\" not in text, "raw TeX on the reference list"
+
+
 def _internal_links(page: Path, html: BeautifulSoup):
     """(attribute value, element) of every link, image, script and stylesheet of a page that
     stays inside the site (no scheme such as https:, mailto:, data: or javascript:)."""

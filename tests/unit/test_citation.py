@@ -31,7 +31,8 @@ def test_references_are_the_two_papers_of_references_bib():
         assert title in bib, title
         entry = bib[bib.rindex("@", 0, bib.index(title)) :].split("\n}\n")[0]
         (arxiv,) = [i["value"] for i in ref["identifiers"]]
-        assert arxiv in entry and str(ref["year"]) in entry and ref["url"] in entry
+        assert f"eprint    = {{{arxiv.removeprefix('arXiv:')}}}" in entry
+        assert str(ref["year"]) in entry and ref["url"] in entry
         for author in ref["authors"]:
             assert f"{author['family-names']}, {author['given-names']}" in entry
 
