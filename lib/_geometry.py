@@ -36,6 +36,13 @@ from ._validate import as_float_array, finite_real, positive_int
 CHUNK = 2048
 
 
+#: Entries of the largest score matrix one chunk of :func:`chunked` builds (``2**22``, 32 MiB of
+#: float64): with a lookup's few temporaries of that size, a chunk's working memory stays near
+#: 200 MB, so that every page runs within the 1 GB Binder guarantees (``make bench`` measures
+#: each page's peak). Smaller chunks give the same numbers: each point's row is computed alone.
+CHUNK_ENTRIES = 2**22
+
+
 #: Largest float64 matrix one evaluation step holds (``2**27`` entries, 1 GiB): the scores of a
 #: chunk, the permutations of :func:`trend_test`.
 MAX_MATRIX_ENTRIES = 2**27
@@ -232,11 +239,11 @@ def chunked(x: np.ndarray, fn: Callable[[np.ndarray], np.ndarray], width: int = 
     """Apply ``fn`` to ``x`` flattened to ``(P, D)`` in chunks; restore the leading shape.
 
     A chunk holds :data:`CHUNK` points, fewer when its ``(points, width)`` scores would exceed
-    :data:`MAX_MATRIX_ENTRIES`. Raises ValueError when a result is not finite (scores or
+    :data:`CHUNK_ENTRIES`. Raises ValueError when a result is not finite (scores or
     ``beta`` times scores overflowing float64).
     """
     flat = x.reshape(-1, x.shape[-1])
-    rows = max(1, min(CHUNK, MAX_MATRIX_ENTRIES // max(1, width)))
+    rows = max(1, min(CHUNK, CHUNK_ENTRIES // max(1, width)))
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.concatenate([fn(flat[i : i + rows]) for i in range(0, len(flat), rows)])
     if not np.isfinite(out).all():

@@ -47,7 +47,7 @@ import torch
 from numpy.typing import ArrayLike
 
 from . import metrics
-from ._geometry import grid_step
+from ._geometry import CHUNK_ENTRIES, grid_step
 from ._validate import (
     as_float_array,
     capped_comb,
@@ -226,8 +226,15 @@ class KSApproximator:
 
         z = self.context_ids(X)
         if not self.exact:
+            # the hidden layer has one unit per table entry: a block of rows at a time keeps its
+            # (rows, entries) activations within lib._geometry.CHUNK_ENTRIES
+            rows = max(1, CHUNK_ENTRIES // max(1, len(self.knots)))
             with torch.no_grad():
-                return self.lookup(torch.as_tensor(z)).numpy()
+                return np.concatenate(
+                    [self.lookup(torch.as_tensor(z[i : i + rows])).numpy()
+                     for i in range(0, len(z), rows)]
+                    or [np.zeros((0, self.d))]
+                )  # fmt: skip
         with mpmath.workdps(self.dps):
             return np.array([[float(x) for x in row] for row in ffn_mp(z, self.lookup)])
 

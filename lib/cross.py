@@ -28,6 +28,7 @@ from torch import nn
 
 from ._geometry import (
     CHUNK,
+    CHUNK_ENTRIES,
     MAX_MATRIX_ENTRIES,
     as_beta,
     as_centres,
@@ -183,13 +184,15 @@ class CrossLookup(nn.Module):
     @torch.no_grad()
     def forward(self, x: ArrayLike | torch.Tensor) -> torch.Tensor:
         """Evaluate at points ``x`` ``(batch, D)`` (torch or numpy); float64 ``(batch, k)``."""
-        x = _as_point_batch(x, self.linear.B.shape[1] * self.token_dim)
+        queries = self.linear.B.shape[1]
+        x = _as_point_batch(x, queries * self.token_dim)
+        # a block's (points, queries, N) scores stay within lib._geometry.CHUNK_ENTRIES
+        rows = max(1, min(CHUNK, CHUNK_ENTRIES // max(1, queries * len(self.context))))
         parts = [
             self.attention(
-                self.linear(x[i : i + CHUNK].reshape(-1, self.linear.B.shape[1], self.token_dim)),
-                self.context,
+                self.linear(x[i : i + rows].reshape(-1, queries, self.token_dim)), self.context
             )[:, 0]
-            for i in range(0, len(x), CHUNK)
+            for i in range(0, len(x), rows)
         ]
         out = (
             torch.cat(parts) if parts else torch.empty(0, self.values.shape[1], dtype=torch.float64)

@@ -259,15 +259,9 @@ def test_builders_count_before_allocating(monkeypatch):
         ValueError, match="permuted ranks, 1,000,000 x 200 would be 200,000,000.*MAX_MATRIX_ENTRIES"
     ):
         noise.trend_test(np.arange(200.0), -np.arange(200.0), permutations=1_000_000)
-    # a chunk's score matrix stays within MAX_MATRIX_ENTRIES: fewer points per chunk, same numbers
-    x = np.random.default_rng(11).uniform(size=(50, 2))
-    c = M.grid_centres(8, 2)
-    full = L.soft_lookup(x, c, target(c), 50.0)
-    monkeypatch.setattr(M, "MAX_MATRIX_ENTRIES", 3 * 64)
-    np.testing.assert_allclose(L.soft_lookup(x, c, target(c), 50.0), full, rtol=0, atol=1e-15)
     monkeypatch.setattr(layers, "MAX_PARAMETERS", 10)
     with pytest.raises(ValueError, match="MAX_PARAMETERS = 10"):
-        CA.cross_attention_approximator(target, c, 1.0)
+        CA.cross_attention_approximator(target, M.grid_centres(8, 2), 1.0)
 
 
 def test_cross_lookup_checks_its_parts():
@@ -473,3 +467,42 @@ def test_cross_lookup_with_another_context_is_checked_against_that_context():
     want = torch.softmax(40.0 * torch.from_numpy(x @ (2 * c).T), dim=-1).numpy() @ v
     np.testing.assert_allclose(layer.closed_form(x).numpy()[:, 0], want, atol=1e-12)
     np.testing.assert_allclose(layer(x).numpy()[:, 0], want, atol=1e-12)
+
+
+def test_evaluations_work_in_blocks_of_chunk_entries_with_the_same_numbers(monkeypatch):
+    """soft_lookup, the cross-attention layer and the K&S approximator bound the matrix one block
+    builds by lib._geometry.CHUNK_ENTRIES (each page's memory, measured by make bench): with a
+    tiny bound they split the points into many blocks and return the same numbers."""
+    from lib import _geometry, approximation, targets
+
+    x = np.random.default_rng(11).uniform(size=(50, 2))
+    c = M.grid_centres(8, 2)  # 64 centres
+    layer = CA.cross_attention_approximator(target, c, 30.0)
+    g = approximation.ks_approximator(targets.max_product, 4, 2, 1, 0.1 / 16, gamma=1.0)
+    X = np.random.default_rng(12).uniform(size=(30, 2, 1))
+    before = L.soft_lookup(x, c, target(c), 50.0), layer(x).numpy(), g(X)
+    sizes: list[int] = []
+    real = _geometry.distances
+
+    def counted(p, q):
+        sizes.append(len(p))
+        return real(p, q)
+
+    monkeypatch.setattr(_geometry, "CHUNK_ENTRIES", 3 * 64)
+    monkeypatch.setattr(L, "distances", counted)
+    for module in (CA, approximation):
+        monkeypatch.setattr(module, "CHUNK_ENTRIES", 3 * 64)
+    after = [L.soft_lookup(x, c, target(c), 50.0)]
+    assert max(sizes) == 3 and sum(sizes) == 50  # 17 blocks of at most 3 points
+    after += [layer(x).numpy(), g(X)]
+    for a, b in zip(before, after, strict=True):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-15)
+    blocks = []
+    monkeypatch.setattr(g, "lookup", lambda z, real=g.lookup: blocks.append(len(z)) or real(z))
+    g(X)
+    assert len(blocks) > 1 and sum(blocks) == 60 and max(blocks) <= max(1, 3 * 64 // len(g.knots))
+    queries = []
+    forward = layer.linear.forward
+    monkeypatch.setattr(layer.linear, "forward", lambda z: queries.append(len(z)) or forward(z))
+    layer(x)
+    assert len(queries) > 1 and sum(queries) == 50 and max(queries) <= 3
