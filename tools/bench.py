@@ -50,6 +50,15 @@ And the **work guards** (``lib._validate.MAX_WORK``): one call of each guarded s
 linearly to a call at the limit. Target: at most 120 s, the "under a minute" their docstrings
 promise with a factor of two for a loaded machine. ``--guards-only`` runs only this measure.
 
+And the **memory of each page** (``results/bench/memory.json``), for Binder: every page with code,
+executed in fast mode as a reader's Jupyter runs it (jupytext, then nbclient with the ``python3``
+kernel, each page from a process of its own), its peak the larger of the kernel's own peak
+resident set (``getrusage``, exact for one process) and the sum over the kernel and every process
+it starts (psutil, sampled every 20 ms); the part not shared with other processes (resident less
+shared pages) is stored beside it. Target: each page's peak within the 1 GB (10^9 bytes) that
+mybinder.org guarantees a session (above 2 GB it restarts the kernel). ``--memory-only`` runs
+only this measure.
+
 ``--training-only`` skips the builds and the redraws; ``--redraw-only`` measures only the redraws of
 the site already in ``_build/html``.
 """
@@ -86,6 +95,7 @@ TARGETS = {
     "peak_share": 0.40,
     "redraw_ms": 100,
     "guard_limit_s": 120,
+    "memory_mb": 1000,
 }
 #: Version of the two training measures (raise it when what they measure changes).
 BENCH_VERSION = 1
@@ -697,6 +707,101 @@ def print_guards(rows: list[dict]) -> bool:
     return ok
 
 
+#: The program that executes one page and prints its memory (run in a process of its own, so that
+#: ``RUSAGE_CHILDREN`` holds only that page's kernel).
+_MEMORY_PROBE = r"""
+import json, resource, sys, threading, time
+import jupytext, nbclient, psutil
+
+path, interval, timeout = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+notebook = jupytext.read(path)
+client = nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                                 resources={"metadata": {"path": sys.argv[4]}})
+peak, anonymous, done = [0], [0], threading.Event()
+
+def sample():
+    me = psutil.Process()
+    while not done.is_set():
+        total = anon = 0
+        for child in me.children(recursive=True):
+            try:
+                info = child.memory_info()
+            except psutil.Error:
+                continue
+            total, anon = total + info.rss, anon + info.rss - info.shared
+        peak[0], anonymous[0] = max(peak[0], total), max(anonymous[0], anon)
+        time.sleep(interval)
+
+watcher = threading.Thread(target=sample, daemon=True)
+watcher.start()
+start = time.perf_counter()
+client.execute()
+seconds = time.perf_counter() - start
+done.set()
+watcher.join()
+kernel = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # kB on Linux
+print(json.dumps({"sampled_bytes": peak[0], "anonymous_bytes": anonymous[0],
+                  "kernel_bytes": kernel, "seconds": seconds}))
+"""
+#: mybinder.org's usage guidelines: at least 1 GB of memory, at most 2 GB (MB = 10^6 bytes).
+MEMORY = {
+    "interval_s": 0.02,
+    "kernel": "python3",
+    "mode": "fast",
+    "timeout_s": 1800,
+    "binder_guaranteed_mb": 1000,
+    "binder_max_mb": 2000,
+}
+
+
+def chapter_memory() -> dict:
+    """Peak memory (MB, 10^6 bytes) of every page with code, each executed alone in fast mode."""
+    import os
+
+    env = {**os.environ, "BOOK_MODE": "fast"}
+    rows = []
+    pages = sorted((ROOT / "chapters").glob("*.md"))
+    for path in pages:
+        if "{code-cell}" not in path.read_text():
+            continue
+        done = subprocess.run(
+            [sys.executable, "-c", _MEMORY_PROBE, str(path), str(MEMORY["interval_s"]),
+             str(MEMORY["timeout_s"]), str(path.parent)],
+            cwd=path.parent, env=env, capture_output=True, text=True,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise SystemExit(f"{path.name} failed to execute:\n{done.stderr[-4000:]}")
+        probe = json.loads(done.stdout.strip().splitlines()[-1])
+        peak = max(probe["sampled_bytes"], probe["kernel_bytes"]) / 1e6
+        rows.append(
+            {
+                "page": path.stem,
+                "peak_mb": peak,
+                "kernel_mb": probe["kernel_bytes"] / 1e6,
+                "sampled_mb": probe["sampled_bytes"] / 1e6,
+                "anonymous_mb": probe["anonymous_bytes"] / 1e6,
+                "seconds": probe["seconds"],
+            }
+        )
+        print(f"  {path.stem:<28} {peak:7.0f} MB  ({probe['seconds']:.0f} s)", flush=True)
+    return {"pages": rows, "target_mb": TARGETS["memory_mb"]}
+
+
+def measure_memory() -> dict:
+    print("peak memory of each page in fast mode:", flush=True)
+    return store_measure("memory", MEMORY, chapter_memory)
+
+
+def print_memory(m: dict) -> bool:
+    worst = max(m["pages"], key=lambda r: r["peak_mb"])
+    ok = worst["peak_mb"] <= TARGETS["memory_mb"]
+    print(
+        f"largest peak memory: {worst['peak_mb']:.0f} MB ({worst['page']}; target <= "
+        f"{TARGETS['memory_mb']} MB, Binder's guaranteed memory)   {'ok' if ok else 'MISSED'}"
+    )
+    return ok
+
+
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, parsed and checked (with every BOOK_* setting) before anything runs."""
     parser = argparse.ArgumentParser(
@@ -712,6 +817,9 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
         "--guards-only", action="store_true", help="only the work guards' projected times"
     )
     only.add_argument(
+        "--memory-only", action="store_true", help="only each page's peak memory in fast mode"
+    )
+    only.add_argument(
         "--training-only", action="store_true", help="only the training and classifier measures"
     )
     return _env.parse_args(parser, argv)
@@ -725,6 +833,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if print_batched(measure_batched()) else 1
     if args.guards_only:
         return 0 if print_guards(guard_times()) else 1
+    if args.memory_only:
+        return 0 if print_memory(measure_memory()) else 1
     if args.training_only:
         training, attention = measure_training()
         print_classifier(classifier_epochs())
@@ -782,6 +892,9 @@ def _measure_all(scratch: Path) -> int:
     result["guards"] = guards = guard_times()
     (BUILD / "bench.json").write_text(json.dumps(result, indent=2))
     ok &= print_guards(guards)
+    result["memory"] = memory = measure_memory()
+    (BUILD / "bench.json").write_text(json.dumps(result, indent=2))
+    ok &= print_memory(memory)
     print("all targets met" if ok else "TARGET MISSED")
     return 0 if ok else 1
 
