@@ -4,8 +4,12 @@ one zip of every notebook.
 Neither Colab nor Binder opens a MyST ``.md`` page, so the buttons open the executed notebook
 the build writes for download (:mod:`.notebooks`: ``_build/html/_sources/<page>.ipynb``). The
 book's workflow (``.github/workflows/book.yml``) publishes those files: on ``main`` it pushes the
-commit's tree plus ``chapters/*.ipynb`` to the branch ``notebooks``, which Colab reads from GitHub
-and Binder builds (its ``binder/`` folder installs the lock file and ``lib``).
+commit's tree plus ``chapters/*.ipynb`` to the branch ``notebooks``, which Colab reads from GitHub.
+Binder builds its image from the branch ``binder-env`` instead (:data:`BINDER_BRANCH`: only
+``binder/``, the lock file and the data pins), which the workflow moves only when one of those
+files changes, so a push that changes a chapter reuses the image Binder already built; on
+launch, nbgitpuller pulls the branch ``notebooks`` into ``~/book`` (:data:`BINDER_FOLDER`), where
+``binder/postBuild`` has pointed Python at ``lib``.
 
 * **Where.** The repository is ``book_repository`` (``owner/name``), by default the environment
   variable ``GITHUB_REPOSITORY`` that GitHub Actions sets; the version is ``book_revision``, by
@@ -13,7 +17,8 @@ and Binder builds (its ``binder/`` folder installs the lock file and ``lib``).
   button: a page never links to a repository the build cannot name.
 * **Buttons.** Each page with a downloadable notebook gets the theme's "launch" menu with Colab
   (``colab.research.google.com/github/<repo>/blob/notebooks/<page>.ipynb``) and Binder
-  (``mybinder.org/v2/gh/<repo>/notebooks?labpath=<page>.ipynb``).
+  (``mybinder.org/v2/gh/<repo>/binder-env?urlpath=git-pull?...``: nbgitpuller's link to the
+  branch ``notebooks``, opening ``book/<page>.ipynb`` in JupyterLab).
 * **Report an error.** With a repository known, every page also gets the theme's repository,
   "open an issue" and "suggest edit" buttons (:func:`report_buttons`); the last opens the page's
   source on ``main`` in GitHub's editor.
@@ -32,11 +37,13 @@ import os
 import re
 import zipfile
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from sphinx.application import Sphinx
 
 __all__ = [
+    "BINDER_BRANCH",
+    "BINDER_FOLDER",
     "EDIT_BRANCH",
     "NOTEBOOKS_BRANCH",
     "ZIP_NAME",
@@ -48,6 +55,10 @@ __all__ = [
 
 #: The branch the workflow pushes the executed notebooks to.
 NOTEBOOKS_BRANCH = "notebooks"
+#: The branch Binder builds its image from: binder/, requirements.lock, requirements-data.txt.
+BINDER_BRANCH = "binder-env"
+#: Where nbgitpuller puts the branch ``notebooks`` on Binder (relative to the home folder).
+BINDER_FOLDER = "book"
 #: The branch the "suggest edit" button opens a page's source on.
 EDIT_BRANCH = "main"
 #: The zip of every notebook, at the site's root.
@@ -85,8 +96,11 @@ def launch_urls(repository: str, pagename: str) -> dict[str, str]:
         pagename: the page's name, e.g. ``"chapters/01_boltzmann"``.
 
     Returns:
-        ``{"Colab": url, "Binder": url}``, both opening ``<pagename>.ipynb`` on the branch
-        :data:`NOTEBOOKS_BRANCH`.
+        ``{"Colab": url, "Binder": url}``, both opening ``<pagename>.ipynb`` of the branch
+        :data:`NOTEBOOKS_BRANCH`: Colab reads it from GitHub; Binder starts the image of
+        :data:`BINDER_BRANCH` and nbgitpuller's ``git-pull`` link (parameters ``repo``,
+        ``branch``, ``targetpath``, ``urlpath``) clones or updates that branch into
+        ``~/``:data:`BINDER_FOLDER` and opens the notebook there in JupyterLab.
 
     Raises:
         ValueError: for a repository that is not ``owner/name`` or an empty page name.
@@ -97,11 +111,19 @@ def launch_urls(repository: str, pagename: str) -> dict[str, str]:
     if not pagename or not pagename.strip("/"):
         raise ValueError(f"pagename must name a page, got {pagename!r}")
     path = f"{pagename.strip('/')}.ipynb"
+    pull = "git-pull?" + urlencode(
+        {
+            "repo": f"https://github.com/{repository}",
+            "branch": NOTEBOOKS_BRANCH,
+            "targetpath": BINDER_FOLDER,
+            "urlpath": f"lab/tree/{BINDER_FOLDER}/{path}",
+        }
+    )
     return {
         "Colab": f"https://colab.research.google.com/github/{repository}/blob/"
         f"{NOTEBOOKS_BRANCH}/{path}",
-        "Binder": f"https://mybinder.org/v2/gh/{repository}/{NOTEBOOKS_BRANCH}"
-        f"?labpath={quote(path, safe='')}",
+        "Binder": f"https://mybinder.org/v2/gh/{repository}/{BINDER_BRANCH}"
+        f"?urlpath={quote(pull, safe='')}",
     }
 
 

@@ -80,7 +80,9 @@ def test_the_real_site_zips_every_notebook_and_shows_buttons_only_with_a_reposit
 
 @pytest.mark.build
 def test_binder_requirements_install_in_a_fresh_venv_and_lib_imports(tmp_path):
-    """What Binder runs: binder/requirements.txt, then binder/postBuild, in a new environment.
+    """What Binder runs: binder/requirements.txt, then binder/postBuild, in a new environment,
+    then what a launch does: the branch ``notebooks`` in ``~/book`` (here the checkout itself,
+    linked there from a scratch home folder) and ``import lib`` from a notebook's folder.
 
     PyTorch's CPU index (named in the file) is out of reach offline: pip is told not to retry it,
     and torch comes from the machine's own wheels where the index cannot be reached."""
@@ -94,6 +96,9 @@ def test_binder_requirements_install_in_a_fresh_venv_and_lib_imports(tmp_path):
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     }
     env.pop("PYTHONPATH", None)
+    home = tmp_path / "home"
+    home.mkdir()
+    env["HOME"] = str(home)
 
     def run(args: list[str], cwd: Path, timeout: int) -> str:
         done = subprocess.run(
@@ -105,13 +110,16 @@ def test_binder_requirements_install_in_a_fresh_venv_and_lib_imports(tmp_path):
     run([str(python), "-m", "pip", "install", "-q", "-r", "binder/requirements.txt"], ROOT, 1800)
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     run(["bash", "binder/postBuild"], ROOT, 600)
+    # nbgitpuller's server extension, which the Binder links call, is enabled by its install
+    assert (venv / "etc" / "jupyter" / "jupyter_server_config.d" / "nbgitpuller.json").is_file()
+    (home / launch.BINDER_FOLDER).symlink_to(ROOT)  # what nbgitpuller pulls at launch
     probe = (
         "import lib, lib.experiments.conll, torch, jupyter_book; "
         "from importlib.metadata import version; print(lib.__file__, version('torch'))"
     )
-    out = run([str(python), "-c", probe], tmp_path, 300)
+    out = run([str(python), "-c", probe], ROOT / "chapters", 300)
     lib_file, torch_version = out.split()
-    assert Path(lib_file).resolve().parent == (ROOT / "lib").resolve()  # editable: finds results/
+    assert Path(lib_file).parent == home / launch.BINDER_FOLDER / "lib"  # beside its results/
     locked = dict(
         line.split("#")[0].strip().split("==")
         for line in (ROOT / "requirements.lock").read_text().splitlines()

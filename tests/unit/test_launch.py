@@ -9,9 +9,12 @@ the files that build wrote and against the files the workflow publishes.
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
-from urllib.parse import parse_qs, unquote, urlparse
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 import yaml
@@ -36,7 +39,10 @@ def published_notebooks_glob() -> str:
 
 
 def notebook_path_in_branch(url: str) -> str:
-    """The path inside the branch ``notebooks`` that a Colab or Binder address opens."""
+    """The path inside the branch ``notebooks`` that a Colab or Binder address opens.
+
+    Binder's address starts the image of the branch ``binder-env`` and hands nbgitpuller a
+    ``git-pull`` link, which clones ``notebooks`` into ``~/book`` and opens the notebook there."""
     parsed = urlparse(url)
     if parsed.netloc == "colab.research.google.com":
         parts = parsed.path.split("/")  # /github/<owner>/<name>/blob/<branch>/<path...>
@@ -44,8 +50,17 @@ def notebook_path_in_branch(url: str) -> str:
         return "/".join(parts[6:])
     assert parsed.netloc == "mybinder.org", url
     parts = parsed.path.split("/")  # /v2/gh/<owner>/<name>/<branch>
-    assert parts[1:3] == ["v2", "gh"] and parts[5] == launch.NOTEBOOKS_BRANCH, url
-    return unquote(parse_qs(parsed.query)["labpath"][0])
+    assert parts[1:3] == ["v2", "gh"] and parts[5] == launch.BINDER_BRANCH, url
+    (pull,) = parse_qs(parsed.query)["urlpath"]
+    handler, _, query = pull.partition("?")
+    assert handler == "git-pull", pull
+    pulled = {key: value for key, (value,) in parse_qs(query, strict_parsing=True).items()}
+    assert set(pulled) == {"repo", "branch", "targetpath", "urlpath"}, pulled
+    assert pulled["repo"] == f"https://github.com/{'/'.join(parts[3:5])}", pulled
+    assert pulled["branch"] == launch.NOTEBOOKS_BRANCH, pulled
+    folder = f"lab/tree/{pulled['targetpath']}/"
+    assert pulled["urlpath"].startswith(folder), pulled
+    return pulled["urlpath"].removeprefix(folder)
 
 
 # -- unit tests -----------------------------------------------------------------------------------
@@ -58,8 +73,9 @@ def test_launch_urls_open_the_page_notebook_on_the_notebooks_branch():
         "chapters/01_boltzmann.ipynb"
     )
     assert urls["Binder"] == (
-        "https://mybinder.org/v2/gh/someone/one-layer-book/notebooks"
-        "?labpath=chapters%2F01_boltzmann.ipynb"
+        "https://mybinder.org/v2/gh/someone/one-layer-book/binder-env?urlpath=git-pull%3Frepo%3D"
+        "https%253A%252F%252Fgithub.com%252Fsomeone%252Fone-layer-book%26branch%3Dnotebooks"
+        "%26targetpath%3Dbook%26urlpath%3Dlab%252Ftree%252Fbook%252Fchapters%252F01_boltzmann.ipynb"
     )
     for url in urls.values():
         assert notebook_path_in_branch(url) == "chapters/01_boltzmann.ipynb"
@@ -185,3 +201,80 @@ def test_dependabot_updates_the_actions_and_the_python_pins():
 
 
 # -- Binder ---------------------------------------------------------------------------------------
+
+
+def binder_env_script() -> str:
+    """The shell of the workflow step that moves the branch ``binder-env``."""
+    steps = workflow()["jobs"]["binder-env"]["steps"]
+    return next(s["run"] for s in steps if "run" in s)
+
+
+def test_binder_env_branch_moves_only_when_binder_the_lock_or_the_data_pins_change(tmp_path):
+    """The workflow step, run against a local bare repository standing in for GitHub."""
+    origin, work = tmp_path / "origin.git", tmp_path / "work"
+    git = ["git", "-c", "init.defaultBranch=main"]
+
+    def run(args, cwd, **env):
+        done = subprocess.run(
+            args, cwd=cwd, capture_output=True, text=True, timeout=60,
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), **env},
+        )  # fmt: skip
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+        return done.stdout.strip()
+
+    run([*git, "init", "-q", "--bare", str(origin)], tmp_path)
+    run([*git, "init", "-q", str(work)], tmp_path)
+    for name in ("binder/requirements.txt", "binder/postBuild", "requirements.lock",
+                 "requirements-data.txt", "chapters/01.md"):  # fmt: skip
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text(f"{name} v1\n")
+    identity = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
+
+    def push_main(message: str) -> str:
+        run(["git", "add", "-A"], work)
+        run(["git", "commit", "-q", "-m", message], work, **identity)
+        run(["git", "push", "-q", str(origin), "HEAD:main"], work)
+        return run(["git", "rev-parse", "HEAD"], work)
+
+    def step(sha: str) -> str | None:
+        run(["bash", "-euo", "pipefail", "-c", binder_env_script()], work,
+            GITHUB_SHA=sha, RUNNER_TEMP=str(tmp_path))  # fmt: skip
+        heads = run(["git", "ls-remote", str(origin), "refs/heads/binder-env"], work)
+        return heads.split()[0] if heads else None
+
+    run(["git", "remote", "add", "origin", str(origin)], work)
+    first = step(push_main("one"))
+    assert first is not None
+    files = run(["git", "ls-tree", "-r", "--name-only", first], work).split()
+    assert files == ["binder/postBuild", "binder/requirements.txt", "requirements-data.txt",
+                     "requirements.lock"]  # fmt: skip
+    (work / "chapters/01.md").write_text("a chapter changed\n")
+    assert step(push_main("a chapter")) == first  # Binder keeps the image it built
+    (work / "requirements.lock").write_text("requirements.lock v2\n")
+    second = step(push_main("the lock"))
+    assert second not in (None, first)
+    assert run(["git", "rev-parse", f"{second}^"], work) == first  # history kept, no force push
+    assert run(["git", "show", f"{second}:requirements.lock"], work) == "requirements.lock v2"
+    assert (work / "chapters/01.md").read_text() == "a chapter changed\n"  # checkout untouched
+    assert run(["git", "status", "--porcelain"], work) == ""
+
+
+def test_binder_environment_has_the_data_and_the_puller_its_links_need():
+    """apt.txt installs the Debian package lib reads Fashion-MNIST from (Chapter 5);
+    requirements.txt adds nbgitpuller at a pin, which the Binder links call; postBuild points
+    Python at the folder those links pull the notebooks into."""
+    from lib import data
+
+    apt = (ROOT / "binder" / "apt.txt").read_text().split()
+    assert apt == ["dataset-fashion-mnist"]
+    if shutil.which("dpkg") and Path(data.FASHION_MNIST_ROOT).is_dir():
+        owner = subprocess.run(["dpkg", "-S", data.FASHION_MNIST_ROOT], capture_output=True,
+                               text=True, check=True).stdout  # fmt: skip
+        assert owner.split(":")[0] == apt[0], owner
+    requirements = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
+    assert "nbgitpuller==1.3.0" in requirements
+    assert "-r ../requirements.lock" in requirements
+    post = (ROOT / "binder" / "postBuild").read_text()
+    assert f'"$HOME/{launch.BINDER_FOLDER}"' in post and ".pth" in post
+    assert "-e ." not in post  # the image holds no copy of lib: the pulled branch has it
