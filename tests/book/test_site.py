@@ -52,6 +52,19 @@ def test_no_error_or_stderr_output(site, page):
     assert not article.select(".problematic, .system-message"), page
 
 
+#: A check record (lib.book.checks.record's dict) printed as a cell's output.
+RECORD_REPR = re.compile(r"\{'id': '[A-Z][0-9][^']*',.*'passed': (True|False|None)", re.S)
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_no_cell_prints_a_check_record(site, page):
+    """A check's record reaches the claims page through glue; a cell that ends with record(...)
+    and is not removed prints the dict on the page, in print and in the PDF."""
+    html = soup(site, page)
+    shown = [o.get_text() for o in html.select(".cell_output")]
+    assert not [text[:80] for text in shown if RECORD_REPR.search(text)], page
+
+
 @pytest.mark.parametrize("page", notebook_chapters())
 def test_chapter_figures_present_with_captions_and_alt(site, page):
     html = soup(site, page)
