@@ -713,10 +713,10 @@ _MEMORY_PROBE = r"""
 import json, resource, sys, threading, time
 import jupytext, nbclient, psutil
 
-path, interval, timeout = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+path, interval, timeout, folder, kernel_name = sys.argv[1:6]
 notebook = jupytext.read(path)
-client = nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                                 resources={"metadata": {"path": sys.argv[4]}})
+client = nbclient.NotebookClient(notebook, timeout=int(timeout), kernel_name=kernel_name,
+                                 resources={"metadata": {"path": folder}})
 peak, anonymous, done = [0], [0], threading.Event()
 
 def sample():
@@ -730,7 +730,7 @@ def sample():
                 continue
             total, anon = total + info.rss, anon + info.rss - info.shared
         peak[0], anonymous[0] = max(peak[0], total), max(anonymous[0], anon)
-        time.sleep(interval)
+        time.sleep(float(interval))
 
 watcher = threading.Thread(target=sample, daemon=True)
 watcher.start()
@@ -749,9 +749,14 @@ MEMORY = {
     "kernel": "python3",
     "mode": "fast",
     "timeout_s": 1800,
-    "binder_guaranteed_mb": 1000,
+    "binder_guaranteed_mb": TARGETS["memory_mb"],
     "binder_max_mb": 2000,
 }
+
+
+def pages_with_code() -> list[Path]:
+    """The chapters' pages that execute code (the book's notebooks), in file-name order."""
+    return [p for p in sorted((ROOT / "chapters").glob("*.md")) if "{code-cell}" in p.read_text()]
 
 
 def chapter_memory() -> dict:
@@ -760,13 +765,10 @@ def chapter_memory() -> dict:
 
     env = {**os.environ, "BOOK_MODE": "fast"}
     rows = []
-    pages = sorted((ROOT / "chapters").glob("*.md"))
-    for path in pages:
-        if "{code-cell}" not in path.read_text():
-            continue
+    for path in pages_with_code():
         done = subprocess.run(
             [sys.executable, "-c", _MEMORY_PROBE, str(path), str(MEMORY["interval_s"]),
-             str(MEMORY["timeout_s"]), str(path.parent)],
+             str(MEMORY["timeout_s"]), str(path.parent), MEMORY["kernel"]],
             cwd=path.parent, env=env, capture_output=True, text=True,
         )  # fmt: skip
         if done.returncode != 0:
@@ -854,9 +856,7 @@ def _measure_all(scratch: Path) -> int:
     rebuild = timed_build(scratch)
     times = chapter_times(scratch / "_build")
     rows, ok = [], True
-    for path in sorted((ROOT / "chapters").glob("*.md")):
-        if "{code-cell}" not in path.read_text():
-            continue
+    for path in pages_with_code():
         budget = jupytext.read(path).metadata.get("budget_seconds")
         seconds = times.get(path.stem)
         within = budget is None or (seconds is not None and seconds <= budget)

@@ -137,7 +137,8 @@ def test_bench_memory_probe_sees_what_a_notebook_allocates(tmp_path):
         page = tmp_path / f"{name}.md"
         page.write_text(header + cell.format(body))
         done = subprocess.run(
-            [sys.executable, "-c", bench._MEMORY_PROBE, str(page), "0.02", "120", str(tmp_path)],
+            [sys.executable, "-c", bench._MEMORY_PROBE, str(page), "0.02", "120", str(tmp_path),
+             "python3"],
             cwd=tmp_path, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
