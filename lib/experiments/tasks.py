@@ -47,6 +47,8 @@ __all__ = [
     "expected_seconds",
     "LONG_TASK_S",
     "cluster_shape",
+    "DROPPED_SPAWN_ENVIRON",
+    "worker_environ",
     "make_client",
     "run_tasks",
 ]
@@ -257,6 +259,48 @@ def cluster_shape(environ: Mapping[str, object] | None = None) -> tuple[int, int
     return workers, threads
 
 
+#: Variables of Dask's ``distributed.nanny.pre-spawn-environ`` defaults that the book's workers do
+#: not get. ``MALLOC_TRIM_THRESHOLD_=65536`` makes glibc hand every freed block above 64 KiB back
+#: to the system, and setting it at all turns off glibc's dynamic mmap threshold; each training
+#: step then page-faults its large buffers afresh (a dense embedding gradient of 12 MB: 5.1 ms
+#: instead of 0.5 ms to allocate and zero). ``make bench --projection-only`` measures the cost on
+#: every run kind of ``make full`` (``results/bench/projection.json``).
+DROPPED_SPAWN_ENVIRON = ("MALLOC_TRIM_THRESHOLD_",)
+
+
+def worker_environ(threads: int, *, dask_defaults: bool = False) -> dict[str, str]:
+    """The environment a local worker process is spawned with (before Python starts, so that the
+    C allocator and the BLAS libraries read it): Dask's own ``pre-spawn-environ`` defaults
+    (``OPENBLAS_NUM_THREADS=1`` and the like) without :data:`DROPPED_SPAWN_ENVIRON`, and
+    ``BOOK_THREADS``, ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` set to ``threads``.
+
+    Args:
+        threads: torch threads per worker (>= 1).
+        dask_defaults: keep Dask's defaults whole (the path before the book dropped
+            ``MALLOC_TRIM_THRESHOLD_``; ``make bench`` measures both side by side).
+
+    Returns:
+        ``{name: value}``, every value a string.
+
+    Raises:
+        ValueError: for ``threads`` that is not a whole number from 1 to 4096, or a
+            ``dask_defaults`` that is not a bool.
+    """
+    import dask
+    import distributed  # noqa: F401  (loads distributed's configuration defaults)
+
+    threads = positive_int("threads", threads, maximum=4096)
+    dask_defaults = flag("dask_defaults", dask_defaults)
+    defaults = dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {}
+    spawn = {
+        str(k): str(v)
+        for k, v in defaults.items()
+        if dask_defaults or k not in DROPPED_SPAWN_ENVIRON
+    }
+    names = ("BOOK_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    return {**spawn, **{name: str(threads) for name in names}}
+
+
 def make_client(
     scheduler: str | None = None, environ: Mapping[str, object] | None = None
 ) -> Client:
@@ -267,7 +311,9 @@ def make_client(
     (``threads_per_worker=1``) and sent one only when it is free (the scheduler's
     ``worker-saturation`` 1.0) with ``BOOK_THREADS`` torch threads and as many OpenMP/MKL
     threads; their memory is not limited (a batch of noise runs holds a copy of the training
-    images per run).
+    images per run). They are spawned with :func:`worker_environ` (Dask's defaults less the
+    allocator's trim threshold, which costs every run kind of ``make full`` about 1.7 times its
+    time).
 
     Raises:
         ValueError: as :func:`cluster_shape`, or for a scheduler address that is not
@@ -290,8 +336,7 @@ def make_client(
     # worker-saturation 1.0: a worker holds one task at a time and takes the next when it is
     # free (at dask's default, 1.1, a one-thread worker is sent two, and in a short list of long
     # tasks one worker can be left idle while another works through its second)
-    # merged into Dask's own pre-spawn defaults (MALLOC_TRIM_THRESHOLD_, OPENBLAS_NUM_THREADS=1)
-    spawn = {**dask.config.get("distributed.nanny.pre-spawn-environ", default={}), **env}
+    spawn = worker_environ(threads)
     config_ = {
         "distributed.nanny.pre-spawn-environ": spawn,
         "distributed.scheduler.worker-saturation": 1.0,
