@@ -27,7 +27,8 @@ Then two measures of training, each stored in ``results/bench/`` with its proven
 
 * **Independent runs batched** (``results/bench/batched.json``, ``lib.batched``): a short trial of
   1 to 27 noise runs trained together picks the batch that trains the most run-epochs per hour
-  (``lib.experiments.tasks.NOISE_BATCH`` follows it; a test checks); then the whole noise grid of
+  at that shape (part of MNIST, two threads; ``make full``'s batch, ``NOISE_BATCH``, comes from the
+  projection below, timed at its own shape); then the whole noise grid of
   one dataset one at a time and in batches of that size, three CoNLL-2003 seeds of the one-layer
   rank-1 model for a few epochs one at a time and batched (runs per hour, the ratio, the share of
   the peak measured in the same run), and a few noise tasks through a Dask ``LocalCluster`` of
@@ -58,6 +59,11 @@ it starts (psutil, sampled every 20 ms); the part not shared with other processe
 shared pages) is stored beside it. Target: each page's peak within the 1 GB (10^9 bytes) that
 mybinder.org guarantees a session (above 2 GB it restarts the kernel). ``--memory-only`` runs
 only this measure.
+
+And **make full's projection** (``results/bench/projection.json``, ``tools/projection.py``): one
+epoch of every run kind of ``make full`` timed alone in a worker's environment, for the code path
+before and after the faster one, and ``make full`` from nothing projected from them on its local
+cluster. Target: the new path at most half the old. ``--projection-only`` runs only this measure.
 
 ``--training-only`` skips the builds and the redraws; ``--redraw-only`` measures only the redraws of
 the site already in ``_build/html``.
@@ -804,6 +810,29 @@ def print_memory(m: dict) -> bool:
     return ok
 
 
+def _projection():
+    """tools/projection.py, also when this file is loaded by path (the tests)."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import projection
+
+    return projection
+
+
+def measure_projection() -> dict:
+    """``make full``'s projection, old and new path (tools/projection.py), stored."""
+    from lib.experiments import conll, noise
+
+    projection = _projection()
+    settings = {
+        "projection": projection.PROJECTION,
+        "conll": conll.CONLL_VERSION,
+        "noise": noise.NOISE_VERSION,
+    }
+    return store_measure("projection", settings, projection.measure)
+
+
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line, parsed and checked (with every BOOK_* setting) before anything runs."""
     parser = argparse.ArgumentParser(
@@ -824,6 +853,11 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     only.add_argument(
         "--training-only", action="store_true", help="only the training and classifier measures"
     )
+    only.add_argument(
+        "--projection-only",
+        action="store_true",
+        help="only make full's projection, old and new code path (tools/projection.py)",
+    )
     return _env.parse_args(parser, argv)
 
 
@@ -837,6 +871,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if print_guards(guard_times()) else 1
     if args.memory_only:
         return 0 if print_memory(measure_memory()) else 1
+    if args.projection_only:
+        return 0 if _projection().print_projection(measure_projection()) else 1
     if args.training_only:
         training, attention = measure_training()
         print_classifier(classifier_epochs())
@@ -895,6 +931,9 @@ def _measure_all(scratch: Path) -> int:
     result["memory"] = memory = measure_memory()
     (BUILD / "bench.json").write_text(json.dumps(result, indent=2))
     ok &= print_memory(memory)
+    result["projection"] = projected = measure_projection()
+    (BUILD / "bench.json").write_text(json.dumps(result, indent=2))
+    ok &= _projection().print_projection(projected)
     print("all targets met" if ok else "TARGET MISSED")
     return 0 if ok else 1
 

@@ -17,7 +17,8 @@ one line with its wall time. A GPU is used when BOOK_DEVICE names one (e.g. BOOK
 The runs not stored yet are computed as Dask tasks (lib.experiments.tasks): on a LocalCluster of
 BOOK_WORKERS worker processes x BOOK_THREADS torch threads (default 2 x 1 on two cores), or on the
 running cluster that BOOK_SCHEDULER names (tcp://host:8786). The noise runs of one dataset train
-in batches of lib.experiments.tasks.NOISE_BATCH as one stacked model (lib.batched).
+in batches of lib.experiments.tasks.NOISE_BATCH as one stacked model (lib.batched), a batch of one
+on the book's machine (make bench --projection-only measures which is fastest).
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ def test_every_tool_is_covered():
         "fetch_data.py",
         "full_mode.py",
         "lint_chapters.py",
+        "projection.py",
         "sync_environment.py",
     ]
 
