@@ -11,6 +11,7 @@ Used in Chapter 1 (Lemma 1) and Chapter 2 (context ids).
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,14 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
-from ._validate import as_float_array, flag, positive_int, require_size, short_repr
+from ._validate import (
+    as_float_array,
+    finite_real,
+    flag,
+    positive_int,
+    require_size,
+    short_repr,
+)
 
 if TYPE_CHECKING:
     from .layers import SelfAttention
@@ -29,6 +37,9 @@ __all__ = [
     "MAX_DPS",
     "MAX_PAIRS",
     "MAX_MP_TERMS",
+    "MAX_MP_SECONDS",
+    "mp_seconds",
+    "require_mp_seconds",
     "to_mpf",
     "boltz_mp",
     "lse_mp",
@@ -49,6 +60,68 @@ MAX_PAIRS = 1_000_000
 #: :func:`lib.interpolation.interpolation_mp` (``M**2 k``). About 20 microseconds each at 50
 #: digits on the book's reference machine, so the limit is a few minutes of work.
 MAX_MP_TERMS = 10_000_000
+#: Longest a call of an exact function may be expected to take, in seconds on one core of the
+#: book's reference machine (:func:`mp_seconds`); a call above it is refused before any work,
+#: because the digits and the sizes together, not either alone, decide the time: at
+#: :data:`MAX_DPS` digits one ``exp`` takes about 0.2 s, so a few hundred entries are minutes.
+#: ``make bench --guards-only`` times calls of each guarded function and projects them to it.
+MAX_MP_SECONDS = 60.0
+
+# The cost model of mp_seconds, fitted on the reference machine (mpmath with its gmpy backend):
+# one addition, multiplication or comparison took 2.9 us at 50 digits, 14 us at 5,000, 271 us at
+# 50,000 and 537 us at 100,000; one exp 3.6 us, 23 us, 1.1 ms, 74 ms and 204 ms (50 to 100,000).
+_ARITHMETIC_S = (3e-6, 6e-9, 0.0)  # seconds: constant, per digit, per digit squared
+_TRANSCENDENTAL_S = (4e-6, 4e-8, 3e-11)
+
+
+def mp_seconds(dps: int, arithmetic: float = 0, transcendental: float = 0) -> float:
+    """Expected seconds of ``arithmetic`` elementary operations (addition, multiplication,
+    comparison, conversion) and ``transcendental`` evaluations (``exp``, ``log``, ``sqrt``) at
+    ``dps`` decimal digits, on one core of the book's reference machine.
+
+    The model is ``c0 + c1 dps + c2 dps**2`` seconds per operation of each kind, fitted to timings
+    from 50 to 100,000 digits (within a factor of two above them; the squared term is that of
+    ``exp`` at many digits). It ranks calls for :func:`require_mp_seconds`; ``make bench
+    --guards-only`` measures how far it is from real calls.
+
+    Args:
+        dps: decimal digits (>= 1); arithmetic, transcendental: operation counts (>= 0, floats
+            allowed for counts too large for an int's exact value to matter).
+
+    Returns:
+        Seconds (a float >= 0).
+
+    Raises:
+        ValueError: for a ``dps`` that is not a positive whole number, or a negative or non-finite
+            count.
+    """
+    dps = positive_int("dps", dps)
+    total = 0.0
+    for name, count, (c0, c1, c2) in (
+        ("arithmetic", arithmetic, _ARITHMETIC_S),
+        ("transcendental", transcendental, _TRANSCENDENTAL_S),
+    ):
+        count = finite_real(name, count, minimum=0.0)
+        total += count * (c0 + c1 * dps + c2 * float(dps) ** 2)
+    return total
+
+
+def require_mp_seconds(
+    what: str, dps: int, arithmetic: float = 0, transcendental: float = 0
+) -> None:
+    """Refuse an exact computation :func:`mp_seconds` expects to take more than
+    :data:`MAX_MP_SECONDS`.
+
+    Raises:
+        ValueError: naming ``what``, the digits, the expected time and the limit.
+    """
+    seconds = mp_seconds(dps, arithmetic, transcendental)
+    if seconds > MAX_MP_SECONDS:
+        raise ValueError(
+            f"{what} ({arithmetic:,.4g} arithmetic and {transcendental:,.4g} transcendental "
+            f"operations at dps={dps:,} digits) would take about {seconds:,.0f} s, more than the "
+            f"limit lib.exact.MAX_MP_SECONDS = {MAX_MP_SECONDS:g} s; lower dps or the sizes"
+        )
 
 
 def to_mpf(name: str, value: object) -> mpmath.mpf:
@@ -103,13 +176,16 @@ def boltz_mp(
 
     Raises:
         ValueError: if ``a`` is empty, not 1-D, or holds a non-finite or non-real entry (bools
-            and complex numbers are refused); if ``beta`` is not finite; if ``dps < 15``.
+            and complex numbers are refused); if ``beta`` is not finite; if ``dps < 15`` or
+            above :data:`MAX_DPS`; if the entries and digits together would exceed
+            :data:`MAX_MP_SECONDS` (:func:`mp_seconds`; a few hundred entries at
+            :data:`MAX_DPS` digits).
 
     Source: K&S (ICLR 2024), the operator of Lemma 1; the float64 version is
     :func:`lib.boltzmann.boltz`. Used in Chapter 1 (checks C3, C4).
     """
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
-    entries = _entries(a, dps)
+    entries = _entries(a, dps, "boltz_mp", per_entry=(4, 1))
     with mpmath.workdps(dps):
         b = to_mpf("beta", beta)
         top = max(b * x for x in entries)
@@ -138,13 +214,14 @@ def lse_mp(
         An ``mpmath.mpf`` carrying ``dps`` digits; it lies in ``[max(a), max(a) + log(n)]``.
 
     Raises:
-        ValueError: as :func:`boltz_mp` for bad ``a`` or ``dps``.
+        ValueError: as :func:`boltz_mp` for bad ``a`` or ``dps``, or too many entries at
+            ``dps`` digits (:data:`MAX_MP_SECONDS`).
 
     Source: the log-sum-exp soft maximum that Chapter 1 compares with the Boltzmann operator
     (Asadi & Littman 2017); the float64 version is :func:`lib.boltzmann.soft_max_lse`.
     """
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
-    entries = _entries(a, dps)
+    entries = _entries(a, dps, "lse_mp", per_entry=(3, 1))
     with mpmath.workdps(dps):
         top = max(entries)
         return top + mpmath.log(mpmath.fsum(mpmath.exp(x - top) for x in entries))
@@ -168,13 +245,14 @@ def softmax_entropy_mp(
         An ``mpmath.mpf`` in ``[0, log(n)]`` (natural logarithm, so the unit is nats).
 
     Raises:
-        ValueError: as :func:`boltz_mp` for bad ``a`` or ``dps``.
+        ValueError: as :func:`boltz_mp` for bad ``a`` or ``dps``, or too many entries at
+            ``dps`` digits (:data:`MAX_MP_SECONDS`).
 
     Source: the entropy term of the identity behind K&S Lemma 1's ``log n`` bounds (the
     identity is the book's reconstruction). Used in Chapter 1.
     """
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
-    entries = _entries(a, dps)
+    entries = _entries(a, dps, "softmax_entropy_mp", per_entry=(5, 2))
     with mpmath.workdps(dps):
         top = max(entries)
         weights = [mpmath.exp(x - top) for x in entries]
@@ -183,8 +261,10 @@ def softmax_entropy_mp(
         return -mpmath.fsum(q * mpmath.log(q) for q in p if q > 0)
 
 
-def _entries(a: object, dps: int) -> list:
-    """The entries of a 1-D real sequence (list, tuple, array, tensor) as mpf at ``dps`` digits."""
+def _entries(a: object, dps: int, what: str, per_entry: tuple[int, int]) -> list:
+    """The entries of a 1-D real sequence (list, tuple, array, tensor) as mpf at ``dps`` digits,
+    after :func:`require_mp_seconds` for ``per_entry`` (arithmetic, transcendental) operations
+    per entry of ``what``."""
     if isinstance(a, torch.Tensor):
         a = (
             a.detach().to("cpu", torch.float64).numpy()
@@ -199,6 +279,8 @@ def _entries(a: object, dps: int) -> list:
         )
     if len(a) == 0:
         raise ValueError("a must have at least one entry, got an empty sequence")
+    n = len(a)
+    require_mp_seconds(f"{what} of {n:,} entries", dps, per_entry[0] * n, per_entry[1] * n)
     with mpmath.workdps(dps):
         return [to_mpf(f"a[{i}]", x) for i, x in enumerate(a)]
 
@@ -226,7 +308,8 @@ def min_gap(
         The gap as an ``mpmath.mpf``; ``mpmath.inf`` when ``distinct`` and all entries are equal.
 
     Raises:
-        ValueError: if fewer than two values are given, or a value is not a finite real.
+        ValueError: if fewer than two values are given, a value is not a finite real, or the
+            values and digits would exceed :data:`MAX_MP_SECONDS` (:func:`mp_seconds`).
 
     Source: the "minimum gap" of K&S Lemma 1 and Theorem 2 (the book's checks C3 and C6).
     Used in Chapters 1-2.
@@ -244,6 +327,8 @@ def min_gap(
     values = list(values)
     if len(values) < 2:
         raise ValueError(f"values must hold at least two entries, got {len(values)}")
+    m = len(values)
+    require_mp_seconds(f"min_gap of {m:,} values", dps, m * (math.log2(m) + 3))
     with mpmath.workdps(dps):
         xs = sorted(to_mpf(f"values[{i}]", v) for i, v in enumerate(values))
         gaps = [hi - lo for lo, hi in zip(xs, xs[1:], strict=False)]
@@ -292,7 +377,8 @@ def project_mp(rows: Iterable[Sequence[Any]], v: ArrayLike) -> list:
     Raises:
         ValueError: if ``v`` is not a finite real vector (NaN, ``None``, complex and bool are
             refused), ``rows`` is not a sequence of sequences, a row's length differs from
-            ``len(v)``, or an entry of a row is not a finite real number.
+            ``len(v)``, an entry of a row is not a finite real number, or the products would
+            exceed :data:`MAX_MP_SECONDS` at the current precision (:func:`mp_seconds`).
 
     Used by :mod:`lib.memorization` and :mod:`lib.approximation` (Chapters 3-4).
     """
@@ -313,6 +399,9 @@ def project_mp(rows: Iterable[Sequence[Any]], v: ArrayLike) -> list:
                 f"rows must have length {len(vm)} like v, got a row of length {len(r)}"
             )
         checked.append([_mp_entry(f"rows[{i}][{j}]", c) for j, c in enumerate(r)])
+    require_mp_seconds(
+        f"project_mp of {len(checked):,} rows", mpmath.mp.dps, 2 * len(checked) * len(vm)
+    )
     return [row[0] for row in _matmul_t(checked, [vm])]
 
 
@@ -338,8 +427,9 @@ def attention_mp(
 
     Raises:
         ValueError: for a shape that does not match the layer, NaN/inf, complex or bool input,
-            a bad ``dps`` or ``rows``, or more than :data:`MAX_MP_TERMS` score terms (checked
-            before any is computed).
+            a bad ``dps`` or ``rows``, more than :data:`MAX_MP_TERMS` score terms, or a call
+            :func:`mp_seconds` expects to exceed :data:`MAX_MP_SECONDS` at ``dps`` digits (both
+            checked before any is computed).
 
     Source: K&S (ICLR 2024), the layer of Theorem 2, evaluated exactly because float64 reports
     false collisions between its context ids. Chapter 2 (checks C6-C8).
@@ -360,6 +450,13 @@ def attention_mp(
         sequences * rows * arr.shape[-2] * layer.head_dim,
         MAX_MP_TERMS,
         "lib.exact.MAX_MP_TERMS",
+    )
+    n, s_, d = arr.shape[-2], layer.head_dim, layer.d
+    require_mp_seconds(
+        f"attention_mp on {sequences:,} sequence(s) of {n:,} tokens",
+        dps,
+        sequences * (2 * n * d * s_ * 3 + 2 * rows * n * s_ * 2 + 2 * rows * d * s_),
+        sequences * rows * n if layer.normalizer == "softmax" else 0,
     )
     if arr.ndim == 3:
         return [attention_mp(seq, layer, dps, rows) for seq in arr]
@@ -410,7 +507,9 @@ def min_distance(
 
     Raises:
         ValueError: for fewer than two points, ragged points, non-finite or non-real coordinates,
-            or more than :data:`MAX_PAIRS` pairs to compare (checked before any is computed).
+            more than :data:`MAX_PAIRS` pairs to compare, or pairs x coordinates x digits that
+            :func:`mp_seconds` expects to exceed :data:`MAX_MP_SECONDS` (checked before any is
+            computed).
 
     Source: the distance between context ids in K&S Theorem 2 (the book's checks C6-C8).
     Used in Chapter 2.
@@ -431,6 +530,12 @@ def min_distance(
                 f"points[{i}] must be a non-empty vector (list, tuple or array), "
                 f"got {short_repr(p)}"
             )
+    pairs, width = len(points) * (len(points) - 1) // 2, max(len(p) for p in points)
+    require_mp_seconds(
+        f"min_distance over {len(points):,} points of {width:,} coordinates",
+        dps,
+        pairs * (3 * width + 12),  # a square root costs about ten multiplications
+    )
     with mpmath.workdps(dps):
         P = [[to_mpf(f"points[{i}]", c) for c in p] for i, p in enumerate(points)]
         if len({len(p) for p in P}) != 1:

@@ -257,12 +257,13 @@ def interpolation_mp(
 
     Raises:
         ValueError: for fewer than one id, repeated ids, non-finite values, mismatched shapes,
-            or more than :data:`lib.exact.MAX_MP_TERMS` exact terms (``M**2 k``; checked before
-            any is computed).
+            or more than :data:`lib.exact.MAX_MP_TERMS` exact terms (``M**2 k``) or
+            :data:`lib.exact.MAX_MP_SECONDS` of them at ``dps`` digits (both checked before any is
+            computed).
 
     Source: the interpolation step of K&S Corollary 1 (reconstructed by the book). Chapter 3.
     """
-    from .exact import MAX_DPS, MAX_MP_TERMS, to_mpf
+    from .exact import MAX_DPS, MAX_MP_TERMS, require_mp_seconds, to_mpf
 
     dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
     if (
@@ -283,6 +284,7 @@ def interpolation_mp(
         MAX_MP_TERMS,
         "lib.exact.MAX_MP_TERMS",
     )
+    require_mp_seconds(f"interpolation_mp over {len(z):,} ids", dps, 4 * len(z) ** 2 * Y.shape[1])
     with mpmath.workdps(dps):
         zs = [
             to_mpf(f"z[{i}]", v)

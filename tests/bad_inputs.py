@@ -372,6 +372,11 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             dict(X=np.array([[0.0, 1.0], [1.0, 0.5]]), layer=_layer(), dps=30),
         ),
         "exact.project_mp": (exact.project_mp, dict(rows=[[1.0, 2.0]], v=[0.5, 0.5])),
+        "exact.mp_seconds": (exact.mp_seconds, dict(dps=50, arithmetic=10, transcendental=2)),
+        "exact.require_mp_seconds": (
+            exact.require_mp_seconds,
+            dict(what="a test", dps=50, arithmetic=10, transcendental=2),
+        ),
         "exact.min_distance": (
             exact.min_distance,
             dict(points=[[0.0, 1.0], [1.0, 0.5]], dps=30, distinct=True),

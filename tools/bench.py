@@ -48,8 +48,11 @@ page's script records it. Target: the slowest redraw under 100 ms.
 And the **work guards** (``lib._validate.MAX_WORK``): one call of each guarded sweep
 (``lib.separation.best_direction``, ``lib.cross.context_length``,
 ``lib.cross.product_context_length``) at 1/64 of the work limit, timed, and its time projected
-linearly to a call at the limit. Target: at most 120 s, the "under a minute" their docstrings
-promise with a factor of two for a loaded machine. ``--guards-only`` runs only this measure.
+linearly to a call at the limit; and the exact functions' guard (``lib.exact.MAX_MP_SECONDS``,
+digits and sizes together): ``boltz_mp``, ``min_distance`` and ``attention_mp`` at 50, 5,000 and
+100,000 digits, each sized to 1/64 of the limit by ``lib.exact.mp_seconds`` and projected the same
+way. Target: at most 120 s, the "under a minute" their docstrings promise with a factor of two for
+a loaded machine. ``--guards-only`` runs only this measure.
 
 And the **memory of each page** (``results/bench/memory.json``), for Binder: every page with code,
 executed in fast mode as a reader's Jupyter runs it (jupytext, then nbclient with the ``python3``
@@ -698,15 +701,73 @@ def guard_times(share: int = 64) -> list[dict]:
         seconds = time.perf_counter() - start
         at_limit = seconds * _validate.MAX_WORK / work
         rows.append({"function": name, "work": work, "seconds": seconds, "at_limit_s": at_limit})
+    return rows + exact_guard_times(share)
+
+
+def exact_guard_times(share: int = 64) -> list[dict]:
+    """The exact functions' guard (``lib.exact.MAX_MP_SECONDS``): at each of a few precisions,
+    a call sized so that ``lib.exact.mp_seconds`` expects ``MAX_MP_SECONDS / share``, timed, and
+    projected linearly to a call at the limit (its work is linear in the operation counts)."""
+    import numpy as np
+
+    from lib import exact, layers
+
+    budget = exact.MAX_MP_SECONDS / share
+    layer = layers.SelfAttention(4, head_dim=4, seed=0)
+    rng = np.random.default_rng(0)
+
+    def boltz(dps):
+        n = max(1, int(budget / exact.mp_seconds(dps, 4, 1)))
+        return (
+            n,
+            exact.mp_seconds(dps, 4 * n, n),
+            lambda: exact.boltz_mp(rng.normal(size=n), 1, dps),
+        )
+
+    def distance(dps):
+        m = 2
+        while exact.mp_seconds(dps, (m + 1) * m // 2 * 24) <= budget:
+            m += 1
+        pairs = m * (m - 1) // 2
+        pts = [list(p) for p in rng.normal(size=(m, 4))]
+        return m, exact.mp_seconds(dps, pairs * 24), lambda: exact.min_distance(pts, dps)
+
+    def attention(dps):
+        n = 2
+        while exact.mp_seconds(dps, 2 * (n + 1) * 48 + 16 * (n + 1) ** 2 + 32 * (n + 1),
+                               (n + 1) ** 2) <= budget:  # fmt: skip
+            n += 1
+        model = exact.mp_seconds(dps, 2 * n * 48 + 16 * n * n + 32 * n, n * n)
+        return n, model, lambda: exact.attention_mp(rng.normal(size=(n, 4)), layer, dps)
+
+    rows = []
+    for name, sized in (("exact.boltz_mp", boltz), ("exact.min_distance", distance),
+                        ("exact.attention_mp", attention)):  # fmt: skip
+        for dps in (50, 5_000, exact.MAX_DPS):
+            size, model, call = sized(dps)
+            start = time.perf_counter()
+            call()
+            seconds = time.perf_counter() - start
+            rows.append(
+                {
+                    "function": f"{name} ({dps:,} digits, size {size:,})",
+                    "work": model,
+                    "seconds": seconds,
+                    "at_limit_s": seconds * exact.MAX_MP_SECONDS / model,
+                }
+            )
     return rows
 
 
 def print_guards(rows: list[dict]) -> bool:
     ok = all(r["at_limit_s"] <= TARGETS["guard_limit_s"] for r in rows)
-    print("work guards, projected to a call at lib._validate.MAX_WORK:")
+    print(
+        "work guards, projected to a call at lib._validate.MAX_WORK (or lib.exact.MAX_MP_SECONDS):"
+    )
     for r in rows:
         print(
-            f"  {r['function']:<30} {r['seconds']:6.2f} s for {r['work']:,} units -> "
+            f"  {r['function']:<30} {r['seconds']:6.2f} s for {r['work']:,.4g} "
+            f"{'expected s' if r['function'].startswith('exact.') else 'units'} -> "
             f"{r['at_limit_s']:6.1f} s at the limit (target <= {TARGETS['guard_limit_s']} s)   "
             f"{'ok' if r['at_limit_s'] <= TARGETS['guard_limit_s'] else 'MISSED'}"
         )

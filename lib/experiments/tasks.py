@@ -53,11 +53,12 @@ __all__ = [
     "run_tasks",
 ]
 
-#: How many noise runs one task trains together: the batch that trained the fewest seconds per
+#: How many noise runs one task trains together, the batch that trained the fewest seconds per
 #: run-epoch in ``make bench --projection-only``, timed at ``make full``'s own shape (one worker's
 #: environment and one thread, the whole training set; ``results/bench/projection.json``, a test
-#: checks). It is 1: at that shape one run alone beat every batch tried, although a batch of 14
-#: was fastest in a short trial on part of MNIST at two threads (``results/bench/batched.json``).
+#: checks). It is 1 on the book's machine, where one run alone beat every batch tried, although a
+#: batch of 14 was fastest in a short trial on part of MNIST at two threads
+#: (``results/bench/batched.json``).
 NOISE_BATCH = 1
 
 

@@ -296,6 +296,62 @@ def test_guards_bound_the_work_not_each_size():
     assert count * (count - 1) // 2 * V.shape[1] <= separation.MAX_WORK
 
 
+def _refused_at_once(call, match="lib.exact.MAX_MP_SECONDS"):
+    """The guard's refusal (before any work: the same calls computed would take minutes)."""
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_exact_guards_bound_digits_times_sizes():
+    """Each size and the digits within their own limits, their product refused before any work:
+    the exact functions at lib.exact.MAX_DPS digits."""
+    from lib import exact
+
+    top = exact.MAX_DPS
+    a = [0.5] * 400  # 400 exps at 100,000 digits: over a minute by the model
+    assert exact.mp_seconds(top, 4 * 400, 400) > exact.MAX_MP_SECONDS
+    for f in (exact.lse_mp, exact.softmax_entropy_mp):
+        _refused_at_once(lambda f=f: f(a, dps=top))
+    _refused_at_once(lambda: exact.boltz_mp(a, 1, dps=top))
+    points = [[float(i), 0.5] for i in range(200)]  # 19,900 pairs, far below MAX_PAIRS
+    assert 200 * 199 // 2 < exact.MAX_PAIRS
+    _refused_at_once(lambda: exact.min_distance(points, dps=top))
+    layer = layers.SelfAttention(2, head_dim=2, seed=0)
+    X = np.random.default_rng(0).normal(size=(30, 2))  # 1,800 score terms, far below MAX_MP_TERMS
+    _refused_at_once(lambda: exact.attention_mp(X, layer, dps=top))
+    _refused_at_once(lambda: interpolation.interpolation_mp(np.arange(300.0), np.ones(300), top))
+    values = list(np.linspace(0, 1, 10**5))
+    _refused_at_once(lambda: exact.min_gap(values, dps=top))
+    with mpmath.workdps(top):
+        _refused_at_once(lambda: exact.project_mp([[0.5, 0.25]] * 50_000, [1.0, 1.0]))
+    # the same sizes at 50 digits are accepted, and right: equal entries, so boltz = 0.5 and
+    # lse = 0.5 + log(400) exactly
+    assert exact.boltz_mp(a, 1, dps=50) == mpmath.mpf(0.5)
+    with mpmath.workdps(50):
+        assert abs(exact.lse_mp(a, dps=50) - (mpmath.mpf(0.5) + mpmath.log(400))) < mpmath.mpf(
+            10
+        ) ** (-45)
+    # a few entries at the most digits are accepted (two exps: well under a second)
+    assert exact.boltz_mp([0.5, 0.5], 1, dps=top) == mpmath.mpf(0.5)
+
+
+def test_mp_seconds_grows_with_digits_and_counts():
+    from lib import exact
+
+    digits = [15, 50, 500, 5_000, 50_000, 100_000]
+    for kind in ("arithmetic", "transcendental"):
+        times = [exact.mp_seconds(d, **{kind: 1000}) for d in digits]
+        assert times == sorted(times) and times[0] > 0
+        assert exact.mp_seconds(50, **{kind: 2000}) == pytest.approx(2 * times[1], rel=1e-12)
+    assert exact.mp_seconds(50) == 0.0
+    # at 50 digits, MAX_MP_TERMS multiplications are within the time limit (the guards agree)
+    assert exact.mp_seconds(50, exact.MAX_MP_TERMS) <= exact.MAX_MP_SECONDS
+    for bad, match in (({"dps": 0}, "dps"), ({"dps": 50, "arithmetic": -1}, "arithmetic"),
+                       ({"dps": 50, "transcendental": math.inf}, "transcendental")):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            exact.mp_seconds(**bad)
+
+
 # --- extreme scales of the constructions ---------------------------------------------------
 
 
