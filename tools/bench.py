@@ -882,7 +882,11 @@ def _projection():
 
 
 def measure_projection() -> dict:
-    """``make full``'s projection, old and new path (tools/projection.py), stored."""
+    """``make full``'s projection, old and new path (tools/projection.py), stored: as
+    ``projection`` on the CPU, as ``projection-cuda`` (and so on) when ``BOOK_DEVICE`` names an
+    accelerator (the timing processes inherit it), so that a GPU's timings never replace the
+    CPU's."""
+    from lib.book import config
     from lib.experiments import conll, noise
 
     projection = _projection()
@@ -891,7 +895,9 @@ def measure_projection() -> dict:
         "conll": conll.CONLL_VERSION,
         "noise": noise.NOISE_VERSION,
     }
-    return store_measure("projection", settings, projection.measure)
+    device = config.DEVICE.type
+    run = "projection" if device == "cpu" else f"projection-{device}"
+    return store_measure(run, settings, projection.measure)
 
 
 def arguments(argv: list[str] | None = None) -> argparse.Namespace:
