@@ -72,3 +72,15 @@ def test_every_run_kind_of_make_full_was_timed(projection, stored):
     assert set(stored["paths"]["new"]["times"]["noise"]) == {
         str(k) for k in projection.PROJECTION["noise_batches"]
     }
+
+
+def test_the_readme_states_the_stored_projection(stored):
+    """The README's "about N hours" of make full from nothing is the stored projection, rounded."""
+    import re
+
+    words = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+    said = re.search(
+        r"From nothing stored it takes about (\w+) hours", (ROOT / "README.md").read_text()
+    )
+    assert said is not None
+    assert words[said.group(1)] == round(stored["paths"]["new"]["wall_s"] / 3600)
