@@ -76,12 +76,12 @@ _TRANSCENDENTAL_S = (4e-6, 4e-8, 3e-11)
 
 def mp_seconds(dps: int, arithmetic: float = 0, transcendental: float = 0) -> float:
     """Expected seconds of ``arithmetic`` elementary operations (addition, multiplication,
-    comparison, conversion) and ``transcendental`` evaluations (``exp``, ``log``, ``sqrt``) at
-    ``dps`` decimal digits, on one core of the book's reference machine.
+    comparison, conversion; a square root counts as about ten) and ``transcendental`` evaluations
+    (``exp``, ``log``) at ``dps`` decimal digits, on one core of the book's reference machine.
 
     The model is ``c0 + c1 dps + c2 dps**2`` seconds per operation of each kind, fitted to timings
-    from 50 to 100,000 digits (within a factor of two above them; the squared term is that of
-    ``exp`` at many digits). It ranks calls for :func:`require_mp_seconds`; ``make bench
+    from 50 to 100,000 digits (within a factor of two of them, mostly above; the squared term is
+    that of ``exp`` at many digits). It sizes calls for :func:`require_mp_seconds`; ``make bench
     --guards-only`` measures how far it is from real calls.
 
     Args:
@@ -94,6 +94,9 @@ def mp_seconds(dps: int, arithmetic: float = 0, transcendental: float = 0) -> fl
     Raises:
         ValueError: for a ``dps`` that is not a positive whole number, or a negative or non-finite
             count.
+
+    Source: the book's own work guard (the papers give none); used by the exact functions of
+    this module and :func:`lib.interpolation.interpolation_mp` (Chapters 1-3).
     """
     dps = positive_int("dps", dps)
     total = 0.0
@@ -112,8 +115,15 @@ def require_mp_seconds(
     """Refuse an exact computation :func:`mp_seconds` expects to take more than
     :data:`MAX_MP_SECONDS`.
 
+    Args:
+        what: the computation, as the message names it; dps, arithmetic, transcendental: as
+            :func:`mp_seconds`.
+
     Raises:
-        ValueError: naming ``what``, the digits, the expected time and the limit.
+        ValueError: naming ``what``, the operation counts, the digits, the expected time and the
+            limit; or as :func:`mp_seconds` for bad counts or digits.
+
+    Source: the book's own work guard, as :func:`mp_seconds`.
     """
     seconds = mp_seconds(dps, arithmetic, transcendental)
     if seconds > MAX_MP_SECONDS:

@@ -289,6 +289,9 @@ def worker_environ(threads: int, *, dask_defaults: bool = False) -> dict[str, st
     Raises:
         ValueError: for ``threads`` that is not a whole number from 1 to 4096, or a
             ``dask_defaults`` that is not a bool.
+
+    Used by :func:`make_client` (``make full``: the stored runs of Chapters 3 and 5) and
+    ``make bench --projection-only``.
     """
     import dask
     import distributed  # noqa: F401  (loads distributed's configuration defaults)
@@ -316,8 +319,8 @@ def make_client(
     ``worker-saturation`` 1.0) with ``BOOK_THREADS`` torch threads and as many OpenMP/MKL
     threads; their memory is not limited (a batch of noise runs holds a copy of the training
     images per run). They are spawned with :func:`worker_environ` (Dask's defaults less the
-    allocator's trim threshold, which costs every run kind of ``make full`` about 1.7 times its
-    time).
+    allocator's trim threshold, with which each run kind of ``make full`` trained 1.3 to 2.2 times
+    slower per epoch).
 
     Raises:
         ValueError: as :func:`cluster_shape`, or for a scheduler address that is not
