@@ -264,9 +264,9 @@ def cluster_shape(environ: Mapping[str, object] | None = None) -> tuple[int, int
 
 
 #: Variables of Dask's ``distributed.nanny.pre-spawn-environ`` defaults that the book's workers do
-#: not get. ``MALLOC_TRIM_THRESHOLD_=65536`` makes glibc hand every freed block above 64 KiB back
-#: to the system, and setting it at all turns off glibc's dynamic mmap threshold; each training
-#: step then page-faults its large buffers afresh (a dense embedding gradient of 12 MB: 5.1 ms
+#: not get. Setting ``MALLOC_TRIM_THRESHOLD_`` at all turns off glibc's dynamic mmap threshold
+#: (``mallopt(3)``), so every buffer above 128 KiB is mapped afresh at each allocation and each
+#: training step page-faults its large buffers (a dense embedding gradient of 12 MB: 5.1 ms
 #: instead of 0.5 ms to allocate and zero). ``make bench --projection-only`` measures the cost on
 #: every run kind of ``make full`` (``results/bench/projection.json``).
 DROPPED_SPAWN_ENVIRON = ("MALLOC_TRIM_THRESHOLD_",)
