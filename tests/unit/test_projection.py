@@ -53,7 +53,9 @@ def test_the_stored_projection_is_todays_plan_costed_by_its_own_measurements(pro
     """Recomputed from its stored epoch times with today's plan and stored epochs, each path's
     projection is the stored one: a changed setting or run list makes the stored one stale."""
     for name, path in stored["paths"].items():
-        again = projection.project(path["times"], path["noise_batch"], stored["workers"])
+        again = projection.project(
+            path["times"], path["noise_batch"], stored["workers"], path["order"]
+        )
         assert [t["label"] for t in again["tasks"]] == [t["label"] for t in path["tasks"]]
         assert again["wall_s"] == pytest.approx(path["wall_s"], rel=1e-12), name
     assert stored["ratio"] == pytest.approx(
@@ -61,6 +63,36 @@ def test_the_stored_projection_is_todays_plan_costed_by_its_own_measurements(pro
     )
     assert stored["paths"]["new"]["noise_batch"] == tasks.NOISE_BATCH
     assert stored["paths"]["old"]["noise_batch"] == projection.PROJECTION["old_noise_batch"]
+    for name, path in stored["paths"].items():  # each path as PATHS defines it
+        assert path["order"] == projection.PATHS[name]["order"]
+        assert path["commit"] == projection.PATHS[name]["commit"]
+        assert path["environ"] == projection.path_environ(name)
+
+
+def test_the_old_path_spawns_workers_as_its_commit_did(projection):
+    """Commit 4b8d492's make_client set ``distributed.nanny.pre-spawn-environ`` to its three
+    thread counts, which replaces Dask's defaults whole (``dask.config.set`` does not merge a
+    dict): its workers never had ``MALLOC_TRIM_THRESHOLD_``. Today's path keeps Dask's other
+    defaults."""
+    import dask
+    import distributed  # noqa: F401  (loads distributed's configuration defaults)
+
+    env = {name: "1" for name in ("BOOK_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": env}):
+        assert dask.config.get("distributed.nanny.pre-spawn-environ") == env
+    assert projection.path_environ("old") == env
+    assert "MALLOC_TRIM_THRESHOLD_" not in projection.path_environ("old")
+    assert projection.path_environ("new") == tasks.worker_environ(1)
+
+
+def test_the_old_path_hands_tasks_out_in_plan_order(projection, stored):
+    old = stored["paths"]["old"]
+    costs = [t["seconds"] for t in old["tasks"]]
+    assert old["wall_s"] == pytest.approx(
+        old["pilots_s"] + projection.schedule(costs, stored["workers"]), rel=1e-12
+    )
+    with pytest.raises(ValueError, match="order"):
+        projection.project(old["times"], old["noise_batch"], stored["workers"], "random")
 
 
 def test_every_run_kind_of_make_full_was_timed(projection, stored):
