@@ -34,6 +34,10 @@ __all__ = [
     "projection_constant",
     "projection_bound",
     "projection_miss_expectation",
+    "miss_exponent",
+    "projection_rate_check",
+    "RATE_TOLERANCE",
+    "SLOPE_TOLERANCE",
     "best_direction",
     "MAX_PAIR_ENTRIES",
     "MAX_DRAWS",
@@ -236,21 +240,31 @@ def projection_constant(w: ArrayLike, vocab: ArrayLike) -> float:
     return min(c, 1.0)  # rounding can push a perfect projection a hair above 1
 
 
-def projection_bound(vocab_size: int, d: int) -> float:
+def projection_bound(vocab_size: int, d: int, *, power: float = 2) -> float:
     r"""The worst-case projection constant :math:`(|V|+1)^{-2}\sqrt{8/(\pi d)}` (Park et al. 2021).
 
+    Args:
+        vocab_size: :math:`|V| \ge 1`; d: the dimension ``>= 1``.
+        power: the exponent of :math:`|V|+1` (2, the reconstructed constant; other values give
+            the wrong forms :math:`(|V|+1)^{-p}\sqrt{8/(\pi d)}` that check C9 must tell apart).
+
+    Returns:
+        The constant as a Python float.
+
     Raises:
-        ValueError: for non-positive sizes.
+        ValueError: for non-positive sizes, or a ``power`` that is not a real number in
+            ``[0, 8]``.
 
     Source: Park et al. (2021), the constant in K&S Theorem 2 (its role there reconstructed by
     the book; see the Sources and certainty page). Chapter 2 (check C9).
     """
     K = positive_int("vocab_size", vocab_size, maximum=10**12)
     d = positive_int("d", d, maximum=10**12)
-    return (K + 1) ** -2 * math.sqrt(8.0 / (math.pi * d))
+    power = finite_real("power", power, minimum=0.0, maximum=8.0)
+    return (K + 1.0) ** -power * math.sqrt(8.0 / (math.pi * d))
 
 
-def projection_miss_expectation(vocab_size: int, d: int) -> float:
+def projection_miss_expectation(vocab_size: int, d: int, *, power: float = 2) -> float:
     r"""Expected number of pairs of :math:`V \cup \{0\}` that a random direction projects below
     :func:`projection_bound`.
 
@@ -273,6 +287,7 @@ def projection_miss_expectation(vocab_size: int, d: int) -> float:
         vocab_size: :math:`|V| \ge 1`.
         d: dimension ``>= 1``; for ``d = 1`` every pair projects with :math:`|t| = 1` and the
             result is 0.
+        power: the exponent of :func:`projection_bound` (2, the reconstructed constant).
 
     Returns:
         :math:`\lambda` as a Python float.
@@ -285,7 +300,7 @@ def projection_miss_expectation(vocab_size: int, d: int) -> float:
     """
     import mpmath
 
-    b = projection_bound(vocab_size, d)
+    b = projection_bound(vocab_size, d, power=power)
     d = positive_int("d", d)
     if d == 1:
         return 0.0
@@ -294,6 +309,146 @@ def projection_miss_expectation(vocab_size: int, d: int) -> float:
             mpmath.mpf(1) / 2, mpmath.mpf(d - 1) / 2, 0, mpmath.mpf(b) ** 2, regularized=True
         )
         return float(mpmath.binomial(vocab_size + 1, 2) * p)
+
+
+def miss_exponent(vocab_sizes: ArrayLike, rates: ArrayLike, draws: int) -> float:
+    r"""How the expected number of missed pairs grows with the vocabulary: the least-squares slope
+    of :math:`\log \hat\lambda` against :math:`\log(|V|+1)`, where
+    :math:`\hat\lambda = -\log(\text{rate})` is the number of pairs projected below the
+    constant that a rate of good directions implies under the Poisson reading of
+    :func:`projection_miss_expectation`.
+
+    For the reconstructed constant (exponent 2 of :math:`|V|+1`) :math:`\lambda` tends to a limit
+    as :math:`|V|` grows, so the slope is close to 0; a constant with exponent :math:`2 \mp 1` has
+    :math:`\lambda` larger or smaller by a factor :math:`|V|+1`, a slope larger or smaller by
+    about 1 (check C9 compares the measured slope with the one the closed form predicts).
+    A rate of 0 or 1 is clipped to ``1 / (2 draws)`` or ``1 - 1 / (2 draws)`` (half a draw), so
+    that a rate that has collapsed still gives a finite, large slope.
+
+    Args:
+        vocab_sizes: at least two distinct sizes :math:`|V| \ge 1`, shape ``(k,)``.
+        rates: the share of good directions at each size, in ``[0, 1]``, shape ``(k,)``.
+        draws: the number of draws behind each rate (``>= 1``).
+
+    Returns:
+        The slope as a Python float.
+
+    Raises:
+        ValueError: for sizes and rates of different or too short lengths, sizes that are not
+            whole numbers >= 1 or not distinct, rates outside ``[0, 1]``, or a bad ``draws``.
+
+    Source: the book's check of the reconstructed projection constant behind K&S Theorem 2
+    (Park et al. 2021). Chapter 2 (check C9).
+    """
+    sizes = as_float_array("vocab_sizes", vocab_sizes)
+    shares = as_float_array("rates", rates)
+    draws = positive_int("draws", draws, maximum=10**9)
+    if sizes.ndim != 1 or shares.shape != sizes.shape or len(sizes) < 2:
+        raise ValueError(
+            f"vocab_sizes and rates must be 1-d of one length >= 2, got shapes {sizes.shape} "
+            f"and {shares.shape}"
+        )
+    if np.any(sizes < 1) or np.any(sizes != np.round(sizes)) or len(set(sizes)) != len(sizes):
+        raise ValueError(f"vocab_sizes must be distinct whole numbers >= 1, got {sizes.tolist()}")
+    if np.any(shares < 0) or np.any(shares > 1):
+        raise ValueError(f"rates must lie in [0, 1], got {shares.tolist()}")
+    half = 0.5 / draws
+    lam = -np.log(np.clip(shares, half, 1.0 - half))
+    return float(np.polyfit(np.log(sizes + 1.0), np.log(lam), 1)[0])
+
+
+#: Check C9's tolerance on a share of good directions estimated from its 400 draws, four standard
+#: errors (at most 0.025 each) rounded up.
+RATE_TOLERANCE = 0.1
+#: Check C9's tolerance on the slope of :func:`miss_exponent`, half the change of slope that one
+#: power of :math:`|V|+1` more or less in the constant makes.
+SLOPE_TOLERANCE = 0.5
+
+
+def projection_rate_check(
+    vocab_sizes: ArrayLike, dims: ArrayLike, rates: ArrayLike, draws: int, *, power: float = 2
+) -> dict:
+    r"""Check C9: whether measured shares of random directions that reach the constant
+    :func:`projection_bound` (with exponent ``power``) behave as the reconstructed constant
+    predicts on every vocabulary size and dimension measured.
+
+    Three comparisons, each able to fail:
+
+    * **floor** (a derivation, not a fit): by the union bound a random direction reaches the
+      constant with probability at least :math:`1 - \lambda > 1 - 2/\pi` on every vocabulary
+      (:func:`projection_miss_expectation`), so every measured rate must be at least
+      :math:`1 - 2/\pi -` :data:`RATE_TOLERANCE`; a constant too large for its vocabulary (e.g.
+      one power of :math:`|V|+1` too few) falls below it;
+    * **trend**: per dimension, :func:`miss_exponent` of the measured rates within
+      :data:`SLOPE_TOLERANCE` of the slope the closed form predicts for the reconstructed
+      constant; a power of :math:`|V|+1` more or less moves the slope by about 1;
+    * **Poisson**: every rate within :data:`RATE_TOLERANCE` of :math:`e^{-\lambda}` for the
+      constant measured (the Poisson reading; it holds for a constant of any form, so alone it
+      cannot tell the form).
+
+    Args:
+        vocab_sizes, dims, rates: one entry per cell, shape ``(k,)``: the vocabulary size, the
+            dimension and the share of draws whose projection constant reached the constant.
+        draws: draws per cell.
+        power: the exponent of :math:`|V|+1` of the constant the rates were measured against
+            (2: the reconstructed one; the tests measure wrong forms).
+
+    Returns:
+        dict with ``lowest_rate``, ``floor``, ``slopes`` (per dimension, ``(measured,
+        predicted)``), ``largest_slope_gap``, ``poisson_dev`` (largest ``|rate - e^{-lambda}|``)
+        and ``floor_ok``, ``trend_ok``, ``poisson_ok`` and ``holds`` (all three).
+
+    Raises:
+        ValueError: for arrays of different lengths, sizes or dimensions that are not whole
+            numbers >= 1, a dimension with fewer than two sizes, rates outside ``[0, 1]``.
+
+    Source: the book's reading of the projection lemma (Park et al. 2021) behind K&S Theorem 2
+    (reconstructed; see the Sources and certainty page). Chapter 2 (check C9).
+    """
+    sizes = as_float_array("vocab_sizes", vocab_sizes)
+    ds = as_float_array("dims", dims)
+    shares = as_float_array("rates", rates)
+    draws = positive_int("draws", draws, maximum=10**9)
+    if not (sizes.ndim == ds.ndim == shares.ndim == 1) or not (
+        len(sizes) == len(ds) == len(shares)
+    ):
+        raise ValueError(
+            f"vocab_sizes, dims and rates must be 1-d of one length, got shapes {sizes.shape}, "
+            f"{ds.shape} and {shares.shape}"
+        )
+    if np.any(ds < 1) or np.any(ds != np.round(ds)):
+        raise ValueError(f"dims must be whole numbers >= 1, got {ds.tolist()}")
+    if np.any(shares < 0) or np.any(shares > 1):
+        raise ValueError(f"rates must lie in [0, 1], got {shares.tolist()}")
+    floor = 1.0 - 2.0 / math.pi - RATE_TOLERANCE
+    predicted_rates = np.array(
+        [
+            math.exp(-projection_miss_expectation(int(K), int(d), power=power))
+            for K, d in zip(sizes, ds, strict=True)
+        ]
+    )
+    slopes = {}
+    for d in sorted(set(ds.tolist())):
+        at = ds == d
+        lam = [projection_miss_expectation(int(K), int(d)) for K in sizes[at]]
+        slopes[int(d)] = (
+            miss_exponent(sizes[at], shares[at], draws),
+            miss_exponent(sizes[at], np.exp(-np.array(lam)), draws),
+        )
+    gap = float(max(abs(m - p) for m, p in slopes.values()))
+    lowest, dev = float(shares.min()), float(np.abs(shares - predicted_rates).max())
+    floor_ok, trend_ok, poisson_ok = lowest >= floor, gap <= SLOPE_TOLERANCE, dev <= RATE_TOLERANCE
+    return {
+        "lowest_rate": lowest,
+        "floor": floor,
+        "slopes": slopes,
+        "largest_slope_gap": gap,
+        "poisson_dev": dev,
+        "floor_ok": floor_ok,
+        "trend_ok": trend_ok,
+        "poisson_ok": poisson_ok,
+        "holds": bool(floor_ok and trend_ok and poisson_ok),
+    }
 
 
 def best_direction(vocab: ArrayLike, draws: int = 64, seed: int = 0) -> tuple[np.ndarray, float]:

@@ -33,6 +33,7 @@ STATUS_CLASS = {
     "shown": "claim-shown",
     "FAIL": "claim-fail",
     "not run": "claim-notrun",
+    "proxy contradicted": "claim-fail",
 }
 _RECORD_KEYS = {
     "id",
@@ -294,10 +295,11 @@ class AggregateTablesTransform(SphinxPostTransform):
                     "checks-table: no check recorded in any chapter", location=placeholder
                 )
             rows, row_classes = [], []
+            everything = [r for r, _ in found]
             for r, doc in found:
                 section_doc, check = self._section(r, recorded=doc is not None)
                 doc = doc or section_doc
-                word = registry.status(r)
+                word = registry.status(r, registry.counterpart_of(r, everything))
                 number = self.env.toc_secnumbers.get(doc, {}).get("") if doc else None
                 row_classes.append(
                     [

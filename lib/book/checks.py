@@ -50,9 +50,11 @@ from .._validate import finite_real, flag, positive_int, short_repr
 # The registry's names, re-exported for the chapters (documented in lib.book.registry).
 from .registry import _KEY
 from .registry import BASES as BASES
+from .registry import CONTRADICTED as CONTRADICTED
 from .registry import KINDS as KINDS
 from .registry import REGISTRY_FILE as REGISTRY_FILE
 from .registry import SCALES as SCALES
+from .registry import counterpart_of as counterpart_of
 from .registry import registry as registry
 from .registry import status as status
 from .registry import tally as tally
@@ -600,9 +602,10 @@ def checks_table() -> HtmlTable:
         is the DataFrame.
     """
     columns = ["Status", "Claim", "Measured"]
+    recorded = list(_RECORDED.values())
     rows = {
         e["id"]: {
-            "Status": status(e),
+            "Status": status(e, counterpart_of(e, recorded)),
             "Claim": f"{e['claim']}. Expected: {e['expected']} ({e['basis']}). Scale: "
             f"{e['scale']}. Source: {e['source']}.",
             "Measured": e["measured"],

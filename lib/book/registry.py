@@ -16,7 +16,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BASES", "KINDS", "REGISTRY_FILE", "SCALES", "registry", "status", "tally"]
+__all__ = [
+    "BASES",
+    "CONTRADICTED",
+    "KINDS",
+    "REGISTRY_FILE",
+    "SCALES",
+    "counterpart_of",
+    "registry",
+    "status",
+    "tally",
+]
 
 _KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 
@@ -80,7 +90,7 @@ REGISTRY_FILE = Path(__file__).with_name("checks.toml")
 
 
 _REQUIRED = ("section", "kind", "basis", "scale", "claim", "expected", "why", "source")
-_OPTIONAL = ("threshold", "verdict", "variants")
+_OPTIONAL = ("threshold", "verdict", "variants", "counterpart")
 
 
 @functools.cache
@@ -93,7 +103,9 @@ def registry() -> dict[str, dict]:
     ``scale`` (a key of :data:`SCALES`, or a list of those the chapter chooses from), ``claim``
     and ``expected`` (templates filled by :func:`~lib.book.checks.record`'s fields), ``why``
     (why it is a test or a demonstration), ``threshold`` (tests only: where the threshold comes
-    from), ``source`` and ``verdict`` (optional: the prose if it holds, if not; templates too).
+    from), ``source`` and ``verdict`` (optional: the prose if it holds, if not; templates too),
+    and ``counterpart`` (optional: the id of the same test on the full data, ``{variant}`` filled
+    with the variant, for a test a chapter runs on a fast subset: :func:`status`).
 
     Raises:
         ValueError: naming the entry and the field, for a missing or unknown field, an unknown
@@ -131,16 +143,51 @@ def registry() -> dict[str, dict]:
         for variant in entry.get("variants", [None]):
             check_id = key if variant is None else f"{key}.{variant}"
             out[check_id] = fixed | {"id": check_id}
+            if "counterpart" in entry:
+                out[check_id]["counterpart"] = entry["counterpart"].replace(
+                    "{variant}", variant or ""
+                )
+    for key, entry in raw.items():  # a variant without a full-data check has no counterpart
+        ids = [key] if "variants" not in entry else [f"{key}.{v}" for v in entry["variants"]]
+        if "counterpart" in entry:
+            for check_id in ids:
+                if out[check_id]["counterpart"] not in out:
+                    del out[check_id]["counterpart"]
+            if not any("counterpart" in out[i] for i in ids):
+                raise ValueError(
+                    f"{REGISTRY_FILE.name} [{key}]: counterpart {entry['counterpart']!r} names no "
+                    "registered check"
+                )
     return out
 
 
-def status(entry: dict) -> str:
+#: The status of a test that passed on a fast subset while the same test on the full data failed:
+#: a proxy the full scale contradicts, never counted as a pass.
+CONTRADICTED = "proxy contradicted"
+
+
+def status(entry: dict, counterpart: dict | None = None) -> str:
     """The status word of a recorded check: a test "pass", a demonstration "shown" (it holds, as
-    it must), either "FAIL" when it does not hold, and "not run" when it could not run.
+    it must), either "FAIL" when it does not hold, and "not run" when it could not run. A test
+    that passed on a fast subset (``scale`` "fast subset") whose ``counterpart``, the record of
+    the same test on the full data, failed is :data:`CONTRADICTED`.
 
     Raises:
-        ValueError: if ``entry`` lacks ``kind`` or ``passed``, or they hold other values.
+        ValueError: if ``entry`` (or ``counterpart``) lacks ``kind`` or ``passed``, or they hold
+            other values.
     """
+    word = _word(entry)
+    if (
+        word == "pass"
+        and counterpart is not None
+        and entry.get("scale") == "fast subset"
+        and _word(counterpart) == "FAIL"
+    ):
+        return CONTRADICTED
+    return word
+
+
+def _word(entry: dict) -> str:
     try:
         kind, passed = entry["kind"], entry["passed"]
     except (KeyError, TypeError):
@@ -156,17 +203,34 @@ def status(entry: dict) -> str:
     return "pass" if kind == "test" else "shown"
 
 
+def counterpart_of(entry: dict, entries: Sequence[dict[str, Any]]) -> dict | None:
+    """The record among ``entries`` of ``entry``'s full-data counterpart (the registry's
+    ``counterpart``), or ``None`` when it has none or it was not recorded."""
+    spec = registry().get(entry.get("id", ""), {})
+    target = spec.get("counterpart")
+    return next((e for e in entries if e.get("id") == target), None) if target else None
+
+
 def tally(entries: Sequence[dict[str, Any]]) -> str:
     """The count at the top of the claims page: ``"N tests: p pass, f fail, r not run · M
-    demonstrations"``; only tests count as support.
+    demonstrations"``, with ``c proxies contradicted at full scale`` when a fast-subset pass has a
+    failed full-data counterpart (:func:`status`): only tests that pass count as support.
 
     Args:
-        entries: records as :func:`~lib.book.checks.record` returns them (``kind``, ``passed``).
+        entries: records as :func:`~lib.book.checks.record` returns them (``kind``, ``passed``,
+            and ``id`` and ``scale`` for the counterparts).
     """
     tests = [e for e in entries if e["kind"] == "test"]
-    words = [status(e) for e in tests]
+    words = [status(e, counterpart_of(e, entries)) for e in tests]
     shown = sum(e["kind"] == "demonstration" for e in entries)
+    proxies = words.count(CONTRADICTED)
+    contradicted = (
+        f", {proxies} prox{'ies' if proxies != 1 else 'y'} contradicted at full scale"
+        if proxies
+        else ""
+    )
     return (
-        f"{len(tests)} tests: {words.count('pass')} pass, {words.count('FAIL')} fail, "
-        f"{words.count('not run')} not run · {shown} demonstration{'s' * (shown != 1)}"
+        f"{len(tests)} tests: {words.count('pass')} pass, {words.count('FAIL')} fail"
+        f"{contradicted}, {words.count('not run')} not run · {shown} "
+        f"demonstration{'s' * (shown != 1)}"
     )

@@ -210,6 +210,31 @@ def test_status_and_tally_never_count_a_demonstration():
         checks.status({"kind": "proof", "passed": True})
 
 
+def test_a_fast_proxy_contradicted_at_full_scale_is_not_a_pass():
+    """C19.mnist passing on a fast subset while C19.full.mnist fails is "proxy contradicted",
+    counted apart from the passes; on the full data, or with the counterpart passing or not
+    recorded, the word is the record's own."""
+    from lib.book import registry
+
+    assert registry.registry()["C19.mnist"]["counterpart"] == "C19.full.mnist"
+    assert "counterpart" not in registry.registry()["C19.cifar10"]  # no full-data check of it
+    proxy = {"id": "C19.mnist", "kind": "test", "passed": True, "scale": "fast subset"}
+    full = {"id": "C19.full.mnist", "kind": "test", "passed": False, "scale": "stored full data"}
+    assert checks.status(proxy, full) == registry.CONTRADICTED
+    assert checks.status(proxy, {**full, "passed": True}) == "pass"
+    assert checks.status(proxy, {**full, "passed": None}) == "pass"
+    assert checks.status({**proxy, "scale": "full data"}, full) == "pass"
+    assert checks.status({**proxy, "passed": False}, full) == "FAIL"
+    assert registry.counterpart_of(proxy, [proxy, full]) is full
+    assert registry.counterpart_of(full, [proxy, full]) is None
+    assert checks.tally([proxy, full]) == (
+        "2 tests: 0 pass, 1 fail, 1 proxy contradicted at full scale, 0 not run · 0 demonstrations"
+    )
+    assert checks.tally([{**proxy, "scale": "full data"}, full]) == (
+        "2 tests: 1 pass, 1 fail, 0 not run · 0 demonstrations"
+    )
+
+
 def test_record_follows_a_forced_failure(glued, registry, monkeypatch):
     """BOOK_FORCE_FAIL lists checks whose record must say FAIL whatever was measured."""
     monkeypatch.setenv("BOOK_FORCE_FAIL", "D1, T1")

@@ -482,3 +482,50 @@ def test_projection_constant_subtracts_tokens_before_scaling():
         assert separation.projection_constant(w, V) == pytest.approx(
             float(projection_constant_mp(w, V)), rel=1e-9
         )
+
+
+def _c9_rates(power: float, draws: int = 400, seed: int = 9) -> dict:
+    """Check C9's measurement, as Chapter 2 makes it, against the constant with exponent
+    ``power`` of |V|+1: the share of random directions on fresh Gaussian vocabularies whose
+    projection constant reaches it, per (|V|, d) cell."""
+    rng = np.random.default_rng(seed)
+    sizes, dims, rates = [], [], []
+    for K in (5, 10, 20, 50):
+        for d in (2, 4, 8, 16):
+            bound = separation.projection_bound(K, d, power=power)
+            hits = sum(
+                separation.projection_constant(rng.normal(size=d), rng.normal(size=(K, d))) >= bound
+                for _ in range(draws)
+            )
+            sizes.append(K), dims.append(d), rates.append(hits / draws)
+    return separation.projection_rate_check(sizes, dims, rates, draws, power=power)
+
+
+def test_c9_tells_the_reconstructed_constant_from_its_wrong_forms():
+    """C9 passes for (|V|+1)^-2 and fails for one power of |V|+1 fewer (a constant (|V|+1) times
+    too large: the rates fall below the union bound's floor) or more (too small: the rates rise
+    towards 1, the slope of the missed pairs against |V| falls by about 1). The Poisson comparison
+    alone passes for every form: it cannot tell them apart."""
+    right = _c9_rates(2)
+    assert right["holds"], right
+    too_large, too_small = _c9_rates(1), _c9_rates(3)
+    assert not too_large["holds"] and not too_large["floor_ok"], too_large
+    assert not too_small["holds"] and not too_small["trend_ok"], too_small
+    assert too_small["poisson_ok"]  # why the old criterion alone could not fail
+
+
+def test_miss_exponent_closed_forms():
+    # lambda = c (|V|+1)^s exactly: the slope is s
+    sizes = np.array([3.0, 7.0, 15.0, 31.0])
+    for s in (-1.0, 0.0, 0.5):
+        lam = 0.2 * (sizes + 1) ** s
+        assert separation.miss_exponent(sizes, np.exp(-lam), 10**6) == pytest.approx(s, abs=1e-9)
+    # a rate of 0 is clipped at half a draw: finite
+    assert np.isfinite(separation.miss_exponent([5, 10], [0.5, 0.0], 400))
+    for bad in ([5], [5, 5], [0, 3], [2.5, 4]):
+        with pytest.raises(ValueError, match="vocab_sizes"):
+            separation.miss_exponent(bad, [0.5] * len(bad), 400)
+    with pytest.raises(ValueError, match="rates"):
+        separation.miss_exponent([2, 3], [0.5, 1.5], 400)
+    with pytest.raises(ValueError, match="power"):
+        separation.projection_bound(5, 2, power=-1)
