@@ -51,6 +51,7 @@ __all__ = [
     "run_epochs",
     "noise_runs",
     "trend_test",
+    "sharpness_trends",
 ]
 
 #: The version of this experiment's code; raise it when a change alters what :func:`noise_runs`
@@ -696,3 +697,46 @@ def trend_test(
     shuffled = rng.permuted(np.broadcast_to(rx, (permutations, len(rx))), axis=1)
     null = shuffled @ ry / scale
     return rho, float((1 + np.sum(null <= rho + 1e-12)) / (1 + permutations))
+
+
+def sharpness_trends(
+    runs: pd.DataFrame, *, entropy: str = "entropy", qk: str = "qk_spectral"
+) -> pd.DataFrame:
+    r"""Whether attention gets *sharper* as the noise grows, per experiment (dataset and kind of
+    noise): the two controls of check C19 that speak to the partition reading directly.
+
+    Smoother attention with noisier data (LHSL's reading of their Figure 2: noise favours a
+    smoother partition) means a rising attention entropy and a falling
+    :math:`\lVert W_Q^\top W_K\rVert_2`; this tests the opposite direction with
+    :func:`trend_test`: the entropy falling, and the norm rising (the test on its negation).
+
+    Args:
+        runs: one row per run with columns ``dataset``, ``kind``, ``level`` and the two measures
+            (as :func:`noise_runs` returns them, whole or at a snapshot epoch).
+        entropy, qk: the names of the entropy and norm columns.
+
+    Returns:
+        A DataFrame indexed by ``(dataset, kind)`` with ``entropy p`` (one-sided p for a falling
+        entropy), ``entropy change`` (the seed mean at the highest level over that at the lowest,
+        less 1), ``QK p`` (for a rising norm) and ``QK change``.
+
+    Raises:
+        ValueError: if a column is missing, and as :func:`trend_test`.
+
+    Source: the book's controls of LHSL (NeurIPS 2025) Appendix B's experiment, Chapter 5.
+    """
+    if not isinstance(runs, pd.DataFrame):
+        raise ValueError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
+    missing = [c for c in ("dataset", "kind", "level", entropy, qk) if c not in runs.columns]
+    if missing:
+        raise ValueError(f"runs lacks the columns {missing}")
+    rows = {}
+    for (ds, kind), g in runs.groupby(["dataset", "kind"]):
+        means = g.groupby("level")[[entropy, qk]].mean()
+        rows[ds, kind] = {
+            "entropy p": trend_test(g.level, g[entropy])[1],
+            "entropy change": float(means[entropy].iloc[-1] / means[entropy].iloc[0] - 1),
+            "QK p": trend_test(g.level, -g[qk])[1],
+            "QK change": float(means[qk].iloc[-1] / means[qk].iloc[0] - 1),
+        }
+    return pd.DataFrame(rows).T

@@ -120,3 +120,27 @@ def test_noise_datasets_follow_book_cifar10(monkeypatch, tmp_path):
 
 def sine(p):
     return np.prod(np.sin(np.pi * p), axis=1)
+
+
+def test_sharpness_trends_tests_the_direction_that_contradicts_the_partition_reading():
+    """Entropy falling and ||W_Q^T W_K|| rising with the level: small p for both; the opposite
+    trends: p near 1; the changes are the seed means' ratios less 1 (closed form)."""
+    import pandas as pd
+
+    from lib.experiments import noise
+
+    levels = [0.0, 0.0, 0.25, 0.25, 0.5, 0.5, 1.0, 1.0]
+    ent = [2.0, 2.0, 1.5, 1.5, 1.0, 1.0, 0.5, 0.5]
+    qk = [1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0]
+    runs = pd.DataFrame(
+        {"dataset": "d", "kind": "label", "level": levels, "entropy": ent, "qk_spectral": qk}
+    )
+    got = noise.sharpness_trends(runs).loc[("d", "label")]
+    assert got["entropy p"] < 0.05 and got["QK p"] < 0.05
+    assert got["entropy change"] == pytest.approx(0.5 / 2.0 - 1)
+    assert got["QK change"] == pytest.approx(4.0 / 1.0 - 1)
+    smoother = runs.assign(entropy=ent[::-1], qk_spectral=qk[::-1])
+    back = noise.sharpness_trends(smoother).loc[("d", "label")]
+    assert back["entropy p"] > 0.5 and back["QK p"] > 0.5
+    with pytest.raises(ValueError, match="columns"):
+        noise.sharpness_trends(runs.drop(columns="entropy"))
