@@ -48,12 +48,45 @@ IDENTIFIERS: dict[str, tuple[str | None, str | None, str | None]] = {
 }
 
 
+#: key -> web address, for the secondary sources that are web pages with no other identifier (the
+#: AI-written summaries and the reproducibility survey of the Sources page), each found by a search
+#: that showed the page's opening part.
+WEB_PAGES: dict[str, str] = {
+    "sciencestack2307": "https://www.sciencestack.ai/paper/2307.14023",
+    "liner2307": (
+        "https://liner.com/review/"
+        "are-transformers-with-one-layer-selfattention-using-lowrank-weight-matrices"
+    ),
+    "moonlight2504es": (
+        "https://www.themoonlight.io/es/review/"
+        "attention-mechanism-max-affine-partition-and-universal-approximation"
+    ),
+    "moonlight2504ja": (
+        "https://www.themoonlight.io/ja/review/"
+        "attention-mechanism-max-affine-partition-and-universal-approximation"
+    ),
+    "emergentmind2504": "https://www.emergentmind.com/papers/2504.19901",
+    "k117survey2504": (
+        "https://ri.k117.org/papers/"
+        "attention_mechanism_maxaffine_partition_and_universal_approximation__6e8b61b5"
+    ),
+}
+
+
 def entries() -> dict:
     return parse_file(str(ROOT / "references.bib")).entries
 
 
 def test_every_entry_has_its_searched_identifiers_recorded():
-    assert sorted(entries()) == sorted(IDENTIFIERS)
+    assert sorted(entries()) == sorted(IDENTIFIERS | WEB_PAGES)
+
+
+@pytest.mark.parametrize("key", sorted(WEB_PAGES))
+def test_a_web_page_carries_its_address_and_no_other_identifier(key):
+    fields = entries()[key].fields
+    assert fields.get("url") == WEB_PAGES[key], key
+    assert not {"eprint", "doi"} & set(fields), key
+    assert "$" not in fields["title"], key
 
 
 @pytest.mark.parametrize("key", sorted(IDENTIFIERS))
