@@ -151,17 +151,21 @@ def test_claims_page_lists_chapter_checks_all_passing(site):
         assert check in ids, ids
     assert len(ids) == len(set(ids))
     assert set(ids) == set(checks.registry()), "the page and lib/book/checks.toml list other checks"
+    passed = ("pass", "shown", "not run", checks.CONTRADICTED)  # a proxy itself passed
     failing = [
-        r["Check"]
-        for r in rows
-        if r["Status"] not in ("pass", "shown", "not run") and r["Scale"] != "stored full data"
+        r["Check"] for r in rows if r["Status"] not in passed and r["Scale"] != "stored full data"
     ]  # a stored experiment's outcome may fail (the claims page says so); a live check may not
     assert not failing, f"checks failing: {failing}"
+    status = {r["Check"]: r["Status"] for r in rows}
+    for r in rows:  # a proxy is contradicted only by its full-data counterpart's FAIL
+        if r["Status"] == checks.CONTRADICTED:
+            assert r["Scale"] == "fast subset", r["Check"]
+            assert status[checks.registry()[r["Check"]]["counterpart"]] == "FAIL", r["Check"]
     for r in rows:
         spec = checks.registry()[r["Check"]]
         assert r["Kind"] == spec["kind"], r["Check"]
         allowed = {
-            "test": {"pass", "FAIL", "not run"},
+            "test": {"pass", "FAIL", "not run", checks.CONTRADICTED},
             "demonstration": {"shown", "FAIL", "not run"},
         }
         assert r["Status"] in allowed[r["Kind"]], (r["Check"], r["Status"])
@@ -187,9 +191,15 @@ def test_claims_count_counts_tests_only(site):
     tests = [r for r in rows if r["Kind"] == "test"]
     shown = [r for r in rows if r["Kind"] == "demonstration"]
     words = [r["Status"] for r in tests]
+    proxies = words.count("proxy contradicted")
+    contradicted = (
+        f", {proxies} prox{'ies' if proxies != 1 else 'y'} contradicted at full scale"
+        if proxies
+        else ""
+    )
     assert count == (
-        f"{len(tests)} tests: {words.count('pass')} pass, {words.count('FAIL')} fail, "
-        f"{words.count('not run')} not run · {len(shown)} demonstrations"
+        f"{len(tests)} tests: {words.count('pass')} pass, {words.count('FAIL')} fail"
+        f"{contradicted}, {words.count('not run')} not run · {len(shown)} demonstrations"
     )
     assert len(shown) >= 5 and len(tests) >= 25
 
