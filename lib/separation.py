@@ -418,6 +418,8 @@ def projection_rate_check(
         )
     if np.any(ds < 1) or np.any(ds != np.round(ds)):
         raise ValueError(f"dims must be whole numbers >= 1, got {ds.tolist()}")
+    if np.any(sizes < 1) or np.any(sizes != np.round(sizes)):
+        raise ValueError(f"vocab_sizes must be whole numbers >= 1, got {sizes.tolist()}")
     if np.any(shares < 0) or np.any(shares > 1):
         raise ValueError(f"rates must lie in [0, 1], got {shares.tolist()}")
     floor = 1.0 - 2.0 / math.pi - RATE_TOLERANCE

@@ -144,6 +144,19 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             separation.projection_miss_expectation,
             dict(vocab_size=3, d=2),
         ),
+        "separation.miss_exponent": (
+            separation.miss_exponent,
+            dict(vocab_sizes=[5, 10, 20], rates=[0.6, 0.55, 0.5], draws=400),
+        ),
+        "separation.projection_rate_check": (
+            separation.projection_rate_check,
+            dict(
+                vocab_sizes=[5, 10, 5, 10],
+                dims=[2, 2, 4, 4],
+                rates=[0.6, 0.6, 0.55, 0.55],
+                draws=400,
+            ),
+        ),
         "separation.best_direction": (
             separation.best_direction,
             dict(vocab=_vocab(), draws=8, seed=0),
