@@ -423,19 +423,20 @@ def projection_rate_check(
     if np.any(shares < 0) or np.any(shares > 1):
         raise ValueError(f"rates must lie in [0, 1], got {shares.tolist()}")
     floor = 1.0 - 2.0 / math.pi - RATE_TOLERANCE
-    predicted_rates = np.array(
-        [
-            math.exp(-projection_miss_expectation(int(K), int(d), power=power))
-            for K, d in zip(sizes, ds, strict=True)
-        ]
+    cells = [(int(K), int(d)) for K, d in zip(sizes, ds, strict=True)]
+    right = np.array([projection_miss_expectation(K, d) for K, d in cells])  # the exponent 2
+    measured_form = (
+        right
+        if power == 2
+        else np.array([projection_miss_expectation(K, d, power=power) for K, d in cells])
     )
+    predicted_rates = np.exp(-measured_form)
     slopes = {}
     for d in sorted(set(ds.tolist())):
         at = ds == d
-        lam = [projection_miss_expectation(int(K), int(d)) for K in sizes[at]]
         slopes[int(d)] = (
             miss_exponent(sizes[at], shares[at], draws),
-            miss_exponent(sizes[at], np.exp(-np.array(lam)), draws),
+            miss_exponent(sizes[at], np.exp(-right[at]), draws),
         )
     gap = float(max(abs(m - p) for m, p in slopes.values()))
     lowest, dev = float(shares.min()), float(np.abs(shares - predicted_rates).max())
