@@ -108,15 +108,29 @@ def _scaled(
     name: str = "beta",
     positive: bool = False,
 ) -> tuple[torch.Tensor, bool, int, torch.Tensor]:
-    """Validate ``(a, beta, dim)`` and return ``(tensor, was_numpy, dim, beta * a)``."""
+    """Validate ``(a, beta, dim)`` and return ``(tensor, was_numpy, dim, z)``.
+
+    ``z`` is ``beta * (a - c)`` with ``c`` the heaviest entry along ``dim`` (the largest for
+    ``beta >= 0``, else the smallest): the logits of the softmax up to a shift, which the softmax
+    ignores and a log-sum-exp adds back.
+    """
     beta = finite_real(name, beta, minimum=0.0 if positive else None, strict=positive)
     t, was_numpy = _as_tensor("a", a)
     dim = _as_dim(t, dim)
-    z = t * beta
-    if not torch.isfinite(z).all():
+    if not torch.isfinite(t * beta).all():
         raise ValueError(
             f"{name} * a overflows {t.dtype} ({name}={beta!r}, max |a|={t.abs().max().item():.3g})"
         )
+    # The softmax is shift-invariant: subtract the heaviest entry (the largest for beta >= 0,
+    # the smallest for beta < 0) before multiplying by beta, so
+    # that entries far from 0 (1e15 + 0.125) keep their differences; beta * a rounded first
+    # would move each logit by up to half an ulp of beta * a (0.5 at 7e15), not of the
+    # difference. Where the difference itself overflows (entries of both signs near the float
+    # limit) the product is taken first: such a weight is 0 either way.
+    centre = (t.detach().amax if beta >= 0 else t.detach().amin)(dim=dim, keepdim=True)
+    z = (t - centre) * beta
+    if not torch.isfinite(z).all():
+        z = torch.where(torch.isfinite(z), z, t * beta - centre * beta)
     return t, was_numpy, dim, z
 
 
@@ -202,7 +216,11 @@ def dboltz_dbeta(
     construction, which is the monotonicity of :func:`boltz` in ``beta``), with the entries
     first shifted by the heaviest one: the result is accurate to a few units of the dtype's
     roundoff relative to the variance, wherever the entries lie (``[1e15, 1e15 + 0.125,
-    1e15 + 0.25]`` gives the variance of ``[0, 0.125, 0.25]``).
+    1e15 + 0.25]`` gives the variance of ``[0, 0.125, 0.25]`` for every ``beta``: the weights
+    come from ``beta (a_i - a_k)``, not from ``beta a_i`` rounded far from the origin). A term
+    whose weight lies below the dtype's normal range, or whose squared deviation overflows, is
+    formed as ``exp(log p_i + 2 log|a_i - mean|)``, so a variance among the subnormals is not
+    returned as 0 and gradients stay finite.
 
     Args, returns and errors as :func:`boltz`; the variance is refused only when it overflows
     the dtype itself.
@@ -216,14 +234,28 @@ def dboltz_dbeta(
     # from 0 (1e15 + 0.125) keep their differences instead of cancelling in the squares.
     centre = t.detach().gather(dim, p.detach().argmax(dim=dim, keepdim=True))
     u = t - centre
+    scale = 1.0
+    if not all_finite(u):
+        # entries of both signs near the float limit: their difference overflows, half of it
+        # does not; the variance of a / 2 times 4 is the variance (it overflows only if the
+        # variance itself does)
+        u, scale = t / 2 - centre / 2, 4.0
     mean = (u * p).sum(dim=dim, keepdim=True)
-    terms = p * (u - mean) ** 2
-    if not all_finite(terms):
-        # a deviation whose square overflows, under a weight small enough (or 0) that the
-        # term does not: square the product sqrt(p) * deviation instead (values only)
-        with torch.no_grad():
-            terms = (p.sqrt() * (u - mean)) ** 2
-    return _back(_finite("the variance", terms.sum(dim=dim)), was_numpy)
+    dev = u - mean
+    # A weight below float's normal range has lost digits (or underflowed to 0: e^-796 under a
+    # deviation of 8.75e14 is a term of 1.9e-316, not 0), and a deviation's square may overflow
+    # under a small weight: such terms come from logarithms, exp(log p + 2 log|dev|). Both
+    # branches are kept finite where they are not taken, so gradients stay finite.
+    with torch.no_grad():
+        far = (p < torch.finfo(p.dtype).tiny) | ~torch.isfinite(p * dev**2)
+    if bool(far.any()):
+        use = far & (dev != 0)
+        logp = torch.where(use, torch.log_softmax(z, dim=dim), 0.0)
+        via_logs = torch.exp(logp + 2 * torch.log(torch.where(use, dev.abs(), 1.0)))
+        terms = torch.where(use, via_logs, p * torch.where(far, 0.0, dev) ** 2)
+    else:
+        terms = p * dev**2
+    return _back(_finite("the variance", terms.sum(dim=dim) * scale), was_numpy)
 
 
 def linf_lipschitz(op: Callable[[torch.Tensor], torch.Tensor], a: torch.Tensor) -> float:
@@ -390,8 +422,9 @@ def soft_max_lse(
     """
     t, was_numpy, dim, z = _scaled(a, beta, dim, positive=True)
     beta = float(beta)  # validated by _scaled: a Fraction or numpy scalar becomes a float
-    out = _finite("log-sum-exp / beta", torch.logsumexp(z, dim=dim) / beta)
     top = t.amax(dim=dim)
+    # z is beta * (a - max a) (see _scaled): the maximum is added back outside the logarithm
+    out = _finite("log-sum-exp / beta", top + torch.logsumexp(z, dim=dim) / beta)
     return _back(_clamp(out, top, top + math.log(t.shape[dim]) / beta), was_numpy)
 
 

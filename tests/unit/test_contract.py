@@ -82,9 +82,14 @@ def _variance_mp(a: np.ndarray, beta: float) -> tuple[mpmath.mpf, mpmath.mpf]:
 
 
 @SETTINGS
-@given(a=far_vectors(), beta=st.sampled_from([2.0**-40, 2.0**-10, 0.5, 1.0, 4.0]))
+@given(
+    a=far_vectors(),
+    beta=st.sampled_from([2.0**-40, 2.0**-10, 0.3, 0.5, 1.0, 1 / 3, 4.0, 7.0, -2.5]),
+)
 def test_dboltz_dbeta_is_the_variance_wherever_the_entries_lie(a, beta):
-    # beta a power of two: beta * a is exact, so the weights are those of the exact scores
+    # beta need not be a power of two: the weights are those of beta * (a_i - a_k) for the
+    # heaviest entry k, not of beta * a_i rounded far from the origin (at 1e15 and beta = 7
+    # that rounding moved the logits by 0.5 and the variance by 10 %)
     try:
         got = float(boltzmann.dboltz_dbeta(a, beta=beta))
     except ValueError as exc:  # only beta * a or the variance itself overflowing
@@ -97,11 +102,30 @@ def test_dboltz_dbeta_is_the_variance_wherever_the_entries_lie(a, beta):
     assert abs(got - float(var)) <= 32 * U * float(scale) + 8 * len(a) * 2.0**-1074
 
 
-def test_dboltz_dbeta_keeps_its_digits_at_1e15():
+@pytest.mark.parametrize("beta", [1.0, 0.3, 7.0, -7.0])
+def test_dboltz_dbeta_keeps_its_digits_at_1e15(beta):
     a = np.array([1e15, 1e15 + 0.125, 1e15 + 0.25])
-    assert boltzmann.dboltz_dbeta(a) == pytest.approx(
-        float(boltzmann.dboltz_dbeta(a - 1e15)), rel=8 * U
+    assert boltzmann.dboltz_dbeta(a, beta=beta) == pytest.approx(
+        float(boltzmann.dboltz_dbeta(a - 1e15, beta=beta)), rel=16 * U
     )
+
+
+def test_dboltz_dbeta_keeps_a_term_whose_weight_underflows():
+    # the lower entry's weight e^-796 underflows, its term p (a_1 - a_0)^2 does not (subnormal)
+    a, beta = np.array([1e15, 1.875e15]), 2.0**-40
+    want = _variance_mp(a, beta)[0]
+    assert 1e-317 < want < 1e-315
+    assert boltzmann.dboltz_dbeta(a, beta=beta) == pytest.approx(float(want), rel=1e-6)
+    # the logarithmic branch keeps gradients finite for torch input
+    t = torch.tensor([0.0, 1000.0, 1e200], dtype=torch.float64, requires_grad=True)
+    boltzmann.dboltz_dbeta(t).backward()
+    assert torch.isfinite(t.grad).all()
+
+
+def test_dboltz_dbeta_of_entries_whose_difference_overflows():
+    # softmax([-1e308, 1e308]) puts all weight on 1e308: the variance is 0, not an overflow
+    assert boltzmann.dboltz_dbeta(np.array([-1e308, 1e308])) == 0.0
+    assert boltzmann.dboltz_dbeta(np.array([-1e308, 1e308]), beta=-1.0) == 0.0
 
 
 # --- probabilities formed as 1 - (1 - q)^k (ramp_measure) ----------------------------------
