@@ -172,7 +172,9 @@ THRESHOLDS = (0.95, 0.98, REPORTED_ACCURACY, 0.99)
 #: training split with Adam at a constant rate and stops each run by :class:`lib.training.StopRule`
 #: once it has passed the reported accuracy and levelled off, or at its epoch cap ``max_epochs``
 #: (per depth, ``"full"`` for the full-rank layer), which keeps ``make full`` within an hour on the
-#: book's 2-core machine. Batch 64 with dense Adam is our choice, made from early trials of batch
+#: book's 2-core machine.
+#:
+#: Batch 64 with dense Adam is our choice, made from early trials of batch
 #: sizes and of row-wise (lazy, ``sparse_embedding``) Adam that were not stored: the book states
 #: no number from them. Fast mode trains in float64 and one and three layers: the counts the
 #: chapter states (tokens memorized, the epoch a ceiling is passed) then come out the same on every

@@ -1,5 +1,5 @@
-"""The chapters' prose, as a reader meets it on the built site: how long each chapter is, and
-whether a sentence is said twice.
+"""The chapters' prose, as a reader meets it on the built site: how long each chapter is, how long
+each paragraph is, and whether a sentence is said twice.
 
 Prose is the text of a chapter's paragraphs, lists, notes and figure captions with glued values in
 place, as the built HTML shows it. Not counted: code cells and their outputs (the check tables
@@ -13,12 +13,16 @@ import re
 
 import pytest
 from bs4 import BeautifulSoup
-from test_site import notebook_chapters, soup
+from test_site import notebook_chapters, soup, toc_pages
 
 pytestmark = pytest.mark.build
 
 #: The most words of prose a chapter may hold (a chapter a reader finishes in one sitting).
 MAX_WORDS = 4500
+
+#: The most words one paragraph of prose may hold (a paragraph is read as one thought; beyond this
+#: a conclusion sinks in its own evidence).
+MAX_PARAGRAPH_WORDS = 150
 
 #: What a reader does not read as prose: code and its outputs, tables, mathematics, headings,
 #: proofs, exercises and solutions (sphinx-proof and sphinx-exercise boxes), the page's own
@@ -76,6 +80,16 @@ def sentences(html: BeautifulSoup) -> list[tuple[str, bool]]:
     return out
 
 
+def paragraphs(html: BeautifulSoup) -> list[str]:
+    """The paragraphs of a page's prose (paragraphs, list items without paragraphs of their own,
+    figure captions) as the reader sees them, glued values in place, code, maths and tables out."""
+    article = _article(html)
+    for node in article.select(NOT_PROSE):
+        node.decompose()
+    blocks = [b for b in article.select("p, li, figcaption") if not b.find(["p", "li"])]
+    return [" ".join(b.get_text(" ").split()) for b in blocks]
+
+
 def repeated(found: list[tuple[str, bool]]) -> list[str]:
     """The sentences said twice, once at least in the text: two rows of a table may share their
     source or their reason for not running, but the text does not repeat a table or itself."""
@@ -119,6 +133,28 @@ def test_a_sentence_said_twice_is_found():
         "html.parser",
     )
     assert repeated(sentences(table)) == []
+
+
+def test_paragraphs_are_found_with_their_glued_words():
+    html = BeautifulSoup(
+        "<article class='bd-article'><p>One <span class='pasted-text'>two three</span> four "
+        "<span class='math'>\\(x\\)</span>.</p><ul><li><p>Five six.</p></li><li>Seven.</li></ul>"
+        "<figure><figcaption>Eight nine.</figcaption></figure><table><tr><td>no</td></tr></table>"
+        "</article>",
+        "html.parser",
+    )
+    assert paragraphs(html) == ["One two three four .", "Five six.", "Seven.", "Eight nine."]
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_no_paragraph_buries_its_point(site, page):
+    """Every paragraph of prose, on every page, holds at most MAX_PARAGRAPH_WORDS words."""
+    long = [
+        (word_count(p), p[:60])
+        for p in paragraphs(soup(site, page))
+        if word_count(p) > MAX_PARAGRAPH_WORDS
+    ]
+    assert not long, f"{page}: paragraphs over {MAX_PARAGRAPH_WORDS} words: {long}"
 
 
 @pytest.mark.parametrize("page", notebook_chapters())
