@@ -11,6 +11,11 @@
   each with its ``?v=<checksum>`` (Sphinx adds it only for a file it finds) and two builds of the
   same sources write the same pages.
 
+* pydata-sphinx-theme's Font Awesome script (``scripts/fontawesome.js``, 1.5 MB, a third of a
+  chapter's first load) is dropped from every page (:func:`drop_fontawesome_js`): the theme's
+  stylesheet already holds Font Awesome's classes and webfonts, which draw every standard icon;
+  the script only turns them into inline SVG and serves custom icons, which the book has none of.
+
 Two patches, each applied after :func:`.patching.require_version` has checked the version it was
 written for: myst-nb's ``generate_any_nodes`` (:func:`_generate_any_nodes`) and the rendering of the
 HTML builder's templates (:func:`_wrap_render`).
@@ -18,6 +23,7 @@ HTML builder's templates (:func:`_wrap_render`).
 
 from __future__ import annotations
 
+import re
 from binascii import a2b_base64
 from pathlib import Path
 
@@ -27,7 +33,12 @@ from sphinx.application import Sphinx
 from .patching import NO_ISSUE, require_version
 
 #: The versions the patches of this module were written for (requirements.lock).
-MYST_NB, SPHINX = "1.4.0", "7.4.7"
+MYST_NB, SPHINX, PYDATA_THEME = "1.4.0", "7.4.7", "0.17.1"
+FONTAWESOME_TARGET = "pydata_sphinx_theme webpack-macros.html head_js_preload (fontawesome.js)"
+FONTAWESOME_ISSUE = "https://github.com/pydata/pydata-sphinx-theme/issues/2379"
+_FONTAWESOME_JS = re.compile(
+    r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>'
+)
 #: What each patch replaces, and the upstream issue it works around.
 GLUE_TARGET = "myst_nb.ext.glue.crossref.generate_any_nodes"
 GLUE_ISSUE = "https://github.com/executablebooks/MyST-NB/pull/675"
@@ -139,6 +150,19 @@ def add_page_filter(app: Sphinx, page_filter) -> None:
     app.__dict__.setdefault("book_page_filters", []).append(page_filter)
 
 
+def drop_fontawesome_js(html: str, context: dict | None = None) -> str:
+    """``html`` without pydata-sphinx-theme's ``<script>`` of ``scripts/fontawesome.js``.
+
+    Why: the theme loads Font Awesome twice, as its stylesheet's classes and webfonts and as a
+    1.5 MB script that rewrites every icon into inline SVG (and registers custom icons). The
+    webfonts draw the standard icons the book shows; the book defines no custom icon. Source:
+    https://github.com/pydata/pydata-sphinx-theme/issues/2379 (open; the fix proposed there,
+    https://github.com/pydata/pydata-sphinx-theme/pull/2494, renders standard icons from CSS
+    and webfonts in the same way).
+    """
+    return _FONTAWESOME_JS.sub("", html)
+
+
 def _wrap_render(app: Sphinx) -> None:
     """Wrap the builder's template rendering once, to apply :func:`add_page_filter`'s filters.
 
@@ -169,6 +193,10 @@ def _wrap_render(app: Sphinx) -> None:
 def setup(app: Sphinx) -> None:
     require_version("myst-nb", MYST_NB, target=GLUE_TARGET, issue=GLUE_ISSUE)
     require_version("sphinx", SPHINX, target=RENDER_TARGET, issue=RENDER_ISSUE)
+    require_version(
+        "pydata-sphinx-theme", PYDATA_THEME, target=FONTAWESOME_TARGET, issue=FONTAWESOME_ISSUE
+    )
+    add_page_filter(app, drop_fontawesome_js)
     _patch_pasted_images()
     app.connect("builder-inited", _wrap_render)
     app.connect("builder-inited", _copy_late_assets)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -10,6 +11,8 @@ import nbformat
 import pytest
 import yaml
 from bs4 import BeautifulSoup
+
+from book_sphinx.interactive import PLOTLY_JS, PLOTLY_SHA256, PLOTLY_VERSION
 
 from conftest import ROOT
 
@@ -292,7 +295,8 @@ def test_no_link_points_at_a_bare_file_name(site):
 @pytest.mark.parametrize("page", notebook_chapters())
 def test_chapter_has_an_interactive_figure_that_needs_no_network(site, page):
     """Each chapter holds at least one slider figure (lib.book.interactive) in a captioned figure,
-    with every frame in the page; plotly.js comes from the site itself; the page weighs < 2 MB."""
+    with every frame in the page; plotly.js comes from the site itself, fetched by the book's
+    script (not in the first load); the page weighs < 2 MB."""
     html = soup(site, page)
     boxes = html.select("div.book-interactive")
     assert boxes, f"{page}: no interactive figure"
@@ -306,8 +310,11 @@ def test_chapter_has_an_interactive_figure_that_needs_no_network(site, page):
     sources = [tag["src"].split("?")[0] for tag in html.select("script[src]")]  # no ?v=checksum
     external = [src for src in sources if re.match(r"([a-z]+:)?//", src)]
     assert not external, f"{page} loads scripts from the network: {external}"
-    assert [s for s in sources if s.endswith("_static/plotly.min.js")], "plotly.js not loaded"
-    assert [s for s in sources if "_static/book-interactive.js" in s]
+    # the book's script once; it names plotly.js, which it fetches when a figure nears the view
+    tags = [t for t in html.select("script[src]") if "_static/book-interactive.js" in t["src"]]
+    assert len(tags) == 1, f"{page}: book-interactive.js loaded {len(tags)} times"
+    assert tags[0].get("data-plotly") == PLOTLY_JS
+    assert not [s for s in sources if "plotly" in s], f"{page}: plotly.js in the first load"
     images = {
         (site / page).parent.joinpath(img["src"]).resolve()
         for img in html.select("img[src]")
@@ -317,16 +324,25 @@ def test_chapter_has_an_interactive_figure_that_needs_no_network(site, page):
     assert weight < 2_000_000, f"{page}: {weight:,} bytes with its images"
 
 
-def test_plotly_js_is_served_once_from_the_pinned_package(site):
-    import plotly
-
+def test_plotly_js_is_served_once_from_the_recorded_partial_bundle(site):
     copies = [p.relative_to(site).as_posix() for p in site.rglob("plotly*.js")]
-    assert copies == ["_static/plotly.min.js"]
-    shipped = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    assert (site / "_static" / "plotly.min.js").read_bytes() == shipped.read_bytes()
+    assert copies == [f"_static/{PLOTLY_JS}"]
+    served = (site / "_static" / PLOTLY_JS).read_bytes()
+    assert hashlib.sha256(served).hexdigest() == PLOTLY_SHA256
+    # the cartesian partial bundle of the recorded release, not the full one
+    assert f"plotly.js (cartesian - minified) v{PLOTLY_VERSION}" in served[:200].decode()
     pages_without = [p for p in toc_pages() if "book-interactive" not in soup(site, p).decode()]
-    for page in pages_without:  # only pages with a figure load the 4.8 MB library
-        assert not soup(site, page).select("script[src*=plotly]"), page
+    assert pages_without
+    for page in pages_without:  # only pages with a figure load plotly.js and the book's script
+        assert not soup(site, page).select("script[src*=plotly], script[src*=book-interactive]")
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_no_page_loads_the_font_awesome_script(site, page):
+    """The theme's stylesheet draws the icons; its 1.5 MB Font Awesome script is not loaded."""
+    html = soup(site, page)
+    assert not html.select("script[src*=fontawesome]"), page
+    assert html.select("i.fa-solid, i.fa-brands, i.fa-regular, span.fa-solid"), page
 
 
 def test_reference_list_is_labelled_as_the_text_cites(site):

@@ -211,6 +211,9 @@ def test_every_slider_moves_its_figure(browser, site, page):
         time.sleep(0.1)
         boxes = browser.find_elements("css selector", ".book-interactive")
     assert len(boxes) == expected, f"{page}: {len(boxes)} of {expected} figures in the page"
+    # plotly.js is fetched when a figure nears the viewport: bring each one there
+    for box in boxes:
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", box)
     deadline = time.time() + 30
     while time.time() < deadline:
         live = browser.execute_script(
@@ -414,6 +417,50 @@ def served(site):
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
+
+
+#: The most bytes (uncompressed) a chapter may fetch before its reader scrolls: page, styles,
+#: scripts, fonts and the images in view, with the browser's cache off.
+MAX_FIRST_LOAD = 4_000_000
+
+FIRST_LOAD = """
+const entries = performance.getEntriesByType('resource');
+const nav = performance.getEntriesByType('navigation')[0];
+return [[location.href, nav.decodedBodySize]].concat(entries.map(r => [r.name, r.decodedBodySize]));
+"""
+
+ICON_FONT = """
+const icons = '.bd-header i[class*="fa-"], .bd-header-article i[class*="fa-"]';
+return [...document.querySelectorAll(icons)]
+  .filter(i => i.getClientRects().length)
+  .map(i => [i.className, getComputedStyle(i, '::before').fontFamily,
+             i.getBoundingClientRect().width]);
+"""
+
+
+@pytest.mark.parametrize("page", [p for p in toc_pages() if p.split("/")[-1][:2].isdigit()])
+def test_first_load_of_a_chapter_is_light_and_its_icons_draw(browser, served, page):
+    """A chapter's first load, cache off, weighs at most MAX_FIRST_LOAD bytes: plotly.js is not in
+    it (the book's script fetches it when a figure nears the viewport) and neither is the theme's
+    Font Awesome script, whose icons the theme's webfonts draw (each header icon has a width and
+    a Font Awesome font)."""
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+    try:
+        browser.get(f"{served}/{page}.html")
+        assert browser.execute_async_script(WAIT_FOR_MATHJAX), f"{page}: MathJax did not start"
+        time.sleep(1.0)  # fonts MathJax asks for after its first pass
+        loaded = browser.execute_script(FIRST_LOAD)
+    finally:
+        browser.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": False})
+    total = sum(size for _, size in loaded)
+    heaviest = sorted(loaded, key=lambda r: -r[1])[:4]
+    assert total <= MAX_FIRST_LOAD, f"{page}: first load {total:,} bytes; heaviest {heaviest}"
+    assert not [u for u, _ in loaded if "plotly" in u or "fontawesome.js" in u], page
+    icons = browser.execute_script(ICON_FONT)
+    assert icons, f"{page}: no header icon found"
+    for name, family, width in icons:
+        assert "Font Awesome" in family and width > 0, (page, name, family, width)
 
 
 def test_search_snippets_show_the_text_not_the_print_contents(browser, served):

@@ -408,3 +408,36 @@ def test_the_extension_loads_no_torch():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]", modules
+
+
+def test_the_font_awesome_script_is_dropped_and_nothing_else():
+    from book_sphinx import pages
+
+    head = (
+        "<head>\n  <!-- So that users can add custom icons -->\n"
+        '  <script defer src="../_static/scripts/fontawesome.js?digest=55c26ed414f5f8a31ebb">'
+        "</script>\n"
+        '  <link rel="preload" as="script" href="../_static/scripts/bootstrap.js" />\n</head>'
+    )
+    out = pages.drop_fontawesome_js(head)
+    assert "fontawesome.js" not in out and "bootstrap.js" in out
+    assert pages.drop_fontawesome_js(out) == out
+
+
+def test_the_plotly_bundle_is_the_recorded_one(tmp_path, monkeypatch):
+    import hashlib
+
+    from book_sphinx import interactive
+
+    source = interactive.plotly_js_source()
+    assert hashlib.sha256(source.read_bytes()).hexdigest() == interactive.PLOTLY_SHA256
+    head = source.read_bytes()[:200].decode()
+    assert f"plotly.js (cartesian - minified) v{interactive.PLOTLY_VERSION}" in head
+    bad = tmp_path / interactive.PLOTLY_JS
+    bad.write_bytes(source.read_bytes()[:-1])
+    monkeypatch.setattr(interactive, "_STATIC", tmp_path)
+    with pytest.raises(ValueError, match="not the recorded"):
+        interactive.plotly_js_source()
+    bad.unlink()
+    with pytest.raises(FileNotFoundError, match="missing"):
+        interactive.plotly_js_source()

@@ -1,9 +1,26 @@
 /* The book's interactive figures (lib/interactive.py): draws the frame a slider selects with
    plotly.js (served from this site's _static/, never a CDN). Every frame was computed by lib when
    the book was built; nothing is interpolated here. Without plotly.js (or JavaScript) the static
-   image in the same block stays. */
+   image in the same block stays.
+
+   plotly.js (1.5 MB, as much as the rest of a chapter's first load) is fetched only when a figure
+   comes within a screen of the viewport: this script's tag names the file in data-plotly, beside
+   this script in _static/. Until then, and when printing, the static image shows. */
 (function () {
   "use strict";
+
+  const me = document.currentScript;
+  const plotlySrc = me && me.dataset.plotly ? new URL(me.dataset.plotly, me.src).href : null;
+  let requested = false;
+
+  function loadPlotly() {
+    if (requested || window.Plotly || !plotlySrc) return;
+    requested = true;
+    const tag = document.createElement("script");
+    tag.src = plotlySrc;
+    tag.addEventListener("load", start);
+    document.head.appendChild(tag);
+  }
 
   function dark() {
     return document.documentElement.dataset.theme === "dark";
@@ -73,9 +90,25 @@
     document.querySelectorAll(".book-interactive").forEach(init);
   }
 
+  function watch() {
+    const boxes = document.querySelectorAll(".book-interactive");
+    if (window.Plotly) return start();
+    if (!("IntersectionObserver" in window)) return loadPlotly();
+    const seen = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting)) {
+          seen.disconnect();
+          loadPlotly();
+        }
+      },
+      { rootMargin: "100% 0px" }
+    );
+    boxes.forEach((box) => seen.observe(box));
+  }
+
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", start);
+    document.addEventListener("DOMContentLoaded", watch);
   } else {
-    start();
+    watch();
   }
 })();
