@@ -463,6 +463,38 @@ def test_first_load_of_a_chapter_is_light_and_its_icons_draw(browser, served, pa
         assert "Font Awesome" in family and width > 0, (page, name, family, width)
 
 
+FOCUSED = """
+const e = document.activeElement, s = getComputedStyle(e);
+const ring = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0)
+  || (s.boxShadow !== 'none' && !/rgba\\([^)]*,\\s*0\\)/.test(s.boxShadow));
+return [e.tagName, (e.getAttribute('aria-label') || e.title || e.textContent || '').trim()
+  .slice(0, 40), ring];
+"""
+
+
+def test_formulas_are_not_tab_stops_and_every_control_shows_its_focus(browser, site):
+    """In Chapter 1 (432 formulas), no formula is a Tab stop, and each of the first 60 Tab stops
+    shows a focus ring (an outline, or a visible box shadow)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    browser.get((site / "chapters/01_boltzmann.html").as_uri())
+    assert browser.execute_async_script(WAIT_FOR_MATHJAX)
+    formulas, stops = browser.execute_script(
+        "return [document.querySelectorAll('mjx-container').length,"
+        " document.querySelectorAll('mjx-container[tabindex]:not([tabindex=\"-1\"])').length]"
+    )
+    assert formulas > 100 and stops == 0, f"{stops} of {formulas} formulas are Tab stops"
+    browser.execute_script("document.activeElement.blur(); window.scrollTo(0, 0)")
+    unringed = []
+    for _ in range(60):
+        ActionChains(browser).send_keys(Keys.TAB).perform()
+        tag, name, ring = browser.execute_script(FOCUSED)
+        if not ring:
+            unringed.append((tag, name))
+    assert not unringed, f"controls without a focus ring: {unringed}"
+
+
 def test_search_snippets_show_the_text_not_the_print_contents(browser, served):
     """A search for a chapter-title word, on the site served as the README says, lists the
     chapter with a snippet of its prose, not of the print-only table of contents or the header
