@@ -64,7 +64,9 @@ window.bookOnReady = function (fn) {
 
 /* Phones: MathJax 3 does not break inline formulas across lines, so a formula wider than the
  * text column would widen the page. Each such formula gets the class book-wide-math (book.css:
- * it scrolls sideways inside its own box), measured after typesetting and again on resize. */
+ * it scrolls sideways inside its own box), measured after typesetting and again on resize.
+ * Formulas are not Tab stops (MathJax's inTabOrder is off in _config.yml), except one that scrolls
+ * sideways in its box: a keyboard reader must be able to reach it to scroll it (tabindex 0). */
 (function () {
   "use strict";
   function mark() {
@@ -72,6 +74,13 @@ window.bookOnReady = function (fn) {
       m.classList.remove("book-wide-math");
       const block = m.closest("p, li, dd, td, th, div, figcaption") || m.parentElement;
       if (m.getBoundingClientRect().width > block.clientWidth) { m.classList.add("book-wide-math"); }
+    });
+    document.querySelectorAll(".bd-article mjx-container").forEach(function (m) {
+      if (m.scrollWidth > m.clientWidth + 1) {
+        m.setAttribute("tabindex", "0");
+      } else if (m.getAttribute("tabindex") === "0") {
+        m.removeAttribute("tabindex");
+      }
     });
   }
   function start() {

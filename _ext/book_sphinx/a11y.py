@@ -10,7 +10,11 @@ book does not write itself:
 * docutils gives the bibliography ``role="list"`` with ``role="doc-biblioentry"`` children
   (deprecated, and not list items): they become ``role="listitem"``;
 * the index pages (general index, module index, proof index) open with an empty ``<h1>``;
-* the search dialog's form has no submit control: a visually hidden "Search" button is added.
+* the search dialog's form has no submit control: a visually hidden "Search" button is added;
+* sphinx-exercise 1.2.1 gives every exercise's body the id ``exercise-content`` and every
+  solution's ``solution-content`` (an id must be unique in a page): the second and later ones are
+  numbered (:data:`REPEATED_IDS`; no upstream issue found, searched executablebooks/sphinx-exercise
+  for duplicate ids).
 
 Each fix is a text substitution of the rendered page (:data:`FIXES`), applied right after
 rendering (:func:`.pages.add_page_filter`, as the notebook download link of :mod:`.notebooks`);
@@ -51,6 +55,21 @@ FIXES: list[tuple[re.Pattern, str]] = [
 ]
 
 
+#: Ids that a page repeats by construction: the second occurrence becomes ``<id>-2``, and so on.
+REPEATED_IDS = ("exercise-content", "solution-content")
+
+
+def _number_repeats(html: str, name: str) -> str:
+    count = 0
+
+    def number(match: re.Match) -> str:
+        nonlocal count
+        count += 1
+        return match.group(0) if count == 1 else f'id="{name}-{count}"'
+
+    return re.sub(rf'id="{re.escape(name)}"', number, html)
+
+
 def fix_html(html: str) -> str:
     """Apply :data:`FIXES` to one rendered page; idempotent.
 
@@ -67,6 +86,8 @@ def fix_html(html: str) -> str:
         raise ValueError(f"html must be the page's HTML text (a str), got {type(html).__name__}")
     for pattern, replacement in FIXES:
         html = pattern.sub(replacement, html)
+    for name in REPEATED_IDS:
+        html = _number_repeats(html, name)
     return html
 
 

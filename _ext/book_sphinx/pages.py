@@ -16,6 +16,11 @@
   stylesheet already holds Font Awesome's classes and webfonts, which draw every standard icon;
   the script only turns them into inline SVG and serves custom icons, which the book has none of.
 
+* In the theme's default mode, ``auto``, the page is painted light until the theme's deferred
+  script reads the reader's colour preference: a reader in dark mode saw a white flash on every
+  page. A script in the page's head (:data:`EARLY_THEME`) resolves ``auto`` before the first paint
+  (pydata-sphinx-theme issue 1857).
+
 Two patches, each applied after :func:`.patching.require_version` has checked the version it was
 written for: myst-nb's ``generate_any_nodes`` (:func:`_generate_any_nodes`) and the rendering of the
 HTML builder's templates (:func:`_wrap_render`).
@@ -150,6 +155,23 @@ def add_page_filter(app: Sphinx, page_filter) -> None:
     app.__dict__.setdefault("book_page_filters", []).append(page_filter)
 
 
+#: Run in the head, before the first paint: the theme's own inline script has set ``data-mode``
+#: to the reader's stored mode (``light``, ``dark`` or ``auto``, the default) and ``data-theme``
+#: to ``auto``; the theme becomes the mode at once, ``auto`` resolved by the reader's colour
+#: preference, as the theme's deferred script would make it later. Source:
+#: https://github.com/pydata/pydata-sphinx-theme/issues/1857 (open: "Website Flashes White in Dark
+#: Mode").
+EARLY_THEME = (
+    "(function () {"
+    " var html = document.documentElement, mode = html.dataset.mode;"
+    " if (html.dataset.theme === 'auto' || !html.dataset.theme) {"
+    "  html.dataset.theme = mode === 'dark' || mode === 'light' ? mode"
+    "   : window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';"
+    " }"
+    "})();"
+)
+
+
 def drop_fontawesome_js(html: str, context: dict | None = None) -> str:
     """``html`` without pydata-sphinx-theme's ``<script>`` of ``scripts/fontawesome.js``.
 
@@ -197,6 +219,7 @@ def setup(app: Sphinx) -> None:
         "pydata-sphinx-theme", PYDATA_THEME, target=FONTAWESOME_TARGET, issue=FONTAWESOME_ISSUE
     )
     add_page_filter(app, drop_fontawesome_js)
+    app.add_js_file(None, body=EARLY_THEME, priority=1)
     _patch_pasted_images()
     app.connect("builder-inited", _wrap_render)
     app.connect("builder-inited", _copy_late_assets)

@@ -403,6 +403,14 @@ def _internal_links(page: Path, html: BeautifulSoup):
                 yield value, element
 
 
+@pytest.mark.parametrize("page", toc_pages())
+def test_no_id_repeats_on_a_page(site, page):
+    """An id names one element of a page (links, labels and ARIA references rely on it)."""
+    ids = [tag["id"] for tag in soup(site, page).select("[id]")]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    assert not repeated, f"{page}: ids used more than once: {repeated}"
+
+
 def test_every_internal_link_and_anchor_resolves(site):
     """Every href and src inside the built site points at a file the build wrote, and every
     #anchor at an element of that page with that id (or name). External links are not checked:

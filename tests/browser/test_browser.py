@@ -355,12 +355,18 @@ return Array.from(document.querySelectorAll('.book-interactive .main-svg text'))
 def png_text_size(src: str, natural: float, shown: float) -> float:
     """CSS px of the smallest text of a book PNG shown ``shown`` px wide (``natural`` px image),
     from the size and resolution the PNG records (lib.book.plotting.figure_png)."""
+    import base64
+    import io
+
     from PIL import Image
 
-    path = Path(unquote(urlparse(src).path))
+    if src.startswith("data:"):  # an interactive figure's static image, inlined in the page
+        path = io.BytesIO(base64.b64decode(src.split(",", 1)[1]))
+    else:
+        path = Path(unquote(urlparse(src).path))
     with Image.open(path) as png:
         recorded = png.text.get("Book-Smallest-Text-Pt")
-        assert recorded, f"{path.name}: no Book-Smallest-Text-Pt (not made by figure_png)"
+        assert recorded, f"{src[:60]}: no Book-Smallest-Text-Pt (not made by figure_png)"
         dpi = png.info["dpi"][0]
     return float("inf") if recorded == "none" else float(recorded) / 72 * dpi * shown / natural
 
@@ -381,11 +387,13 @@ def test_page_fits_a_phone(phone, site, page):
         wide = phone.execute_script(OVERFLOWING, PHONE["width"])
         pytest.fail(f"{page}: {width} CSS px wide on a {PHONE['width']} px phone: {wide}")
     small = []
-    for image in phone.execute_script(FIGURE_IMAGES):
-        px = png_text_size(image["src"], image["natural"], image["shown"])
-        if px < MIN_FIGURE_TEXT_PX - 0.05:
-            small.append(f"{Path(image['src']).name[:12]}: {px:.1f} px")
     if phone.execute_script("return document.querySelectorAll('.book-interactive').length"):
+        # plotly.js is fetched when a figure nears the viewport (until then, and in print, the
+        # figure's static image shows): bring each one there, and measure what a reader meets
+        phone.execute_script(
+            "document.querySelectorAll('.book-interactive')"
+            ".forEach(b => b.scrollIntoView({block: 'center'}))"
+        )
         deadline = time.time() + 30
         while time.time() < deadline and phone.execute_script(
             "return document.querySelectorAll('.book-interactive:not([data-frame])').length"
@@ -394,6 +402,10 @@ def test_page_fits_a_phone(phone, site, page):
         sizes = phone.execute_script(PLOT_TEXT_SIZES)
         assert sizes, f"{page}: the interactive figure drew no text"
         small += [f"interactive figure: {s:.1f} px" for s in sizes if s < MIN_FIGURE_TEXT_PX]
+    for image in phone.execute_script(FIGURE_IMAGES):
+        px = png_text_size(image["src"], image["natural"], image["shown"])
+        if px < MIN_FIGURE_TEXT_PX - 0.05:
+            small.append(f"{Path(image['src']).name[:12]}: {px:.1f} px")
     assert not small, f"{page}: figure text under {MIN_FIGURE_TEXT_PX} CSS px on a phone: {small}"
     shots = ROOT / "_build" / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
@@ -473,16 +485,19 @@ return [e.tagName, (e.getAttribute('aria-label') || e.title || e.textContent || 
 
 
 def test_formulas_are_not_tab_stops_and_every_control_shows_its_focus(browser, site):
-    """In Chapter 1 (432 formulas), no formula is a Tab stop, and each of the first 60 Tab stops
-    shows a focus ring (an outline, or a visible box shadow)."""
+    """In Chapter 1 (432 formulas), no formula is a Tab stop unless it scrolls sideways in its box
+    (a keyboard reader scrolls it from there), and each of the first 60 Tab stops shows a focus
+    ring (an outline, or a visible box shadow)."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
     browser.get((site / "chapters/01_boltzmann.html").as_uri())
     assert browser.execute_async_script(WAIT_FOR_MATHJAX)
+    time.sleep(0.5)  # book.js marks the formulas that scroll once MathJax has typeset them
     formulas, stops = browser.execute_script(
-        "return [document.querySelectorAll('mjx-container').length,"
-        " document.querySelectorAll('mjx-container[tabindex]:not([tabindex=\"-1\"])').length]"
+        "const all = [...document.querySelectorAll('mjx-container')];"
+        "return [all.length, all.filter(m => m.tabIndex >= 0"
+        " && m.scrollWidth <= m.clientWidth + 1).length];"
     )
     assert formulas > 100 and stops == 0, f"{stops} of {formulas} formulas are Tab stops"
     browser.execute_script("document.activeElement.blur(); window.scrollTo(0, 0)")
@@ -493,6 +508,42 @@ def test_formulas_are_not_tab_stops_and_every_control_shows_its_focus(browser, s
         if not ring:
             unringed.append((tag, name))
     assert not unringed, f"controls without a focus ring: {unringed}"
+
+
+FIRST_FRAME = """
+window.__firstFrameTheme = null;
+requestAnimationFrame(() => {
+  window.__firstFrameTheme = document.documentElement.dataset.theme;
+});
+"""
+
+
+def test_a_dark_preference_is_painted_dark_from_the_first_frame(site):
+    """With the theme's default mode (auto, nothing stored) and a reader who prefers dark, the
+    page's first frame is already dark: no white flash before the theme's deferred script."""
+    driver = _driver()
+    try:
+        driver.execute_cdp_cmd(
+            "Emulation.setEmulatedMedia",
+            {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
+        )
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": FIRST_FRAME})
+        url = (site / "chapters/01_boltzmann.html").as_uri()
+        driver.get(url)
+        for stored, expected in ((None, "dark"), ("light", "light"), ("dark", "dark")):
+            driver.execute_script("localStorage.clear()")
+            if stored:  # a mode the reader chose wins over the preference, from the first frame
+                driver.execute_script("localStorage.setItem('mode', arguments[0])", stored)
+            driver.get(url)
+            deadline = time.time() + 10
+            first = None
+            while first is None and time.time() < deadline:
+                first = driver.execute_script("return window.__firstFrameTheme")
+                time.sleep(0.05)
+            assert first == expected, f"mode {stored}: first frame painted as {first!r}"
+        driver.execute_script("localStorage.clear()")
+    finally:
+        driver.quit()
 
 
 def test_search_snippets_show_the_text_not_the_print_contents(browser, served):

@@ -441,3 +441,14 @@ def test_the_plotly_bundle_is_the_recorded_one(tmp_path, monkeypatch):
     bad.unlink()
     with pytest.raises(FileNotFoundError, match="missing"):
         interactive.plotly_js_source()
+
+
+def test_repeated_exercise_ids_are_numbered():
+    from book_sphinx import a11y
+
+    html = '<section id="exercise-content"></section>' * 3 + '<section id="solution-content">'
+    fixed = a11y.fix_html(html)
+    assert fixed.count('id="exercise-content"') == 1
+    assert 'id="exercise-content-2"' in fixed and 'id="exercise-content-3"' in fixed
+    assert 'id="solution-content"' in fixed
+    assert a11y.fix_html(fixed) == fixed
