@@ -404,6 +404,15 @@ def _internal_links(page: Path, html: BeautifulSoup):
 
 
 @pytest.mark.parametrize("page", toc_pages())
+def test_every_page_names_the_site_favicon(site, page):
+    icons = soup(site, page).select("link[rel=icon]")
+    assert len(icons) == 1, f"{page}: {len(icons)} favicon links"
+    target = (site / page).parent.joinpath(icons[0]["href"].split("?")[0]).resolve()
+    assert target.is_file() and target.suffix == ".svg", target
+    assert "<svg" in target.read_text(), target
+
+
+@pytest.mark.parametrize("page", toc_pages())
 def test_no_id_repeats_on_a_page(site, page):
     """An id names one element of a page (links, labels and ARIA references rely on it)."""
     ids = [tag["id"] for tag in soup(site, page).select("[id]")]
