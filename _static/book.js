@@ -145,6 +145,14 @@ window.bookOnReady = function (fn) {
     });
   }
   window.bookOnReady(init);
+
+  // On a phone a sidebar opens as a dialog over the page; a tap on one of its links (the page
+  // contents' in-page anchors above all) closes it, so that the reader sees where the link led.
+  document.addEventListener("click", function (event) {
+    const link = event.target.closest ? event.target.closest("dialog[open] a[href]") : null;
+    const dialog = link ? link.closest("dialog") : null;
+    if (dialog && /-sidebar-modal$/.test(dialog.id)) { dialog.close(); }
+  });
 })();
 
 /* MathJax's own menu, Accessibility → Activate: it loads MathJax's explorer and its speech rule

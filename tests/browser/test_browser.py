@@ -648,6 +648,7 @@ def test_sidebar_buttons_open_and_close(browser, phone, site, device, side):
     sidebar as a dialog with links in it, and Escape closes it. The page contents (secondary)
     are laid out beside the article from 1200 px on, where the theme shows no button for them:
     there the test only finds them open."""
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
     driver = browser if device == "desktop" else phone
@@ -674,6 +675,19 @@ def test_sidebar_buttons_open_and_close(browser, phone, site, device, side):
         time.sleep(0.3)
         closed = driver.execute_script(SIDEBAR_STATE, name)
         assert closed["dialog"] is False, closed
+        # a tap on a link in the drawer closes it (the page contents' anchors stay on the page)
+        assert driver.execute_script(CLICK_VISIBLE, button)
+        time.sleep(0.5)
+        assert driver.execute_script(SIDEBAR_STATE, name)["dialog"] is True
+        links = [
+            a
+            for a in driver.find_elements("css selector", f"#{name}-modal a[href]")
+            if a.is_displayed()
+        ]
+        ActionChains(driver).move_to_element(links[min(3, len(links) - 1)]).click().perform()
+        time.sleep(0.5)
+        if side == "secondary":  # an in-page anchor: the same page, the drawer closed
+            assert driver.execute_script(SIDEBAR_STATE, name)["dialog"] is False
     if device == "phone":
         assert before["inline"] is False  # on a phone the sidebars are not beside the article
 
