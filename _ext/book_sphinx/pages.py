@@ -38,9 +38,7 @@ from sphinx.application import Sphinx
 from .patching import NO_ISSUE, require_version
 
 #: The versions the patches of this module were written for (requirements.lock).
-MYST_NB, SPHINX, PYDATA_THEME = "1.4.0", "7.4.7", "0.17.1"
-FONTAWESOME_TARGET = "pydata_sphinx_theme webpack-macros.html head_js_preload (fontawesome.js)"
-FONTAWESOME_ISSUE = "https://github.com/pydata/pydata-sphinx-theme/issues/2379"
+MYST_NB, SPHINX = "1.4.0", "7.4.7"
 _FONTAWESOME_JS = re.compile(
     r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>'
 )
@@ -182,7 +180,8 @@ def drop_fontawesome_js(html: str, context: dict | None = None) -> str:
     https://github.com/pydata/pydata-sphinx-theme/pull/2494, renders standard icons from CSS
     and webfonts in the same way).
     """
-    return _FONTAWESOME_JS.sub("", html)
+    return _FONTAWESOME_JS.sub("", html)  # markup of pydata-sphinx-theme 0.17.1 (the site test
+    # test_no_page_loads_the_font_awesome_script fails if a later theme writes it otherwise)
 
 
 def _wrap_render(app: Sphinx) -> None:
@@ -215,9 +214,6 @@ def _wrap_render(app: Sphinx) -> None:
 def setup(app: Sphinx) -> None:
     require_version("myst-nb", MYST_NB, target=GLUE_TARGET, issue=GLUE_ISSUE)
     require_version("sphinx", SPHINX, target=RENDER_TARGET, issue=RENDER_ISSUE)
-    require_version(
-        "pydata-sphinx-theme", PYDATA_THEME, target=FONTAWESOME_TARGET, issue=FONTAWESOME_ISSUE
-    )
     add_page_filter(app, drop_fontawesome_js)
     app.add_js_file(None, body=EARLY_THEME, priority=1)
     _patch_pasted_images()
