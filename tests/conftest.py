@@ -89,6 +89,8 @@ class TempBook:
         shutil.copy(ROOT / "_config.yml", root / "_config.yml")
         shutil.copy(ROOT / "references.bib", root / "references.bib")
         shutil.copytree(ROOT / "_ext", root / "_ext", ignore=shutil.ignore_patterns("__pycache__"))
+        (root / "_static").mkdir()
+        shutil.copy(ROOT / "_static" / "favicon.svg", root / "_static")  # named by _config.yml
         (root / "intro.md").write_text("# Temporary book\n\nA test book.\n")
         (root / "_toc.yml").write_text(
             "format: jb-book\nroot: intro\nchapters:\n  - file: chapters/probe\n"
