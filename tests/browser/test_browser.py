@@ -355,18 +355,12 @@ return Array.from(document.querySelectorAll('.book-interactive .main-svg text'))
 def png_text_size(src: str, natural: float, shown: float) -> float:
     """CSS px of the smallest text of a book PNG shown ``shown`` px wide (``natural`` px image),
     from the size and resolution the PNG records (lib.book.plotting.figure_png)."""
-    import base64
-    import io
-
     from PIL import Image
 
-    if src.startswith("data:"):  # an interactive figure's static image, inlined in the page
-        path = io.BytesIO(base64.b64decode(src.split(",", 1)[1]))
-    else:
-        path = Path(unquote(urlparse(src).path))
+    path = Path(unquote(urlparse(src).path))
     with Image.open(path) as png:
         recorded = png.text.get("Book-Smallest-Text-Pt")
-        assert recorded, f"{src[:60]}: no Book-Smallest-Text-Pt (not made by figure_png)"
+        assert recorded, f"{path.name}: no Book-Smallest-Text-Pt (not made by figure_png)"
         dpi = png.info["dpi"][0]
     return float("inf") if recorded == "none" else float(recorded) / 72 * dpi * shown / natural
 
