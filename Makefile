@@ -17,7 +17,7 @@ JB_WARNINGS := ignore:'BaseCommand' is deprecated:DeprecationWarning
 BUILD   := PYTHONWARNINGS="$${PYTHONWARNINGS:+$$PYTHONWARNINGS,}$(JB_WARNINGS)" \
 	$(VENV)/bin/jupyter-book build . -W -n --keep-going
 
-.PHONY: help book pdf test unit lint format bench full lab data clean distclean env lock
+.PHONY: help book pdf test unit lint format bench full mutate lab data clean distclean env lock
 
 ## help: list the targets, one line each
 help:
@@ -108,6 +108,10 @@ format: $(DEVSTAMP)
 ## bench: cold build, rebuild, each chapter's time against its budget; training speed; batched runs
 bench: $(STAMP) data
 	$(PY) tools/bench.py
+
+## mutate: plant each bug of tools/mutants.toml in a scratch copy of lib: do the ledger's tests catch it? (~20 min)
+mutate: $(STAMP) data
+	$(PY) tools/mutate.py
 
 ## full: the papers' experiments at paper scale into results/ (resumable), then the book showing them
 full: $(STAMP) data

@@ -67,6 +67,8 @@ __all__ = [
     "hard_lookup",
     "soft_lookup",
     "nadaraya_watson",
+    "grid_lookup_bound",
+    "MIN_BOUND_KAPPA",
     "SumOfLinear",
     "PartitionLookup",
     "attention_approximator",
@@ -174,6 +176,65 @@ def nadaraya_watson(
     if beta == 0.0:
         raise ValueError(f"bandwidth={h!r} is too large: 1/(2 h^2) underflows to 0")
     return soft_lookup(x, centres, values, beta)
+
+
+#: The smallest ``kappa`` :func:`grid_lookup_bound` accepts: below it the rings whose weight
+#: still counts number more than a few hundred and the bound is far above any error of interest.
+MIN_BOUND_KAPPA = 1e-3
+
+
+def grid_lookup_bound(lipschitz: float, m: int, kappa: float | None) -> float:
+    r"""The book's bound on the sup error of the lookup over an :math:`m \times m` grid of a
+    square of side 1 (anywhere in the plane), with values :math:`f(c_i)` at the cell centres and
+    :math:`\beta = \kappa m^2`, for an :math:`f` with gradient norm at most ``lipschitz``:
+
+    .. math::
+
+        \sup_x |\hat f(x) - f(x)| \le L \sqrt2\, h \big(\tfrac32 + T(\kappa)\big), \qquad
+        T(\kappa) = \sum_{k \ge 2} 8k\big(k + \tfrac12\big) e^{-\kappa((k - 1/2)^2 - 1/2)},
+
+    with :math:`h = 1/m`, and :math:`L h / \sqrt2` for the hard partition (``kappa=None``). The
+    output averages the values :math:`f(c_i)` with softmax weights; the nearest centre lies within
+    :math:`h/\sqrt2` of :math:`x`, its eight neighbours within :math:`\tfrac32\sqrt2\,h`, and
+    the :math:`8k` cells :math:`k \ge 2` rings away at most :math:`(k + \frac12)\sqrt2\,h`, each
+    with at most the weight :math:`e^{-\kappa((k - 1/2)^2 - 1/2)}` relative to the nearest. The
+    sum stops at the first term below :math:`10^{-17}` of the total with
+    :math:`\kappa (2k - 1) > 2`; from there each term is less than 0.3 of the one before, so
+    what is left out is below :math:`10^{-17}` of the bound.
+
+    Args:
+        lipschitz: :math:`L \ge 0`, the largest gradient norm of ``f`` (units of ``f`` per unit
+            length).
+        m: cells per axis, ``m >= 1``.
+        kappa: :math:`\beta / m^2`, at least :data:`MIN_BOUND_KAPPA`, or None for the hard
+            partition.
+
+    Returns:
+        The bound, a float in the units of ``f``.
+
+    Raises:
+        ValueError: for a negative or non-finite ``lipschitz`` (or one so large that the bound
+            overflows), ``m < 1``, or ``kappa`` below :data:`MIN_BOUND_KAPPA` or non-finite.
+
+    Source: the book's derivation for its reconstruction of LHSL's lookup (check C15 of
+    Chapter 5; Chapter 6 applies it to the cross-attention layer).
+    """
+    lip = finite_real("lipschitz", lipschitz, minimum=0.0)
+    h = 1.0 / positive_int("m", m)
+    if kappa is None:
+        return lip * h / math.sqrt(2.0)  # lip / sqrt(2) <= lip: finite
+    kappa = finite_real("kappa", kappa, minimum=MIN_BOUND_KAPPA)
+    tail, k = 0.0, 2
+    while True:
+        term = 8 * k * (k + 0.5) * math.exp(-kappa * ((k - 0.5) ** 2 - 0.5))
+        tail += term
+        if term <= 1e-17 * (1.5 + tail) and kappa * (2 * k - 1) > 2:
+            break
+        k += 1
+    out = lip * math.sqrt(2.0) * h * (1.5 + tail)
+    if not math.isfinite(out):
+        raise ValueError(f"lipschitz={lip!r} is too large: the bound overflows float64")
+    return out
 
 
 #: How far a literal lookup layer's float64 output may lie from the construction's closed form,

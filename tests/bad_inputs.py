@@ -326,6 +326,10 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             lookup.nadaraya_watson,
             dict(x=[[0.2, 0.3]], centres=_grid(), values=np.arange(9.0), bandwidth=0.1),
         ),
+        "lookup.grid_lookup_bound": (
+            lookup.grid_lookup_bound,
+            dict(lipschitz=2 * math.pi, m=8, kappa=10.0),
+        ),
         "lookup.SumOfLinear": (
             lookup.SumOfLinear,
             dict(A=np.ones((1, 2, 2)), B=np.ones((1, 1, 1)), C=np.zeros((2, 1))),

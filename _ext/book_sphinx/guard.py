@@ -91,10 +91,10 @@ def inputs_hash(root: str | os.PathLike) -> str:
 
     The relative paths and bytes of every file under ``lib/`` (caches excluded), of the stored
     results the chapters show (``**/*.json`` of the results folder: ``BOOK_RESULTS`` when set, else
-    ``results/``; written by ``make full`` and ``make bench``), of ``requirements*.txt``,
-    ``requirements*.lock``, ``environment.yml`` and ``_config.yml``; the normalised values of
-    :data:`ENV_INPUTS` (``lib._env.computing_values``: ``BOOK_MODE`` unset counts as ``fast``,
-    paths resolved); which :data:`DATA_MARKERS` exist.
+    ``results/``; written by ``make full`` and ``make bench``; not :data:`UNREAD_RESULTS`), of
+    ``requirements*.txt``, ``requirements*.lock``, ``environment.yml`` and ``_config.yml``; the
+    normalised values of :data:`ENV_INPUTS` (``lib._env.computing_values``: ``BOOK_MODE`` unset
+    counts as ``fast``, paths resolved); which :data:`DATA_MARKERS` exist.
 
     Raises:
         ValueError: if ``root`` is not an existing folder, or a ``BOOK_*`` variable is refused
@@ -104,7 +104,11 @@ def inputs_hash(root: str | os.PathLike) -> str:
     env = _env.computing_values()
     results = Path(env["BOOK_RESULTS"]) if env["BOOK_RESULTS"] else root / "results"
     files = [p for p in (root / "lib").rglob("*") if p.is_file() and "__pycache__" not in p.parts]
-    stored = [p for p in results.rglob("*.json") if ".partial" not in p.relative_to(results).parts]
+    stored = [
+        p
+        for p in results.rglob("*.json")
+        if not {".partial", *UNREAD_RESULTS} & set(p.relative_to(results).parts)
+    ]
     files += list(root.glob("requirements*.txt")) + list(root.glob("requirements*.lock"))
     files += [p for p in (root / "environment.yml", root / "_config.yml") if p.is_file()]
     present = [marker for marker in DATA_MARKERS if (root / marker).is_file()]
@@ -113,6 +117,12 @@ def inputs_hash(root: str | os.PathLike) -> str:
         for p in sorted(stored)
     )
     return _digest(root, files, repr(sorted(env.items())) + repr(present) + extra)
+
+
+#: Folders of stored results that no executed page reads: ``make mutate``'s outcome, which the
+#: claims page (not executed) shows through its directive. A new outcome rebuilds that page, not
+#: every chapter.
+UNREAD_RESULTS = ("mutation",)
 
 
 def _all_source_pages(root: Path) -> list[str]:

@@ -3,7 +3,8 @@
 ``{checks-table}`` lists every check a chapter recorded with :func:`lib.book.checks.record`
 (or :func:`lib.book.checks.not_run`), in reading order; ``{budget-table}`` lists each chapter's
 fast-mode budget (its ``budget_seconds``), its seed (glued as ``seed``) and its measured execution
-time.
+time. ``{mutation-table}`` shows the last outcome of ``make mutate`` (``tools/mutate.py``), stored
+in ``results/mutation/last.json``: its counts and one row per mutant.
 
 Only what the book itself recorded is read from myst-nb's glue files: the keys starting with
 ``check-`` (JSON written by ``lib.book.checks``) and ``seed``. Anything else a page glues — figures,
@@ -394,6 +395,64 @@ class AggregateTablesTransform(SphinxPostTransform):
             )
 
 
+#: Where ``make mutate`` stores its last outcome, relative to the book's root.
+MUTATION_FILE = Path("results", "mutation", "last.json")
+#: The CSS class of each outcome of a mutant (tools/mutate.py).
+OUTCOME_CLASS = {
+    "caught": "claim-pass",
+    "shown": "claim-shown",
+    "stopped": "claim-shown",
+    "survived": "claim-fail",
+}
+
+
+class MutationTableDirective(Directive):
+    """The last ``make mutate``: a count of its outcomes and a table of its mutants, read from
+    :data:`MUTATION_FILE` when the page is read (the page depends on the file)."""
+
+    has_content = False
+
+    def run(self):
+        env = self.state.document.settings.env
+        path = Path(env.srcdir, MUTATION_FILE)
+        env.note_dependency(str(path))
+        if not path.is_file():
+            LOGGER.warning(
+                f"mutation-table: {MUTATION_FILE} is missing: run `make mutate`",
+                location=(env.docname, self.lineno),
+            )
+            return [nodes.paragraph(text=f"No stored outcome of make mutate ({MUTATION_FILE}).")]
+        stored = json.loads(path.read_text(encoding="utf8"))
+        summary, rows = stored["result"]["summary"], stored["result"]["mutants"]
+        where = stored["provenance"]
+        count = nodes.paragraph(classes=["claims-count"])
+        count += nodes.strong(
+            text=f"{summary['caught']} of {summary['mutants']} mutants caught by a test "
+            f"({summary['caught_share']:.0%})"
+        )
+        count += nodes.Text(
+            f"; {summary['shown']} shown by a demonstration only, {summary['stopped']} stopped "
+            f"a chapter without a failing check, {summary['survived']} survived (make mutate at "
+            f"commit {where['commit']}, {where['date'][:10]})."
+        )
+        table = _table(
+            ["Mutant", "Function", "Kind", "Outcome", "Caught by"],
+            [22, 26, 16, 10, 26],
+            [
+                [
+                    r["id"],
+                    _paragraphs([(r["function"].removeprefix("lib/").replace(".py:", "."), "")]),
+                    r["kind"],
+                    _status(r["outcome"], OUTCOME_CLASS[r["outcome"]]),
+                    ", ".join(r["failed_checks"]) or (r["errors"][0][:80] if r["errors"] else "-"),
+                ]
+                for r in rows
+            ],
+            ["mutation-table"],
+        )
+        return [count, table]
+
+
 def _report_not_run(app: Sphinx, exception) -> None:
     """One line per check that did not run (a dataset missing on this machine), at the end of the
     build."""
@@ -423,3 +482,4 @@ def setup(app: Sphinx) -> None:
         app.add_node(node)
         app.add_directive(name, _placeholder_directive(node))
     app.add_post_transform(AggregateTablesTransform)
+    app.add_directive("mutation-table", MutationTableDirective)

@@ -34,6 +34,13 @@ def test_inputs_hash_follows_lib_pins_config_and_needs_a_folder(tmp_path):
     assert (
         guard.inputs_hash(tmp_path) == h3
     )  # chapters are jupyter-cache's business, not this hash's
+    (tmp_path / "results" / "conll").mkdir(parents=True)
+    (tmp_path / "results" / "conll" / "run.json").write_text("{}")
+    h4 = guard.inputs_hash(tmp_path)  # a stored result a chapter shows
+    assert h4 != h3
+    (tmp_path / "results" / "mutation").mkdir()
+    (tmp_path / "results" / "mutation" / "last.json").write_text("{}")
+    assert guard.inputs_hash(tmp_path) == h4  # make mutate's outcome: no executed page reads it
     for bad in (None, 123, "", tmp_path / "missing"):
         with pytest.raises(ValueError, match="root must be an existing folder"):
             guard.inputs_hash(bad)

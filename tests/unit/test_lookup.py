@@ -506,3 +506,29 @@ def test_evaluations_work_in_blocks_of_chunk_entries_with_the_same_numbers(monke
     monkeypatch.setattr(layer.linear, "forward", lambda z: queries.append(len(z)) or forward(z))
     layer(x)
     assert len(queries) > 1 and sum(queries) == 50 and max(queries) <= 3
+
+
+def test_grid_lookup_bound_against_an_independent_sum_and_measured_errors():
+    """Chapter 5's bound (C15; Chapter 6's B6.2): the hard partition's L h / sqrt(2) exactly; the
+    ring sum T(kappa) against mpmath's nsum of the same series to infinity; and the bound above the
+    errors of soft_lookup measured for a linear target whose gradient norm is exactly L."""
+    import mpmath
+
+    assert L.grid_lookup_bound(3.0, 8, None) == 3.0 / 8 / math.sqrt(2)
+    for kappa in (1e-3, 0.1, 1.0, 10.0, 100.0):
+        tail = mpmath.nsum(
+            lambda k, kappa=kappa: 8 * k * (k + 0.5) * mpmath.exp(-kappa * ((k - 0.5) ** 2 - 0.5)),
+            [2, mpmath.inf],
+        )
+        want = float(2.0 * mpmath.sqrt(2) / 5 * (1.5 + tail))
+        assert L.grid_lookup_bound(2.0, 5, kappa) == pytest.approx(want, rel=1e-12)
+    rng = np.random.default_rng(3)
+    x, u = rng.uniform(size=(4000, 2)), np.array([0.6, 0.8])  # |u| = 1: gradient norm 7
+    for m, kappa in ((4, 1.0), (8, 10.0), (16, 100.0)):
+        c = M.grid_centres(m, 2)
+        err = np.abs(L.soft_lookup(x, c, 7.0 * c @ u, kappa * m * m) - 7.0 * x @ u).max()
+        assert err <= L.grid_lookup_bound(7.0, m, kappa)
+    with pytest.raises(ValueError, match="kappa"):
+        L.grid_lookup_bound(1.0, 4, 1e-4)
+    with pytest.raises(ValueError, match="lipschitz"):
+        L.grid_lookup_bound(1e308, 1, 1.0)

@@ -43,6 +43,7 @@ def test_every_tool_is_covered():
         "fetch_data.py",
         "full_mode.py",
         "lint_chapters.py",
+        "mutate.py",
         "projection.py",
         "sync_environment.py",
     ]
@@ -63,7 +64,9 @@ def test_an_abbreviated_option_is_refused(copy):
     assert (copy / "_build" / "html" / "index.html").is_file()
 
 
-@pytest.mark.parametrize("tool", ["bench.py", "fetch_data.py", "full_mode.py", "lint_chapters.py"])
+@pytest.mark.parametrize(
+    "tool", ["bench.py", "fetch_data.py", "full_mode.py", "lint_chapters.py", "mutate.py"]
+)
 def test_a_bad_setting_stops_a_tool_with_one_line(copy, tool):
     done = _run(copy, tool, BOOK_THREADS="0")
     assert done.returncode == 2
