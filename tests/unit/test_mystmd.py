@@ -48,6 +48,8 @@ SPHINX_ONLY = {
     "generated from lib/book/checks.toml before the build",
     "directive budget-table": "the book's own directive (_ext/book_sphinx): a Markdown table "
     "generated from the chapters' budgets before the build",
+    "directive mutation-table": "the book's own directive (_ext/book_sphinx): a Markdown table "
+    "generated from results/mutation/last.json before the build",
 }
 
 _ROLE = re.compile(r"\{([A-Za-z][\w:+.-]*)\}`")
