@@ -425,7 +425,7 @@ class MutationTableDirective(Directive):
         stored = json.loads(path.read_text(encoding="utf8"))
         summary, rows = stored["result"]["summary"], stored["result"]["mutants"]
         where = stored["provenance"]
-        count = nodes.paragraph(classes=["claims-count"])
+        count = nodes.paragraph(classes=["mutation-count"])
         count += nodes.strong(
             text=f"{summary['caught']} of {summary['mutants']} mutants caught by a test "
             f"({summary['caught_share']:.0%})"
