@@ -9,6 +9,9 @@ cells that would change.
 
 Usage: ``python tools/lint_chapters.py [--format] [chapters/x.md ...]`` (default: every notebook
 chapter). Exit status 1 when a finding or an unformatted cell remains.
+
+The cells are checked as files of ``chapters/``, so ruff reads ``chapters/ruff.toml``: the
+project's settings with the line length of a code box on the website (see that file).
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ RUFF = str(Path(sys.executable).parent / "ruff")
 #: Rules that do not apply to notebook cells: a cell may import where it is used (E402), and its
 #: last line may be an expression whose value the page shows (B018).
 CELL_IGNORES = ["E402", "B018"]
+#: Where ruff takes a cell to be, for its settings (chapters/ruff.toml).
+CELLS = ROOT / "chapters"
+CELL = str(CELLS / "cell.py")
 
 
 def notebooks(paths: list[str]) -> list[Path]:
@@ -64,7 +70,7 @@ def check(path: Path) -> list[str]:
             where.append((number, line + k))
         module.append(source.rstrip("\n") + "\n")
     text = "".join(module)
-    with tempfile.NamedTemporaryFile("w", suffix=".py", dir=ROOT, delete=False) as tmp:
+    with tempfile.NamedTemporaryFile("w", suffix=".py", dir=CELLS, delete=False) as tmp:
         tmp.write(text)
     try:
         out = subprocess.run(
@@ -97,7 +103,7 @@ def check(path: Path) -> list[str]:
 def ruff_format(source: str) -> str:
     """The cell as ``make format`` writes it: imports sorted (ruff's I rules), then formatted."""
     out = subprocess.run(
-        [RUFF, "check", "--select", "I", "--fix-only", "--stdin-filename", "cell.py", "-"],
+        [RUFF, "check", "--select", "I", "--fix-only", "--stdin-filename", CELL, "-"],
         cwd=ROOT,
         input=source,
         capture_output=True,
@@ -106,7 +112,7 @@ def ruff_format(source: str) -> str:
     if out.returncode != 0:
         raise SystemExit(f"ruff check --fix-only failed: {out.stderr.strip()}")
     out = subprocess.run(
-        [RUFF, "format", "--stdin-filename", "cell.py", "-"],
+        [RUFF, "format", "--stdin-filename", CELL, "-"],
         cwd=ROOT,
         input=out.stdout,
         capture_output=True,

@@ -20,9 +20,14 @@ This module converts it for Jupyter, with the values the build computed:
 * a figure of a code cell gets a Markdown cell "**Figure 1.2:** caption" after the cell;
 * the first cell says which page it is and how to run it with the book's ``lib``.
 
-Code cells are kept, all of them (cells hidden or removed on the page compute what later cells
-use), with their outputs. :func:`convert_markdown` and :func:`convert_notebook` do the work with a
-:class:`Resolver` (what the build knows); :class:`SphinxResolver` answers from the Sphinx
+Code cells are kept with their outputs (cells hidden or removed on the page compute what later
+cells use), except the book's machinery: a cell removed from the page whose statements only call
+``glue``, ``glue_many``, ``record`` or ``not_run`` (it feeds the page's text and the claims page,
+and would print a check's record) is left out, and the first cell says so. Exercises read as on
+the page: "**Exercise 1.2 (title).**" and "**Solution to Exercise 1.2 (title).**", no labels.
+
+:func:`convert_markdown` and :func:`convert_notebook` do the work with a :class:`Resolver` (what
+the build knows); :class:`SphinxResolver` answers from the Sphinx
 environment. The HTML download link gets a ``download`` attribute (the browser saves the file
 instead of opening raw JSON in a new tab).
 """
@@ -45,6 +50,7 @@ __all__ = [
     "SphinxResolver",
     "convert_markdown",
     "convert_notebook",
+    "is_machinery",
     "render_role",
     "run_instructions",
     "setup",
@@ -119,6 +125,11 @@ class Resolver:
     def number(self, figtype: str, label: str) -> str | None:
         """The number of the enumerable ``label`` of kind ``figtype`` (``"theorem"``), e.g.
         ``"1.2"``; ``None`` when it has none."""
+        return None
+
+    def exercise_title(self, label: str) -> str | None:
+        """The title written after ``{exercise}`` for the exercise ``label`` (a solution's
+        heading repeats it, as the page does), or ``None``."""
         return None
 
 
@@ -335,6 +346,23 @@ def _directive(
         else:
             lead = f"**{heading}" + (f" ({arg})" if arg else "") + ".**"
         return _with_lead(lead, body)
+    if name in ("exercise", "exercise-start"):
+        label = options.get("label")
+        number = None if "nonumber" in options or not label else resolver.number("exercise", label)
+        lead = f"**Exercise{f' {number}' if number else ''}" + (f" ({arg})" if arg else "") + ".**"
+        return _with_lead(lead, body)
+    if name in ("solution", "solution-start"):
+        label = argument.strip()
+        number = resolver.number("exercise", label)
+        title = resolver.exercise_title(label)
+        lead = (
+            f"**Solution to Exercise{f' {number}' if number else ''}"
+            + (f" ({title})" if title else "")
+            + ".**"
+        )
+        return _with_lead(lead, body) if body else lead
+    if name in ("solution-end", "exercise-end"):
+        return ""
     if name in ("figure", "image"):
         alt = options.get("alt", "")
         image = f"![{alt}]({argument.strip()})"
@@ -463,8 +491,37 @@ def run_instructions(title: str, pagename: str, chapter: str | None = None) -> s
             "(`_data/`, from `make data`) through its own location in the clone.",
             "",
             "Cells that the page hides or removes are all here, in order: later cells use what "
-            "they compute.",
+            "they compute. Left out are only the cells that pass values to the page's text and "
+            "to the book's list of checks (`glue`, `record`): they compute nothing.",
         ]
+    )
+
+
+#: The book's machinery that a removed cell may call (lib.book.checks, lib.book.glue).
+MACHINERY_CALLS = frozenset({"glue", "glue_many", "record", "not_run"})
+
+
+def is_machinery(cell: dict) -> bool:
+    """Whether a code cell is the book's machinery only: removed from the page (``remove-cell``)
+    and every statement a call of :data:`MACHINERY_CALLS`. Such a cell computes nothing a later
+    cell uses (the chapters' tests hold them to that). ``cell`` is an nbformat code cell or its
+    JSON (source as one string or a list of lines); anything else raises ``ValueError``."""
+    import ast
+
+    if not isinstance(cell, dict):
+        raise ValueError(f"cell must be a notebook cell (a dict), got {type(cell).__name__}")
+    if "remove-cell" not in cell.get("metadata", {}).get("tags", []):
+        return False
+    source = cell.get("source", "")
+    try:
+        body = ast.parse("".join(source) if isinstance(source, list) else source).body
+    except SyntaxError:
+        return False
+    return bool(body) and all(
+        isinstance(s, ast.Expr)
+        and isinstance(s.value, ast.Call)
+        and getattr(s.value.func, "id", getattr(s.value.func, "attr", None)) in MACHINERY_CALLS
+        for s in body
     )
 
 
@@ -486,10 +543,11 @@ def convert_notebook(
             notebooks' install of ``lib``, :func:`.launch.setup_cell`), or ``None`` for none.
 
     Returns:
-        A new nbformat v4 notebook: the run instructions, then every cell, Markdown cells
-        converted (:func:`convert_markdown`, with glued images as attachments), code cells and
-        their outputs as executed, and after a code cell with a figure (``mystnb.figure``) a
-        Markdown cell "**Figure N.M:** caption" (the cell's ``mystnb.figure.caption`` metadata
+        A new nbformat v4 notebook: the run instructions, then every cell but the book's
+        machinery (:func:`is_machinery`), Markdown cells converted (:func:`convert_markdown`,
+        with glued images as attachments), code cells and their outputs as executed, and
+        after a code cell with a figure (``mystnb.figure``) a Markdown cell
+        "**Figure N.M:** caption" (the cell's ``mystnb.figure.caption`` metadata
         holds the same converted caption). The ``jupytext`` metadata is dropped (the file is not
         paired with the page's source).
 
@@ -529,6 +587,8 @@ def convert_notebook(
                 new.attachments = attachments
             made.cells.append(new)
         elif cell.cell_type == "code":
+            if is_machinery(cell):
+                continue
             new = nbformat.from_dict(json.loads(json.dumps(cell)))
             new.id = _cell_id()
             made.cells.append(new)
@@ -647,6 +707,29 @@ class SphinxResolver(Resolver):
         numbers = self.env.toc_fignumbers.get(self.docname, {}).get(figtype, {})
         found = numbers.get(label)
         return ".".join(str(n) for n in found) if found else None
+
+    def exercise_title(self, label: str) -> str | None:
+        from sphinx_exercise.nodes import exercise_subtitle
+
+        entry = getattr(self.env, "sphinx_exercise_registry", {}).get(label)
+        if not entry:
+            return None
+        for node in entry["node"].findall(exercise_subtitle):
+            return _as_markdown(node).strip() or None
+        return None
+
+
+def _as_markdown(node) -> str:
+    """Inline Markdown of a parsed title: math as ``$...$``, code as backticks, the rest text."""
+    from docutils import nodes
+
+    if isinstance(node, nodes.math):
+        return f"${node.astext()}$"
+    if isinstance(node, nodes.literal):
+        return f"`{node.astext()}`"
+    if isinstance(node, nodes.Text):
+        return node.astext()
+    return "".join(_as_markdown(child) for child in node.children)
 
 
 def _notebook_download(

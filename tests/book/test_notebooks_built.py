@@ -7,14 +7,19 @@ import json
 import re
 import time
 
+import jupytext
 import nbformat
 import pytest
 from myst_nb.ext.glue import GLUE_PREFIX
 from test_notebooks import FORBIDDEN, chapter_pages, download_pages, downloaded
 
 from book_sphinx import execution
+from book_sphinx.notebooks import is_machinery
 
 from conftest import ROOT
+
+#: A check record (lib.book.checks.record's dict) printed as an output.
+RECORD_REPR = re.compile(r"\{'id': '[A-Z][0-9][^']*',.*'passed': (True|False|None)", re.S)
 
 
 @pytest.mark.build
@@ -38,8 +43,40 @@ def test_download_is_a_plain_notebook_with_run_instructions(site, page):
     assert first.source.startswith("# ") and title.split(" ", 1)[-1] in first.source
     assert "`make lab`" in first.source and "pip install --no-deps -e ." in first.source
     assert f"`{page}.md`" in first.source and "`chapters/` as the working directory" in first.source
-    source_cells = (ROOT / f"{page}.md").read_text().count("```{code-cell}")
-    assert sum(c.cell_type == "code" for c in nb.cells) == source_cells  # no code cell dropped
+    source = jupytext.read(ROOT / f"{page}.md")
+    kept = [c.source for c in source.cells if c.cell_type == "code" and not is_machinery(c)]
+    setup = 1 if nb.cells[1].cell_type == "code" and kept[:1] != [nb.cells[1].source] else 0
+    # every code cell but the book's machinery, in order (after a published notebook's set-up)
+    assert [c.source for c in nb.cells if c.cell_type == "code"][setup:] == kept
+    assert not [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if RECORD_REPR.search(json.dumps(o.get("data", o.get("text", ""))))
+    ], f"{page}: a check record printed in the download"
+
+
+@pytest.mark.build
+@pytest.mark.parametrize("page", chapter_pages())
+def test_download_reads_exercises_as_the_page_does(site, page):
+    """Each exercise box of the page is "**Exercise N.M (title).**" in the download, each
+    solution "**Solution to Exercise N.M (title).**", and no exercise label is left as text."""
+    html, nb = downloaded(site, page)
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    titles = [
+        " ".join(t.get_text(" ", strip=True).split())
+        for t in html.select("div.exercise > .admonition-title, div.solution > .admonition-title")
+    ]
+    assert titles, f"{page}: no exercise on the page"
+    # the page's inline math \( \) is the notebook's $ $; spacing aside
+    flat = "".join(markdown.replace("**", "").split())
+    wanted = ["".join(re.sub(r"\\\((.*?)\\\)", r"$\1$", t).split()) for t in titles]
+    missing = [t for t in wanted if f"{t}." not in flat]
+    assert not missing, f"{page}: headings not in the download: {missing}"
+    labels = re.findall(r"^:label: (\S+)", (ROOT / f"{page}.md").read_text(), re.M)
+    left = [x for x in labels if re.search(rf"(?<![\w-]){re.escape(x)}(?![\w-])", markdown)]
+    assert not left, f"{page}: labels left as text: {left}"
 
 
 @pytest.mark.build

@@ -68,6 +68,23 @@ def test_no_cell_prints_a_check_record(site, page):
     assert not [text[:80] for text in shown if RECORD_REPR.search(text)], page
 
 
+@pytest.mark.parametrize("page", toc_pages())
+def test_every_folded_cell_shows_an_output(site, page):
+    """A folded cell (hide-input) folds the code of a figure or a table that the page shows; a
+    cell with no output is computation, which the page shows unfolded (an empty "Show code cell
+    source" toggle tells a reader nothing)."""
+    html = soup(site, page)
+    empty = [
+        cell.select_one(".cell_input pre").get_text().strip().splitlines()[0][:70]
+        for cell in html.select("div.cell.tag_hide-input")
+        if not any(
+            o.get_text(strip=True) or o.find(["img", "svg", "table", "figure", "iframe"])
+            for o in cell.select(".cell_output")
+        )
+    ]
+    assert not empty, f"{page}: {len(empty)} folded cells without an output, e.g. {empty[:3]}"
+
+
 @pytest.mark.parametrize("page", notebook_chapters())
 def test_chapter_figures_present_with_captions_and_alt(site, page):
     html = soup(site, page)

@@ -579,6 +579,20 @@ def test_code_wraps_in_print(browser, site, page):
     assert not cut, f"{page}: {len(cut)} blocks cut in print, e.g. {cut[:2]}"
 
 
+@pytest.mark.parametrize("page", toc_pages())
+def test_code_fits_its_box_on_a_desktop(browser, site, page):
+    """At a 1280 px window every code cell, shown or unfolded by its toggle, fits its box: no line
+    scrolls sideways (chapters/ruff.toml sets the chapters' line length from this box's width)."""
+    browser.get((site / f"{page}.html").as_uri())
+    wide = browser.execute_script(
+        "document.querySelectorAll('article details').forEach(d => d.open = true);"
+        "return Array.from(document.querySelectorAll('article .cell_input pre'))"
+        ".filter(p => p.getClientRects().length && p.scrollWidth > p.clientWidth + 1)"
+        ".map(p => p.textContent.split('\\n').sort((a, b) => b.length - a.length)[0])"
+    )
+    assert not wide, f"{page}: {len(wide)} code cells scroll sideways at 1280 px, e.g. {wide[:2]}"
+
+
 def test_a_page_in_dark_mode_prints_in_the_light_palette(browser, site):
     """Print (emulated print media) of a page shown in dark mode: the theme switches to light
     while printing, so text prints dark on white, and back to dark afterwards."""

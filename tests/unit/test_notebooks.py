@@ -39,7 +39,8 @@ class FixedResolver(notebooks.Resolver):
         ("ref", "sec-b"): "Where it sits",
         ("py:func", "lib.boltzmann.boltz"): "lib.boltzmann.boltz()",
     }
-    NUMBERS = {("proposition", "prop-sharp"): "1.3"}
+    NUMBERS = {("proposition", "prop-sharp"): "1.3", ("exercise", "ex-a"): "1.2"}
+    TITLES = {"ex-a": "A tangent plane"}
 
     def glue(self, key):
         return self.GLUE.get(key)
@@ -49,6 +50,9 @@ class FixedResolver(notebooks.Resolver):
 
     def number(self, figtype, label):
         return self.NUMBERS.get((figtype, label))
+
+    def exercise_title(self, label):
+        return self.TITLES.get(label)
 
 
 R = FixedResolver()
@@ -150,6 +154,43 @@ def test_unknown_directive_degrades_to_its_body_and_math_to_dollars():
     assert convert("```python\n{glue:text}`err`\n```") == "```python\n{glue:text}`err`\n```"
 
 
+def test_exercise_and_solution_read_as_on_the_page_without_labels():
+    """sphinx-exercise's boxes: the exercise's number and title, the solution's heading naming
+    both (the page shows "Solution to Exercise 1.2 (title)"), no label left as text."""
+    exercise = ":::{exercise} A tangent plane\n:label: ex-a\n\nShow that {glue:text}`n` > 0.\n:::"
+    assert convert(exercise) == "**Exercise 1.2 (A tangent plane).** Show that 7 > 0."
+    start = ":::{solution-start} ex-a\n:class: dropdown\n:::"
+    assert convert(start) == "**Solution to Exercise 1.2 (A tangent plane).**"
+    assert convert(":::{solution-end}\n:::") == ""
+    assert convert(":::{exercise}\n:nonumber:\n\n1. First.\n:::") == "**Exercise.**\n\n1. First."
+    assert convert(":::{solution-start} ex-unknown\n:::") == "**Solution to Exercise.**"
+
+
+@pytest.mark.parametrize(
+    ("source", "tags", "machinery"),
+    [
+        ("glue('x', 1)\nrecord('C1', 'ok', True)", ["remove-cell"], True),
+        ("glue_many(a=fmt(a))\nnot_run('C2', 'why')", ["remove-cell"], True),
+        ("glue('x', 1)", ["hide-input"], False),  # shown on the page: kept
+        ("x = 1\nglue('x', x)", ["remove-cell"], False),  # binds a name a later cell may use
+        ("from lib import boltzmann", ["remove-cell"], False),
+        ("print(record)", ["remove-cell"], False),
+        ("", ["remove-cell"], False),
+        ("glue(", ["remove-cell"], False),
+    ],
+)
+def test_is_machinery(source, tags, machinery):
+    cell = nbformat.v4.new_code_cell(source, metadata={"tags": tags})
+    assert notebooks.is_machinery(cell) is machinery
+    as_json = {"cell_type": "code", "metadata": {"tags": tags}, "source": source.splitlines(True)}
+    assert notebooks.is_machinery(as_json) is machinery
+
+
+def test_is_machinery_refuses_what_is_not_a_cell():
+    with pytest.raises(ValueError, match="cell must be a notebook cell"):
+        notebooks.is_machinery("glue('x', 1)")
+
+
 def test_glue_figure_directive_pastes_the_image_with_its_number():
     attachments = {}
     made = notebooks.convert_markdown(
@@ -175,6 +216,11 @@ def test_convert_notebook_keeps_code_adds_instructions_and_figure_captions():
             metadata={"mystnb": {"figure": {"caption": "A plot of {eq}`eq-a`.", "name": "fig-x"}}},
         ),
         nbformat.v4.new_markdown_cell("(only-a-target)="),
+        nbformat.v4.new_code_cell(
+            "record('C1', 'ok', True)",
+            metadata={"tags": ["remove-cell"]},
+            outputs=[nbformat.v4.new_output("execute_result", {"text/plain": "{'id': 'C1'}"})],
+        ),
     ]
     source = nbformat.v4.new_notebook(cells=cells, metadata={"jupytext": {"x": 1}})
     made = notebooks.convert_notebook(source, R, "A chapter", "chapters/01_a", "1")

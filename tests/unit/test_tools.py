@@ -150,3 +150,22 @@ def test_bench_memory_probe_sees_what_a_notebook_allocates(tmp_path):
     for key in ("kernel_bytes", "anonymous_bytes", "sampled_bytes"):
         assert peaks["big"][key] - peaks["small"][key] >= 0.95 * 1.6e9, (key, peaks)
     assert peaks["small"]["kernel_bytes"] < 4e8, peaks  # the baseline alone is far below
+
+
+def test_chapter_cells_take_the_line_length_of_their_box():
+    """lint_chapters formats and checks a cell with chapters/ruff.toml: the project's rules at the
+    line length that fits the website's code box (72), not lib's 100."""
+    import tomllib
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import lint_chapters
+
+    limit = tomllib.loads((ROOT / "chapters" / "ruff.toml").read_text())["line-length"]
+    assert limit == 72
+    call = "value = some_function(first_argument, second_argument, third_arg)"
+    assert len(call) == limit - 7  # fits: unchanged
+    assert lint_chapters.ruff_format(call) == call
+    longer = call.replace("third_arg", "the_third_argument")  # 72 < 74 <= 100
+    assert lint_chapters.ruff_format(longer) == (
+        "value = some_function(\n    first_argument, second_argument, the_third_argument\n)"
+    )
