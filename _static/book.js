@@ -69,7 +69,25 @@ window.bookOnReady = function (fn) {
  * sideways in its box: a keyboard reader must be able to reach it to scroll it (tabindex 0). */
 (function () {
   "use strict";
+  /* A display formula a little wider than a phone's column is set in a smaller font so that it
+   * fits, down to MIN_MATH_SCALE of its size (the long ones are written on several lines).
+   * MathJax sets its own scale as the container's font-size (e.g. 123.7%): kept in
+   * data-book-size and restored before each measurement. */
+  const MIN_MATH_SCALE = 0.75;
+  const PHONE = window.matchMedia("(max-width: 760px)");
+  function fit() {
+    document.querySelectorAll(".bd-article mjx-container[display=true]").forEach(function (m) {
+      if (m.dataset.bookSize === undefined) { m.dataset.bookSize = m.style.fontSize; }
+      m.style.fontSize = m.dataset.bookSize;
+      if (!PHONE.matches || m.scrollWidth <= m.clientWidth + 1) { return; }
+      const scale = m.clientWidth / m.scrollWidth;
+      if (scale >= MIN_MATH_SCALE) {
+        m.style.fontSize = (parseFloat(getComputedStyle(m).fontSize) * scale * 0.99) + "px";
+      }
+    });
+  }
   function mark() {
+    fit();
     document.querySelectorAll(".bd-article mjx-container:not([display=true])").forEach(function (m) {
       m.classList.remove("book-wide-math");
       const block = m.closest("p, li, dd, td, th, div, figcaption") || m.parentElement;

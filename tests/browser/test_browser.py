@@ -365,6 +365,39 @@ def png_text_size(src: str, natural: float, shown: float) -> float:
     return float("inf") if recorded == "none" else float(recorded) / 72 * dpi * shown / natural
 
 
+#: Per display formula of the open page: the share of its width hidden in its scroll box, its font
+#: size over MathJax's own (book.js keeps MathJax's font-size style in data-book-size), its TeX.
+DISPLAY_FORMULAS = """
+const size = m => parseFloat(getComputedStyle(m).fontSize);
+return Array.from(MathJax.startup.document.math)
+  .filter(it => it.typesetRoot && it.typesetRoot.getAttribute('display') === 'true')
+  .map(it => { const m = it.typesetRoot, shown = size(m), set = m.style.fontSize;
+    if (m.dataset.bookSize !== undefined) { m.style.fontSize = m.dataset.bookSize; }
+    const natural = size(m); m.style.fontSize = set;
+    return [(m.scrollWidth - m.clientWidth) / m.scrollWidth, shown / natural,
+            it.math.trim().slice(0, 60)]; });
+"""
+
+
+@pytest.mark.parametrize(
+    "page",
+    [p for p in toc_pages() if page_has_math(p) and "\n$$" in (ROOT / f"{p}.md").read_text()],
+)
+def test_display_formulas_fit_a_phone(phone, site, page):
+    """At 390 CSS px no display formula hides more than a tenth of its width in its scroll box,
+    and none is set below 0.75 of its size to fit (book.js; long formulas are written on several
+    lines instead)."""
+    phone.get((site / f"{page}.html").as_uri())
+    assert phone.execute_async_script(WAIT_FOR_MATHJAX) is True
+    time.sleep(0.3)  # book.js fits the formulas once MathJax has typeset them
+    formulas = phone.execute_script(DISPLAY_FORMULAS)
+    hidden = [f"{h:.0%} of {tex!r}" for h, _, tex in formulas if h > 0.1]
+    assert not hidden, f"{page}: display formulas hidden on a phone: {hidden}"
+    assert formulas, f"{page}: no display formula found"
+    small = [f"{s:.2f} x for {tex!r}" for _, s, tex in formulas if s < 0.75 * 0.99]
+    assert not small, f"{page}: formulas shrunk below 0.75 of their size: {small}"
+
+
 @pytest.mark.parametrize("page", all_pages())
 def test_page_fits_a_phone(phone, site, page):
     """At 390 CSS px: the page never scrolls sideways, and figure text is at least 9 CSS px."""
