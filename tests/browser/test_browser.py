@@ -613,6 +613,29 @@ def test_code_wraps_in_print(browser, site, page):
 
 
 @pytest.mark.parametrize("page", toc_pages())
+def test_tables_fit_the_printed_page(browser, site, page):
+    """Printed (print media, 700 CSS px of text width), every table fits the column: none reaches
+    past the article's right edge, and none sits in a box that scrolls (a scrolling box prints
+    cut)."""
+    browser.set_window_size(700, 1000)
+    try:
+        browser.get((site / f"{page}.html").as_uri())
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        cut = browser.execute_script(
+            "const a = document.querySelector('article'), right = a.getBoundingClientRect().right;"
+            "return Array.from(a.querySelectorAll('table'))"
+            ".filter(t => t.getClientRects().length)"
+            ".filter(t => t.getBoundingClientRect().right > right + 1"
+            " || t.parentElement.scrollWidth > t.parentElement.clientWidth + 1)"
+            ".map(t => t.innerText.slice(0, 60))"
+        )
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        browser.set_window_size(1280, 1600)
+    assert not cut, f"{page}: {len(cut)} tables cut in print, e.g. {cut[:2]}"
+
+
+@pytest.mark.parametrize("page", toc_pages())
 def test_code_fits_its_box_on_a_desktop(browser, site, page):
     """At a 1280 px window every code cell, shown or unfolded by its toggle, fits its box: no line
     scrolls sideways (chapters/ruff.toml sets the chapters' line length from this box's width)."""
