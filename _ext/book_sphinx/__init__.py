@@ -29,6 +29,8 @@ build honest and every failure legible:
 * :mod:`.a11y` fixes the theme's and docutils' markup that an accessibility audit flags (labels
   that differ from the visible text, read-out icons, list roles, empty headings, a search form
   without a submit control).
+* :mod:`.search` ranks the chapters' results before the API reference's and keeps TeX out of
+  the search snippets.
 * :mod:`.citations` labels the reference list as the text cites it ("Kajitsuka and Sato, 2024").
 * :mod:`.latex` numbers the PDF's theorem boxes and back matter as the site does, and leaves the
   API reference to the site.
@@ -55,6 +57,7 @@ from . import (
     notebooks,
     pages,
     proofs,
+    search,
     tables,
 )
 
@@ -94,5 +97,6 @@ def setup(app: Sphinx) -> dict:
     interactive.setup(app)
     citations.setup(app)
     a11y.setup(app)
+    search.setup(app)
     latex.setup(app)
     return {"version": "0.2", "parallel_read_safe": False, "parallel_write_safe": True}

@@ -193,8 +193,8 @@ def cache_damage(cache: str | os.PathLike) -> str | None:
 
 def site_hash(root: str | os.PathLike) -> str:
     """SHA-256 of the site's structure: ``_toc.yml``, ``_static/`` (the site's CSS and scripts,
-    which Sphinx copies only when a page is rewritten), ``references.bib``, this extension's code,
-    the source page names.
+    which Sphinx copies only when a page is rewritten), ``references.bib``, this extension's code
+    and the files it serves, the source page names.
 
     Raises:
         ValueError: if ``root`` is not an existing folder.
@@ -203,8 +203,12 @@ def site_hash(root: str | os.PathLike) -> str:
     files = [p for p in (root / "_toc.yml", root / "references.bib") if p.is_file()]
     files += [p for p in (root / "_static").rglob("*") if p.is_file()]
     digest = hashlib.sha256(_digest(root, files).encode())
-    for path in sorted(_HERE.rglob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    # the extension's code and the files it serves (static/: its scripts, plotly.js, the search
+    # scorer that Sphinx writes into language_data.js only when the site is rewritten)
+    for path in sorted(_HERE.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            name = path.relative_to(_HERE).as_posix()
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     digest.update("\n".join(_source_pages(root)).encode())
     return digest.hexdigest()
 

@@ -593,6 +593,40 @@ def test_search_snippets_show_the_text_not_the_print_contents(browser, served):
     assert any("Boltzmann operator" in s and "softmax" in s for s in snippets), snippets
 
 
+def search_results(browser, served, query: str) -> list[tuple[str, str]]:
+    """(link, snippet) of each result of ``query`` on the served site, in the listed order, once
+    Sphinx says the search finished and the snippets (fetched page by page) are in."""
+    browser.get(served + f"/search.html?q={query}")
+    deadline = time.time() + 30
+    while time.time() < deadline and "Search finished" not in browser.execute_script(
+        "const s = document.querySelector('#search-results .search-summary, "
+        "#search-results p'); return s ? s.textContent : '';"
+    ):
+        time.sleep(0.3)
+    time.sleep(2)  # the snippets' pages are fetched after the list is complete
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('#search-results li')).map(li =>"
+        " [li.querySelector('a').getAttribute('href'),"
+        "  (li.querySelector('p.context') || {textContent: ''}).textContent]);"
+    )
+
+
+@pytest.mark.parametrize("query", ["Boltzmann", "boltz", "softmax"])
+def test_search_lists_chapters_before_the_api_and_snippets_without_tex(browser, served, query):
+    """Every page of prose that the query finds is listed before any result of the API reference
+    (a function's name matching the query outranked every chapter), and no snippet shows a
+    formula's TeX source."""
+    results = search_results(browser, served, query)
+    api = [i for i, (href, _) in enumerate(results) if "chapters/api.html" in href]
+    prose = [i for i, (href, _) in enumerate(results) if "chapters/api.html" not in href]
+    assert api and prose, f"{query}: {results}"
+    assert max(prose) < min(api), (
+        f"{query}: an API result before prose: {results[: max(prose) + 1]}"
+    )
+    tex = [s[:80] for _, s in results if re.search(r"\\[(\[]|\\(frac|operatorname|sigma)", s)]
+    assert not tex, f"{query}: TeX in snippets: {tex}"
+
+
 @pytest.mark.parametrize("page", toc_pages())
 def test_code_wraps_in_print(browser, site, page):
     """Printed (print media, an A4 page's 700 CSS px of text width), no code block or output

@@ -112,6 +112,28 @@ def test_site_hash_follows_toc_and_page_names_not_page_contents(tmp_path):
     assert guard.site_hash(tmp_path) == guard.site_hash(tmp_path)
 
 
+def test_site_hash_follows_the_files_the_extension_serves(tmp_path, monkeypatch):
+    """A change of the extension's static files (its scripts, the search scorer that Sphinx
+    writes into language_data.js) rebuilds the site, as a change of its code does; its bytecode
+    cache does not."""
+    extension = tmp_path / "ext"
+    (extension / "static").mkdir(parents=True)
+    (extension / "guard.py").write_text("x = 1\n")
+    (extension / "static" / "search.js").write_text("var Scorer = {};\n")
+    monkeypatch.setattr(guard, "_HERE", extension)
+    (tmp_path / "_toc.yml").write_text("root: intro\n")
+    h1 = guard.site_hash(tmp_path)
+    (extension / "static" / "search.js").write_text("var Scorer = {score: r => r[4]};\n")
+    h2 = guard.site_hash(tmp_path)
+    assert h2 != h1
+    (extension / "guard.py").write_text("x = 2\n")
+    h3 = guard.site_hash(tmp_path)
+    assert h3 not in (h1, h2)
+    (extension / "__pycache__").mkdir()
+    (extension / "__pycache__" / "guard.cpython-311.pyc").write_bytes(b"\0")
+    assert guard.site_hash(tmp_path) == h3
+
+
 class Config:
     book_timeout_factor, book_timeout_floor = 4, 300
     book_full_timeout_factor, book_full_timeout_floor = 20, 1800
