@@ -179,3 +179,26 @@ def test_pdf_introduction_reads_as_the_book(pdf, pdf_text):
         assert "CONTENTS" not in lines, lines[-3:]
         body = [line for line in lines[1:] if not line.isdigit() and line != "One layer is enough"]
         assert not body or body[-1] not in headings, f"a heading ends a page: {body[-1]}"
+
+
+def test_pdf_claims_table_is_a_summary_of_every_check(site, pdf, pdf_text):
+    """The PDF's claims table lists every check of the site's (its id, status and claim) in six
+    columns, says that the site's table has the rest, and fits in at most 10 pages (nine columns
+    ran over 27)."""
+    from bs4 import BeautifulSoup
+
+    html = BeautifulSoup((site / "chapters" / "claims.html").read_text(), "html.parser")
+    ids = [
+        r.select_one("td").get_text(strip=True) for r in html.select("table.claims-table tbody tr")
+    ]
+    assert len(ids) > 40
+    pages = pdf_text.split("\f")
+    first = next(i for i, p in enumerate(pages) if "the claims page of the website adds" in p)
+    last = max(i for i, p in enumerate(pages) if ids[-1] in p.split())
+    assert last - first + 1 <= 10, f"the claims table takes {last - first + 1} pages"
+    # an id up to its first hyphen: LaTeX breaks "C19.fashion-mnist" there, and the text of the
+    # next column comes between its two lines
+    table = " ".join(pages[first : last + 1])
+    missing = [i for i in ids if i.split("-")[0] not in table]
+    assert not missing, f"checks missing from the PDF's claims table: {missing}"
+    assert "Expected (what it is)" not in " ".join(pages[first : last + 1])
