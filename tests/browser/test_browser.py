@@ -646,6 +646,22 @@ def test_code_wraps_in_print(browser, site, page):
     assert not cut, f"{page}: {len(cut)} blocks cut in print, e.g. {cut[:2]}"
 
 
+@pytest.mark.parametrize("page", [p for p in toc_pages() if p.startswith("chapters/0")])
+def test_glued_values_are_bold_only_as_verdicts(browser, site, page):
+    """A glued value is drawn in the weight of the prose around it; the bold ones are the
+    verdicts, which the source sets in bold (myst-nb draws every glued value bold)."""
+    browser.get((site / f"{page}.html").as_uri())
+    weights = browser.execute_script(
+        "return Array.from(document.querySelectorAll('article span.pasted-text')).map(s =>"
+        " [Number(getComputedStyle(s).fontWeight), !!s.closest('strong, b, th, .admonition-title'),"
+        "  s.textContent.slice(0, 40)]);"
+    )
+    assert len(weights) > 20
+    bold = [text for weight, emphasised, text in weights if weight >= 600 and not emphasised]
+    assert not bold, f"{page}: glued values in bold outside a verdict: {bold[:5]}"
+    assert any(emphasised for _, emphasised, _ in weights), f"{page}: no verdict in bold"
+
+
 @pytest.mark.parametrize("page", toc_pages())
 def test_tables_fit_the_printed_page(browser, site, page):
     """Printed (print media, 700 CSS px of text width), every table fits the column: none reaches

@@ -324,3 +324,18 @@ def test_gamma_and_beta_are_inverse_temperatures():
             if m.group(1).lower() != "inverse" and "cold" not in text[m.end() : m.end() + 40]:
                 bad.append(f"{path.name}: ...{text[max(0, m.start() - 40) : m.end() + 20]}...")
     assert not bad, bad
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_only_verdicts_are_bold_among_glued_values(path):
+    """A glued value reads as the prose around it (book.css undoes myst-nb's bold); a check's
+    verdict is the one glued value set in bold, in the source: **{glue:text}`verdict-<id>`**."""
+    text = path.read_text()
+    verdicts = re.findall(r"\{glue:text\}`verdict-[^`]+`", text)
+    assert verdicts, "a chapter states the verdicts of its checks"
+    plain = [v for v in verdicts if f"**{v}**" not in text]
+    assert not plain, f"verdicts not in bold: {plain[:3]}"
+    bold = re.findall(r"\*\*\{glue(?::\w+)?\}`([^`]+)`\*\*", text)
+    assert [b for b in bold if not b.startswith("verdict-")] == []
+    css = (ROOT / "_static" / "book.css").read_text()
+    assert ".bd-article span.pasted-text { font-weight: inherit; }" in css
