@@ -21,9 +21,11 @@ This module converts it for Jupyter, with the values the build computed:
 * the first cell says which page it is and how to run it with the book's ``lib``.
 
 Code cells are kept with their outputs (cells hidden or removed on the page compute what later
-cells use), except the book's machinery: a cell removed from the page whose statements only call
-``glue``, ``glue_many``, ``record`` or ``not_run`` (it feeds the page's text and the claims page,
-and would print a check's record) is left out, and the first cell says so. Exercises read as on
+cells use). The book's machinery, a cell removed from the page whose statements only call
+``glue``, ``glue_many``, ``record`` or ``not_run`` (it feeds the page's text and the claims page),
+is kept so that a rerun glues every value, but collapsed (Jupyter's ``source_hidden`` and
+``outputs_hidden``), without its output (a check's record as a dict), and with a one-line
+comment saying what it is; the first cell says so too. Exercises read as on
 the page: "**Exercise 1.2 (title).**" and "**Solution to Exercise 1.2 (title).**", no labels.
 
 :func:`convert_markdown` and :func:`convert_notebook` do the work with a :class:`Resolver` (what
@@ -491,14 +493,16 @@ def run_instructions(title: str, pagename: str, chapter: str | None = None) -> s
             "(`_data/`, from `make data`) through its own location in the clone.",
             "",
             "Cells that the page hides or removes are all here, in order: later cells use what "
-            "they compute. Left out are only the cells that pass values to the page's text and "
-            "to the book's list of checks (`glue`, `record`): they compute nothing.",
+            "they compute. The cells that only pass values to the page's text and to the book's "
+            "list of checks (`glue`, `record`) are collapsed: they compute nothing.",
         ]
     )
 
 
 #: The book's machinery that a removed cell may call (lib.book.checks, lib.book.glue).
 MACHINERY_CALLS = frozenset({"glue", "glue_many", "record", "not_run"})
+#: The first line of a machinery cell in a downloaded notebook.
+MACHINERY_NOTE = "# The book's machinery: values for the page's text and the claims page."
 
 
 def is_machinery(cell: dict) -> bool:
@@ -543,10 +547,10 @@ def convert_notebook(
             notebooks' install of ``lib``, :func:`.launch.setup_cell`), or ``None`` for none.
 
     Returns:
-        A new nbformat v4 notebook: the run instructions, then every cell but the book's
-        machinery (:func:`is_machinery`), Markdown cells converted (:func:`convert_markdown`,
-        with glued images as attachments), code cells and their outputs as executed, and
-        after a code cell with a figure (``mystnb.figure``) a Markdown cell
+        A new nbformat v4 notebook: the run instructions, then every cell (the book's
+        machinery collapsed, :func:`is_machinery`), Markdown cells converted
+        (:func:`convert_markdown`, with glued images as attachments), code cells and their
+        outputs as executed, and after a code cell with a figure (``mystnb.figure``) a Markdown cell
         "**Figure N.M:** caption" (the cell's ``mystnb.figure.caption`` metadata
         holds the same converted caption). The ``jupytext`` metadata is dropped (the file is not
         paired with the page's source).
@@ -587,10 +591,14 @@ def convert_notebook(
                 new.attachments = attachments
             made.cells.append(new)
         elif cell.cell_type == "code":
-            if is_machinery(cell):
-                continue
             new = nbformat.from_dict(json.loads(json.dumps(cell)))
             new.id = _cell_id()
+            if is_machinery(cell):
+                new.source = f"{MACHINERY_NOTE}\n{new.source}"
+                new.outputs = []
+                new.metadata.setdefault("jupyter", {}).update(
+                    source_hidden=True, outputs_hidden=True
+                )
             made.cells.append(new)
             figure = new.get("metadata", {}).get("mystnb", {}).get("figure")
             if isinstance(figure, dict) and figure.get("caption"):

@@ -14,7 +14,7 @@ from myst_nb.ext.glue import GLUE_PREFIX
 from test_notebooks import FORBIDDEN, chapter_pages, download_pages, downloaded
 
 from book_sphinx import execution
-from book_sphinx.notebooks import is_machinery
+from book_sphinx.notebooks import MACHINERY_NOTE, is_machinery
 
 from conftest import ROOT
 
@@ -44,10 +44,14 @@ def test_download_is_a_plain_notebook_with_run_instructions(site, page):
     assert "`make lab`" in first.source and "pip install --no-deps -e ." in first.source
     assert f"`{page}.md`" in first.source and "`chapters/` as the working directory" in first.source
     source = jupytext.read(ROOT / f"{page}.md")
-    kept = [c.source for c in source.cells if c.cell_type == "code" and not is_machinery(c)]
+    cells = [c for c in source.cells if c.cell_type == "code"]
+    kept = [f"{MACHINERY_NOTE}\n{c.source}" if is_machinery(c) else c.source for c in cells]
     setup = 1 if nb.cells[1].cell_type == "code" and kept[:1] != [nb.cells[1].source] else 0
-    # every code cell but the book's machinery, in order (after a published notebook's set-up)
-    assert [c.source for c in nb.cells if c.cell_type == "code"][setup:] == kept
+    # every code cell in order (after a published notebook's set-up), the machinery collapsed
+    code = [c for c in nb.cells if c.cell_type == "code"][setup:]
+    assert [c.source for c in code] == kept
+    hidden = [c.metadata.get("jupyter", {}).get("source_hidden", False) for c in code]
+    assert hidden == [is_machinery(c) for c in cells]
     assert not [
         o
         for c in nb.cells

@@ -398,6 +398,37 @@ def test_display_formulas_fit_a_phone(phone, site, page):
     assert not small, f"{page}: formulas shrunk below 0.75 of their size: {small}"
 
 
+#: The words (a hyphen may end a line) of text links in table cells that the open page draws
+#: across two lines, with the link they belong to (a link of inline code may break anywhere:
+#: identifiers are long).
+BROKEN_LINK_WORDS = """
+const broken = [];
+document.querySelectorAll('article td a.reference').forEach(a => {
+  if (a.querySelector('code')) return;
+  const walker = document.createTreeWalker(a, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const m of node.textContent.matchAll(/[^\\s-]+-?/g)) {
+      const range = document.createRange();
+      range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+      const tops = new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top)));
+      if (tops.size > 1) broken.push(m[0] + ' in ' + a.textContent.trim().slice(0, 40));
+    }
+  }
+});
+return broken;
+"""
+
+
+@pytest.mark.parametrize("page", all_pages())
+def test_table_links_keep_their_words_whole_on_a_phone(phone, site, page):
+    """At 390 CSS px no word of a text link in a table is split across lines (the introduction's
+    chapter table showed "approxima" / "tion")."""
+    phone.get((site / f"{page}.html").as_uri())
+    time.sleep(0.3)
+    broken = phone.execute_script(BROKEN_LINK_WORDS)
+    assert not broken, f"{page}: words split in table links on a phone: {broken[:5]}"
+
+
 @pytest.mark.parametrize("page", all_pages())
 def test_page_fits_a_phone(phone, site, page):
     """At 390 CSS px: the page never scrolls sideways, and figure text is at least 9 CSS px."""

@@ -225,8 +225,15 @@ def test_convert_notebook_keeps_code_adds_instructions_and_figure_captions():
     source = nbformat.v4.new_notebook(cells=cells, metadata={"jupytext": {"x": 1}})
     made = notebooks.convert_notebook(source, R, "A chapter", "chapters/01_a", "1")
     nbformat.validate(made)
-    assert [c.cell_type for c in made.cells] == ["markdown", "markdown", "code", "code", "markdown"]
-    assert [c.id for c in made.cells] == [f"cell-{i}" for i in range(1, 6)]
+    kinds = ["markdown", "markdown", "code", "code", "markdown", "code"]
+    assert [c.cell_type for c in made.cells] == kinds
+    assert [c.id for c in made.cells] == [f"cell-{i}" for i in range(1, 7)]
+    # the record cell: kept (a rerun records), collapsed, its dict gone, said what it is
+    machinery = made.cells[5]
+    assert machinery.source == f"{notebooks.MACHINERY_NOTE}\nrecord('C1', 'ok', True)"
+    assert machinery.outputs == []
+    assert machinery.metadata["jupyter"] == {"source_hidden": True, "outputs_hidden": True}
+    assert "jupyter" not in made.cells[2].metadata  # x = 1 computes: shown as it is
     assert made.cells[0].source.startswith("# Chapter 1, *A chapter*: the notebook")
     assert (
         "`make lab`" in made.cells[0].source
