@@ -17,7 +17,10 @@ window.bookOnReady = function (fn) {
  * scrolls sideways inside its own box. The browser check measures the result on every page.
  */
 /* Search results: Sphinx's snippet is the start of the page's main block, which holds the
- * print-only table of contents and the header buttons; drop those before it reads the text. */
+ * print-only table of contents and the header buttons; drop those before it reads the text.
+ * Formulas are still TeX source in the fetched HTML (MathJax typesets them only in a browser
+ * page): a display formula is dropped, an inline one becomes an ellipsis. (The order of the
+ * results is _ext/book_sphinx/static/search.js's.) */
 (function () {
   "use strict";
   function patch() {
@@ -28,8 +31,9 @@ window.bookOnReady = function (fn) {
     const original = Search.htmlToText;
     Search.htmlToText = function (htmlString, anchor) {
       const page = new DOMParser().parseFromString(htmlString, "text/html");
-      page.querySelectorAll(".onlyprint, .d-print-none, .bd-header-article")
+      page.querySelectorAll(".onlyprint, .d-print-none, .bd-header-article, div.math")
         .forEach(function (e) { e.remove(); });
+      page.querySelectorAll("span.math").forEach(function (e) { e.replaceWith("…"); });
       return original(page.documentElement.outerHTML, anchor);
     };
     Search.htmlToText.bookPatched = true;

@@ -29,8 +29,7 @@ build honest and every failure legible:
 * :mod:`.a11y` fixes the theme's and docutils' markup that an accessibility audit flags (labels
   that differ from the visible text, read-out icons, list roles, empty headings, a search form
   without a submit control).
-* :mod:`.search` ranks the chapters' results before the API reference's and keeps TeX out of
-  the search snippets.
+* :mod:`.search` ranks the chapters' search results before the API reference's.
 * :mod:`.citations` labels the reference list as the text cites it ("Kajitsuka and Sato, 2024").
 * :mod:`.latex` numbers the PDF's theorem boxes and back matter as the site does, and leaves the
   API reference to the site.

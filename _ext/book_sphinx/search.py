@@ -1,9 +1,8 @@
-"""The site's search: chapters ranked before the API reference, snippets without TeX.
+"""The site's search: chapters ranked before the API reference.
 
-Sphinx ranks an API entry whose name matches a query above every page of prose, and cuts its
-result snippets from the pages' HTML, where formulas are still TeX source (``\\(\\beta\\)``).
-``static/search.js`` (Sphinx's ``html_search_scorer``) lowers the API page's results and leaves
-formulas out of the snippets' text; the browser test checks both on the served site.
+Sphinx ranks an API entry whose name matches a query above every page of prose.
+``static/search.js`` (Sphinx's ``html_search_scorer``) lowers the API page's results below every
+other (``_static/book.js`` cleans the snippets); the browser test checks both on the served site.
 """
 
 from __future__ import annotations

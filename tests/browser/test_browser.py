@@ -743,11 +743,20 @@ def test_a_page_in_dark_mode_prints_in_the_light_palette(browser, site):
     try:
         assert browser.execute_script(colours)[0] == "dark"
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
-        time.sleep(0.3)
+        # the theme follows a media-query change event: wait for it (up to 5 s on a busy machine)
+        deadline = time.time() + 5
+        theme, text, background = browser.execute_script(colours)
+        while theme != "light" and time.time() < deadline:
+            time.sleep(0.1)
+            theme, text, background = browser.execute_script(colours)
+        time.sleep(0.3)  # the palette's transition, if any, settles
         theme, text, background = browser.execute_script(colours)
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
-        time.sleep(0.3)
+        deadline = time.time() + 5
         after = browser.execute_script(colours)[0]
+        while after != "dark" and time.time() < deadline:
+            time.sleep(0.1)
+            after = browser.execute_script(colours)[0]
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
         browser.execute_script("localStorage.removeItem('mode')")
