@@ -658,22 +658,31 @@ def test_search_lists_chapters_before_the_api_and_snippets_without_tex(browser, 
     assert not tex, f"{query}: TeX in snippets: {tex}"
 
 
-@pytest.mark.parametrize("page", toc_pages())
-def test_code_wraps_in_print(browser, site, page):
-    """Printed (print media, an A4 page's 700 CSS px of text width), no code block or output
-    is cut at the margin: long lines wrap."""
+def printed(browser, site, page: str, script: str):
+    """``script``'s answer on ``page`` laid out for print: print media at an A4 page's 700 CSS px
+    of text width (the window restored afterwards)."""
     browser.set_window_size(700, 1000)
     try:
         browser.get((site / f"{page}.html").as_uri())
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
-        cut = browser.execute_script(
-            "return Array.from(document.querySelectorAll('article pre'))"
-            ".filter(p => p.getClientRects().length && p.scrollWidth > p.clientWidth + 1)"
-            ".map(p => p.textContent.split('\\n').sort((a, b) => b.length - a.length)[0])"
-        )
+        return browser.execute_script(script)
     finally:
         browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
         browser.set_window_size(1280, 1600)
+
+
+@pytest.mark.parametrize("page", toc_pages())
+def test_code_wraps_in_print(browser, site, page):
+    """Printed (print media, an A4 page's 700 CSS px of text width), no code block or output
+    is cut at the margin: long lines wrap."""
+    cut = printed(
+        browser,
+        site,
+        page,
+        "return Array.from(document.querySelectorAll('article pre'))"
+        ".filter(p => p.getClientRects().length && p.scrollWidth > p.clientWidth + 1)"
+        ".map(p => p.textContent.split('\\n').sort((a, b) => b.length - a.length)[0])",
+    )
     assert not cut, f"{page}: {len(cut)} blocks cut in print, e.g. {cut[:2]}"
 
 
@@ -698,21 +707,17 @@ def test_tables_fit_the_printed_page(browser, site, page):
     """Printed (print media, 700 CSS px of text width), every table fits the column: none reaches
     past the article's right edge, and none sits in a box that scrolls (a scrolling box prints
     cut)."""
-    browser.set_window_size(700, 1000)
-    try:
-        browser.get((site / f"{page}.html").as_uri())
-        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
-        cut = browser.execute_script(
-            "const a = document.querySelector('article'), right = a.getBoundingClientRect().right;"
-            "return Array.from(a.querySelectorAll('table'))"
-            ".filter(t => t.getClientRects().length)"
-            ".filter(t => t.getBoundingClientRect().right > right + 1"
-            " || t.parentElement.scrollWidth > t.parentElement.clientWidth + 1)"
-            ".map(t => t.innerText.slice(0, 60))"
-        )
-    finally:
-        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
-        browser.set_window_size(1280, 1600)
+    cut = printed(
+        browser,
+        site,
+        page,
+        "const a = document.querySelector('article'), right = a.getBoundingClientRect().right;"
+        "return Array.from(a.querySelectorAll('table'))"
+        ".filter(t => t.getClientRects().length)"
+        ".filter(t => t.getBoundingClientRect().right > right + 1"
+        " || t.parentElement.scrollWidth > t.parentElement.clientWidth + 1)"
+        ".map(t => t.innerText.slice(0, 60))",
+    )
     assert not cut, f"{page}: {len(cut)} tables cut in print, e.g. {cut[:2]}"
 
 
