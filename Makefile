@@ -79,7 +79,7 @@ test: $(DEVSTAMP) data
 
 ## unit: the unit tests of lib and of the book's tooling only (no book build; about a minute)
 unit: $(DEVSTAMP) data
-	$(PY) -m pytest -m "not build"
+	$(PY) -m pytest -m "not build and not slow"
 
 # cffconvert in its own environment (requirements-cff.txt: its jsonschema pin clashes with the book's).
 $(CFFVENV)/.installed: requirements-cff.txt

@@ -166,6 +166,42 @@ def distances(p: np.ndarray, c: np.ndarray) -> torch.Tensor:
     return d
 
 
+def scaled_distances(p: np.ndarray, c: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""Distances that never overflow: ``(e, s)`` with :math:`\|p_j - c_i\| = e_{ji} 2^{s_j}`,
+    ``e`` float64 ``(P, N)`` finite and ``s`` float64 ``(P, 1)`` (0 where :func:`distances`
+    is finite, otherwise the power of two that brings the point's row back into range).
+
+    A row in which some distance exceeds float64's largest number (points and centres of
+    opposite signs near 1e308) is recomputed from the inputs divided by :math:`2^k`, :math:`2^k
+    \ge 2\sqrt D`: every scaled distance is then finite and the order of a row is the order of
+    the true distances, so an ``argmin`` over ``e`` is the nearest centre wherever it lies, and
+    :math:`\beta (e_i^2 - e_{min}^2) 4^{s}` is :math:`\beta(\|p - c_i\|^2 - \|p - c_{min}\|^2)`.
+    """
+    d = distances(p, c)
+    s = torch.zeros((len(p), 1), dtype=torch.float64)
+    over = ~torch.isfinite(d).all(dim=1)
+    if bool(over.any()):
+        rows = torch.nonzero(over).flatten().numpy()
+        k = math.ceil(math.log2(2 * math.sqrt(p.shape[1]))) + 1
+        d[rows] = distances(np.ldexp(p[rows], -k), np.ldexp(c, -k))
+        s[rows] = float(k)
+    return d, s
+
+
+def voronoi_scores(p: np.ndarray, c: np.ndarray, beta: float) -> torch.Tensor:
+    r""":math:`\beta(\|p_j - c_i\|^2 - \min_k \|p_j - c_k\|^2)`, float64 ``(P, N)``, 0 at each
+    point's nearest centre (the lowest index among ties) and never NaN: from
+    :func:`scaled_distances`, as a product of two factors of the distances' own
+    size (no square underflows or overflows on the way; a score beyond float64's range is
+    ``inf``, a softmax weight of exactly 0)."""
+    d, s = scaled_distances(p, c)
+    near = d.min(dim=1, keepdim=True).values
+    root = math.sqrt(beta)
+    rel = torch.where(d > near, (root * (d - near)) * (root * (d + near)), 0.0)
+    with np.errstate(over="ignore"):
+        return rel * torch.exp2(2 * s)
+
+
 def sq_distances(p: np.ndarray, c: np.ndarray) -> torch.Tensor:
     r"""Squared distances :math:`\|p_j - c_i\|^2`, float64 torch ``(P, N)``: the squares of
     :func:`distances`, each within a few ulp of the exact squared distance of the float64

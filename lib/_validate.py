@@ -16,7 +16,9 @@ from __future__ import annotations
 import decimal
 import math
 import numbers
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
@@ -39,6 +41,7 @@ __all__ = [
     "json_value",
     "one_of",
     "float_dtype",
+    "blame",
 ]
 
 
@@ -355,3 +358,24 @@ def float_dtype(name: str, dtype: object) -> torch.dtype:
     if dtype not in (torch.float32, torch.float64):
         raise ValueError(f"{name} must be torch.float32 or torch.float64, got {dtype!r}")
     return dtype
+
+
+@contextmanager
+def blame(*names: str) -> Iterator[None]:
+    """Name the caller's arguments in a ValueError raised inside the ``with`` block.
+
+    A helper that checks a value derived from an argument names its own variable (``vocab``
+    for the tokens of ``X``, ``x`` for the ``points`` of a table row); the caller knows which of
+    its arguments the value came from. A message that already names one of ``names`` (as a word
+    of its own) passes unchanged; any other is prefixed with them (``"X: vocab must ..."``).
+
+    Raises:
+        ValueError: the one raised inside, renamed as above (the original as its cause).
+    """
+    try:
+        yield
+    except ValueError as e:
+        message = str(e)
+        if any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", message) for n in names):
+            raise
+        raise ValueError(f"{', '.join(names)}: {message}") from e

@@ -153,7 +153,17 @@ def score_separation(layer: SelfAttention) -> ScoreSeparation:
         A :class:`ScoreSeparation`.
 
     Raises:
-        ValueError: if ``layer`` is not a layer of :class:`RankOneAttention`.
+        ValueError: if ``layer`` is not a layer of :class:`RankOneAttention`, or its scores
+            (``gap``, ``margin``, ``r``) or ``r_bound`` leave float64's range (possible only with
+            an overridden ``gamma`` or tokens near the float limits).
+
+    Accuracy:
+        Scores carry a relative error of about 1e-60 (60-digit arithmetic on the exact float64
+        weights and tokens); ``gap``, ``margin`` and ``r`` are then rounded once to float64
+        (correctly rounded in the normal range), so the sign of ``margin`` is that of the
+        layer's actual margin. ``r_bound`` is two float64 products (within :math:`u`,
+        :math:`2^{-53}`). A layer whose scores leave float64's range is refused, not answered
+        with ``inf`` or 0 (e.g. vocabulary ``[[1e200], [2e200]]`` with ``gamma=1``).
 
     Source: K&S (ICLR 2024), Lemma 1 (threshold quoted, wording recalled) applied to the Theorem 2
     construction as the book reconstructs it. Chapter 2.
@@ -180,22 +190,43 @@ def score_separation(layer: SelfAttention) -> ScoreSeparation:
             if diffs:
                 gap = min(gap, min(diffs))
         margin = gap - exact.to_mpf("threshold", threshold)
-        return ScoreSeparation(
-            float(gap),
-            threshold,
-            float(margin),
-            float(top),
-            float(layer.gamma) * float(layer.r_max) * float(layer.r_max),
-        )
+        fields = {"gap": gap, "margin": margin, "r": top}
+        for name, value in fields.items():
+            stored = float(value)
+            if not math.isfinite(stored) or (stored == 0 and value != 0):
+                # an overridden gamma (or tokens near the float limits): the float64 layer
+                # itself cannot compute such scores, so no float answer describes it
+                raise ValueError(
+                    f"the scores of layer leave float64's range ({name} = "
+                    f"{mpmath.nstr(value, 5)}); build layer with a smaller gamma or rescale its "
+                    f"vocab"
+                )
+        r_bound = float(layer.gamma) * float(layer.r_max) * float(layer.r_max)
+        if not math.isfinite(r_bound):
+            raise ValueError(
+                f"the score bound gamma r_max^2 of layer overflows float64 (gamma="
+                f"{layer.gamma:.3g}, r_max={layer.r_max:.3g}); rescale its vocab"
+            )
+        return ScoreSeparation(float(gap), threshold, float(margin), float(top), r_bound)
 
 
 def as_head_dim(head_dim: int, d: int) -> int:
     """``head_dim`` of a rank-1 layer on ``d``-dimensional tokens, validated before anything is
     built.
 
+    Args:
+        head_dim: the head size ``s``, an integer ``>= 1`` (bools refused).
+        d: the token dimension, an integer ``>= 1``.
+
+    Returns:
+        ``head_dim`` as a Python int.
+
     Raises:
-        ValueError: if ``head_dim`` is not a positive integer, or the layer's parameters would
-            exceed :data:`lib.layers.MAX_PARAMETERS`.
+        ValueError: if ``head_dim`` or ``d`` is not a positive integer, or the layer's
+            parameters would exceed :data:`lib.layers.MAX_PARAMETERS`.
+
+    Accuracy:
+        Exact: integer arithmetic, no rounding; nothing is allocated.
 
     Source: the head size ``s`` of K&S Theorem 2's rank-1 layer (any ``s >= 1``); used by
     :class:`RankOneAttention` and :func:`lib.memorization.memorizing_transformer` (Chapters 2-3).
@@ -245,8 +276,24 @@ class RankOneAttention(SelfAttention):
     Raises:
         ValueError: for a zero token, repeated tokens, a ``w`` that does not separate
             :math:`V \cup \{0\}` (:math:`c_w = 0`), constants inconsistent with ``vocab``, a
-            non-finite or non-positive ``gamma``, or a vocabulary too large for
-            :data:`lib.separation.MAX_PAIR_ENTRIES`.
+            non-finite or non-positive ``gamma``, a vocabulary too large for
+            :data:`lib.separation.MAX_PAIR_ENTRIES`, a vocabulary whose scale puts the theorem's
+            :math:`\gamma` outside float64 (tokens near 1e-300 or 1e300, ``gamma`` not given),
+            ``n`` not an integer ``>= 2`` or a bad ``head_dim`` (:func:`as_head_dim`).
+
+    Accuracy:
+        The construction is float64: ``c_w`` within :math:`(2d + 4)u` absolute
+        (:math:`u = 2^{-53}`, :func:`lib.separation.projection_constant`), :math:`\gamma`
+        within a few :math:`u` relative of the formula at that ``c_w``, each weight rounded
+        once. Called on tokens, the float64 ids differ from an exact evaluation of the same
+        weights (:func:`lib.exact.attention_mp`) by about :math:`u` times the largest id
+        (at most 0.9u observed for vocabularies scaled 1e-100 to 1e100), i.e. up to about 40u
+        of the correction ``id - t``: ids closer than that are not told apart in float64 (use
+        :func:`context_ids`). With the tight constants the score gaps equal Lemma 1's threshold
+        only up to :math:`\gamma`'s rounding (a margin of order :math:`u` times the threshold,
+        either sign). The default ``w`` is deterministic for a given ``seed``. With ``gamma``
+        given, a token norm near 1.8e308 makes the default ``r_max`` ``inf`` and ``W_O`` zero
+        without an error.
 
     Source: K&S (ICLR 2024), Theorem 2; the constants are recalled and the construction is
     reconstructed by the book (see the Sources and certainty page). Chapter 2.
@@ -276,7 +323,9 @@ class RankOneAttention(SelfAttention):
             raise ValueError("vocab holds the zero token; Theorem 2 needs r_min > 0")
         norms = _norms(V)
         if not np.isfinite(norms).all() or (norms == 0).any():
-            raise ValueError("token norms overflow or underflow float64; rescale the vocabulary")
+            raise ValueError(
+                "the token norms of vocab overflow or underflow float64; rescale vocab"
+            )
         tight = {"r_min": float(norms.min()), "r_max": float(norms.max()), "eps": _min_distance(V)}
         default = strict_constants(V)
         given = {"r_min": r_min, "r_max": r_max, "eps": eps}
@@ -377,7 +426,13 @@ def theorem2_delta(
             such constants) and ``r_max < r_min``; and when a base-10 logarithm itself lies
             beyond float64's range (about ``c_w < 1e-150`` for unit-size constants): the
             computation is in log space, so nothing overflows on the way, but such a logarithm
-            cannot be returned as a float.
+            cannot be returned as a float; or when ``r = r_max + eps / 4`` overflows float64.
+
+    Accuracy:
+        ``paper`` and ``construction`` are evaluated at 30 digits from the float64 arguments
+        and rounded once: within :math:`u` relative (:math:`u = 2^{-53}`; exact to the last
+        bit in probes), for any finite positive constants whose logarithm fits a float64.
+        ``r`` is one float64 sum, correctly rounded (refused where it overflows).
 
     Source: K&S (ICLR 2024), Theorem 2 (formula recalled, see the Sources and certainty page;
     the book's reconstruction of the construction reproduces it exactly). Chapter 2.
@@ -418,7 +473,12 @@ def theorem2_delta(
 
         paper = log10_delta(worst)
         construction = paper if c_w is None else log10_delta(c_w)
-    return Theorem2Delta(paper, construction, r_max + eps / 4)
+    r = r_max + eps / 4
+    if not math.isfinite(r):
+        raise ValueError(
+            f"r = r_max + eps / 4 overflows float64 for r_max={r_max!r}, eps={eps!r}; rescale them"
+        )
+    return Theorem2Delta(paper, construction, r)
 
 
 def subset_sequences(vocab: ArrayLike, n: int) -> np.ndarray:
@@ -427,9 +487,17 @@ def subset_sequences(vocab: ArrayLike, n: int) -> np.ndarray:
     No two are permutations of each other and none repeats a token: the family of checks C6-C7
     of K&S Theorem 2 (Chapters 2-3).
 
+    Args:
+        vocab: tokens ``(K, d)``, finite reals, pairwise distinct.
+        n: the subset size, an integer in ``[1, K]``.
+
     Raises:
         ValueError: for bad ``vocab``, ``n`` outside ``[1, K]``, or more than
             :data:`MAX_SEQUENCE_ENTRIES` entries ``binom(K, n) n d`` (checked before building).
+
+    Accuracy:
+        Exact: the tokens are copied as float64, nothing is computed. Deterministic: the
+        subsets in ``itertools.combinations`` order of the rows of ``vocab`` as given.
     """
     V = _vocab(vocab)
     n = positive_int("n", n, maximum=len(V))
@@ -464,6 +532,12 @@ def order_flips(runs: list) -> list[tuple[float, float, int]]:
     Raises:
         ValueError: for fewer than two runs, runs whose sequences differ, or ``gamma`` not
             increasing.
+
+    Accuracy:
+        The counts are exact integers, given the signs: each sign is that of the difference of
+        two ids projected on ``u`` at the run's ``dps`` digits, right whenever the difference
+        exceeds about ``10**-dps`` times the ids' size. A pair tied (sign 0) at either end is
+        not counted. Runs are assumed to share ``u`` (not checked).
 
     Source: the book's check C8 (K&S Theorem 2 outside its inverse temperature). Chapter 2.
     """
@@ -530,6 +604,11 @@ def limit_reversals(run: ContextIds) -> LimitReversals:
     Raises:
         ValueError: if ``run`` is not a result of :func:`context_ids`.
 
+    Accuracy:
+        The counts are exact integers. The limit's order is exact (rational arithmetic on the
+        float64 entries); the ids' order is the sign of their difference along ``u`` at the
+        run's ``dps`` digits, right whenever it exceeds about ``10**-dps`` times the ids' size.
+
     Source: the book's check C8 (K&S Theorem 2 outside its inverse temperature). Chapter 2.
     """
     from fractions import Fraction
@@ -579,7 +658,17 @@ def context_ids(vocab: ArrayLike, n: int, *, digits_beyond: int = 30, **kwargs: 
             need more than :data:`lib.exact.MAX_DPS` digits, or when the ``binom(K, n) n`` ids
             would have more pairs to compare than :data:`lib.exact.MAX_PAIRS` (checked before
             anything is evaluated) or their sequences more entries than
-            :data:`MAX_SEQUENCE_ENTRIES`.
+            :data:`MAX_SEQUENCE_ENTRIES`; also for unknown keyword arguments.
+
+    Accuracy:
+        The ids are the layer's outputs on its float64 weights and tokens, read exactly and
+        computed with ``dps`` significant digits: an absolute error of order ``10**-dps`` times
+        ``max_norm``. ``gap`` is exact to that error (0 only for ids equal to ``dps`` digits).
+        ``dps`` is ``digits_beyond`` digits past the construction's separation, or past
+        :math:`2\\gamma r_{\\max}^2/\\ln 10` when larger, so for ids of unit size a gap that
+        small keeps about ``digits_beyond`` digits (65 to 234 digits agreed with a rerun at
+        ``dps + 60`` in probes, vocabularies scaled 1e-100 to 1e100). ``max_norm`` and
+        ``log10_gap`` are correctly rounded floats.
 
     Source: K&S Theorem 2, the book's checks C6-C8. Chapter 2.
     """
@@ -612,10 +701,10 @@ def context_ids(vocab: ArrayLike, n: int, *, digits_beyond: int = 30, **kwargs: 
     worst = max(-delta.construction, 2 * layer.gamma * layer.r_max * layer.r_max / math.log(10))
     if not worst + beyond <= MAX_DPS:
         raise ValueError(
-            f"these constants (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}, "
+            f"the constants of vocab (gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}, "
             f"c_w={layer.c_w:.3g}) "
             f"need about {worst:.3g} digits plus digits_beyond={beyond:,}, more than "
-            f"lib.exact.MAX_DPS={MAX_DPS}"
+            f"lib.exact.MAX_DPS={MAX_DPS}; rescale vocab"
         )
     dps = beyond + int(worst)
     ids = [row for out in exact.attention_mp(X, layer, dps) for row in out]

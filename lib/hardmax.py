@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike
 
 from ._validate import (
     as_float_array,
+    blame,
     positive_int,
     short_repr,
 )
@@ -56,7 +57,17 @@ def hardmax_counterexample(v: ArrayLike) -> np.ndarray:
         float64 array ``(2, 4, d)``.
 
     Raises:
-        ValueError: if ``v`` is zero, not 1-D, or not finite.
+        ValueError: if ``v`` is zero, not 1-D, or not finite, or so large (``4v`` overflows)
+            or small (two tokens round to the same float64) that the pair cannot be built.
+
+    Accuracy:
+        The tokens are ``fl(c v)``, one float64 product each. They are the exact multiples
+        when every entry of ``v`` has at most 50 significant bits and every non-zero entry is
+        at least :math:`2^{-1022}` in size (e.g. ``[1.0]``, ``[0.5, 2.0]``); the property above
+        then holds exactly. Otherwise ``3v``, ``1.5v`` and ``3.5v`` are rounded (within
+        :math:`u = 2^{-53}` relative each), the two zero-slope means differ by about
+        :math:`u |v|` and a hardmax layer whose scores all tie tells the pair apart by that
+        much (``v = [1/3]``: exact distance 2.8e-17); no error is raised.
 
     Source: K&S (ICLR 2024), Theorem 1 (statement quoted; this counterexample is reconstructed
     by the book, see the Sources and certainty page). Chapter 2 (check C5).
@@ -83,16 +94,24 @@ def id_difference(layer: SelfAttention, pair: ArrayLike, token: int = 0, dps: in
     ``rows``); every token still serves as a key.
 
     Args:
-        layer: a :class:`~lib.layers.SelfAttention`.
-        pair: array ``(2, n, d)``.
-        token: index of the token whose ids are compared.
-        dps: decimal digits.
+        layer: a :class:`~lib.layers.SelfAttention` (softmax or hardmax, any head size).
+        pair: array ``(2, n, d)`` of finite reals, ``d`` the layer's width.
+        token: index of the token whose ids are compared, in ``[0, n - 1]``.
+        dps: decimal digits, ``15 <= dps <=`` :data:`lib.exact.MAX_DPS`.
 
     Returns:
         A list of ``d`` mpf, each carrying ``dps`` digits.
 
     Raises:
-        ValueError: for a pair of the wrong shape or a bad ``token``/``dps``.
+        ValueError: for a pair of the wrong shape or a bad ``token``/``dps``, or as
+            :func:`lib.exact.attention_mp` (too many score terms, too slow at ``dps``).
+
+    Accuracy:
+        The layer's float64 weights and the tokens are read exactly; the ids are computed with
+        ``dps`` significant digits and subtracted, so each entry has an absolute error of order
+        ``10**-dps`` times the ids' size, not relative to the difference (observed 5e-51 on
+        ids of size 1 at ``dps=50``). Hardmax ties are decided on the scores as computed at
+        ``dps`` digits.
 
     Source: K&S Theorem 1 (the book's check C5 and the scale sweep that follows it). Chapter 2.
     """
@@ -113,16 +132,20 @@ def id_distance(layer: SelfAttention, pair: ArrayLike, token: int = 0, dps: int 
     """Exact distance between the context ids of ``token`` in two sequences (mpmath).
 
     Args:
-        layer: a :class:`~lib.layers.SelfAttention`.
-        pair: array ``(2, n, d)``.
-        token: index of the token whose ids are compared.
-        dps: decimal digits.
+        layer: a :class:`~lib.layers.SelfAttention` (softmax or hardmax, any head size).
+        pair: array ``(2, n, d)`` of finite reals, ``d`` the layer's width.
+        token: index of the token whose ids are compared, in ``[0, n - 1]``.
+        dps: decimal digits, ``15 <= dps <=`` :data:`lib.exact.MAX_DPS`.
 
     Returns:
         ``||F(X1)[token] - F(X2)[token]||`` as an mpf with ``dps`` digits.
 
     Raises:
-        ValueError: for a pair of the wrong shape or a bad ``token``/``dps``.
+        ValueError: as :func:`id_difference`.
+
+    Accuracy:
+        As :func:`id_difference`: an absolute error of order ``10**-dps`` times the ids' size
+        (the norm adds a relative ``10**-dps``); 0 means the ids agree to ``dps`` digits.
 
     Source: K&S Theorem 1 (check C5). Chapter 2.
     """
@@ -267,7 +290,18 @@ def hardmax_trials(
         ValueError: for a bad pair, ``draws`` outside ``[1, MAX_DRAWS]``
             (:data:`lib.separation.MAX_DRAWS`), a negative ``seed``, ``max_heads`` outside
             ``[1, 8]``, a non-bool ``exact``, or first scores so spread that the exact
-            evaluation would need more than :data:`lib.exact.MAX_DPS` digits.
+            evaluation would need more than :data:`lib.exact.MAX_DPS` digits; also when the
+            float64 scores overflow (tokens near 1e150 or larger).
+
+    Accuracy:
+        Deterministic for a given ``seed``. The float64 distances carry an absolute error of
+        order :math:`u` (:math:`2^{-53}`) times the size of the outputs (``softmax_error`` at
+        most 5e-15 in probes with tokens up to 4 and weight scale 10); a distance below that
+        is noise, and a float64 hardmax breaks or makes ties as the rounded scores do. The
+        exact columns are as described above: the hardmax to 60 digits, the softmax to 20
+        significant digits or to an exact collision. Their zero is exact only for a ``pair``
+        whose tokens are exact multiples (see :func:`hardmax_counterexample`): for ``v = [0.1,
+        0.3]`` the all-tied draws give ``log10_hardmax_exact`` about -17.8, not ``-inf``.
 
     Source: K&S Theorem 1, the book's check C5. Chapter 2.
     """
@@ -297,7 +331,7 @@ def hardmax_trials(
         heads = [_head_weights(rng, s, d, scale, i % 10 == 0) for _ in range(h)]
         row = {"heads": h, "head_size": s, "scale": scale, "w_q_zero": i % 10 == 0}
         for norm in ("hardmax", "softmax"):
-            with torch.no_grad():
+            with torch.no_grad(), blame("pair"):
                 out = X + sum(layers[s, norm, j].set_weights(**W)(X) for j, W in enumerate(heads))
             row[norm] = (out[0, 0] - out[1, 0]).norm().item()
         if exact:

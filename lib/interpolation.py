@@ -36,7 +36,15 @@ import pandas as pd
 import torch
 from numpy.typing import ArrayLike
 
-from ._validate import as_float_array, finite_real, flag, positive_int, require_size, short_repr
+from ._validate import (
+    as_float_array,
+    blame,
+    finite_real,
+    flag,
+    positive_int,
+    require_size,
+    short_repr,
+)
 from .layers import FeedForward
 
 __all__ = [
@@ -105,6 +113,13 @@ def interpolation_knots(z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         ValueError: for repeated ids (no function can give them different labels), NaN/inf, a
             wrong shape, or a smallest id equal to float64's most negative number.
 
+    Accuracy:
+        Exact: ``order`` is numpy's stable argsort; each later knot is the correctly rounded
+        midpoint of its two ids, so it lies between them, strictly unless they are adjacent
+        floats (then it equals one of them: the upper id for 1.0000000000000002 and
+        1.0000000000000004); the first knot lies strictly below the smallest id, within two
+        roundings of the stated formula unless it was replaced as described.
+
     Source: the interpolation step of K&S Corollary 1, reconstructed by the book (see the
     Sources and certainty page). Chapter 3.
     """
@@ -148,6 +163,10 @@ def knot_layer(knots: ArrayLike, coeffs: ArrayLike, offset: ArrayLike) -> FeedFo
         ValueError: for mismatched shapes, complex or bool values (never read as their real part
             or as 0/1), or values that are not finite in float64.
 
+    Accuracy:
+        Exact: the layer holds the given float64 knots, coefficients and offset unchanged
+        (``b1 = -knots``); evaluating it adds float64 rounding (:func:`scalar_outputs`).
+
     Source: the one-dimensional interpolation lemma of Chapter 3 (Zhang et al. 2017), the
     non-residual core of the layer of K&S Corollary 1 (reconstructed by the book); used by
     :func:`interpolating_ffn`. Chapter 3.
@@ -168,13 +187,10 @@ def knot_layer(knots: ArrayLike, coeffs: ArrayLike, offset: ArrayLike) -> FeedFo
 
 
 def interpolating_ffn(z: ArrayLike, y: ArrayLike) -> FeedForward:
-    """A ReLU :class:`~lib.layers.FeedForward` (float64) with ``f(z_i) = y_i`` for every ``i``.
+    r"""A ReLU :class:`~lib.layers.FeedForward` (float64) with ``f(z_i) = y_i`` for every ``i``.
 
     Hidden width ``M = len(z)``; ``W1`` is all ones, ``b1 = -biases``, ``W2`` holds the
     coefficients of the triangular system (solved by ``torch.linalg.solve_triangular``), ``b2 = 0``.
-    In float64 the interpolation is exact only up to rounding: when the ids are closer than
-    about ``1e-8`` relative to their size, the coefficients explode and the result is wrong — use
-    :func:`interpolation_mp` there.
 
     Args:
         z: distinct scalar ids ``(M,)``.
@@ -184,7 +200,17 @@ def interpolating_ffn(z: ArrayLike, y: ArrayLike) -> FeedForward:
         A float64 ``FeedForward(1, M, k)`` mapping ``(..., 1)`` to ``(..., k)``.
 
     Raises:
-        ValueError: for repeated ids, NaN/inf, mismatched shapes, or coefficients that overflow.
+        ValueError: for repeated ids, NaN/inf, mismatched shapes, or coefficients that overflow
+            (also when two adjacent-float ids get a knot at the upper one, or when the ids span
+            more than float64's largest number, e.g. -1e308 and 1e308).
+
+    Accuracy:
+        In float64 the interpolation is exact only up to rounding: evaluated at its ids the
+        layer is within :math:`Mu\sum_m |c_m|(z_{\max} - b_1)` of the targets (probed with
+        ids from 1e-2 to 1e-11 apart relative to their size). The bound grows with the
+        coefficients: for ids closer than about ``1e-8`` relative to their size it exceeds the
+        targets themselves (Chapter 3 shows it) — use :func:`interpolation_mp` there. A system
+        with no finite float64 solution is refused.
 
     Source: K&S (ICLR 2024), Corollary 1 (construction reconstructed by the book; see the
     Sources and certainty page). Chapter 3.
@@ -196,7 +222,11 @@ def interpolating_ffn(z: ArrayLike, y: ArrayLike) -> FeedForward:
     A = torch.tril(s[:, None] - b[None, :])
     coeffs = torch.linalg.solve_triangular(A, ys, upper=False)
     if not torch.isfinite(coeffs).all():
-        raise ValueError("the interpolation coefficients overflow float64; use interpolation_mp")
+        raise ValueError(
+            "the interpolation system of z and y has no finite float64 solution (ids too close "
+            "for their targets, adjacent floats whose midpoint rounds onto an id, or ids spanning "
+            "more than float64's range); use interpolation_mp"
+        )
     return knot_layer(biases, coeffs.numpy(), np.zeros(y.shape[1]))
 
 
@@ -261,6 +291,12 @@ def interpolation_mp(
             :data:`lib.exact.MAX_MP_SECONDS` of them at ``dps`` digits (both checked before any is
             computed).
 
+    Accuracy:
+        Float ids and targets are read exactly (``dps >= 15``); mpf ids are rounded to ``dps``
+        digits, and ids equal at that precision are refused as repeated. The knots,
+        coefficients and ``max_error`` are computed in ``dps``-digit arithmetic, and
+        ``max_error`` reports the residual at the ids itself (0 in probes at 1e-300 and 1e300).
+
     Source: the interpolation step of K&S Corollary 1 (reconstructed by the book). Chapter 3.
     """
     from .exact import MAX_DPS, MAX_MP_TERMS, require_mp_seconds, to_mpf
@@ -322,6 +358,10 @@ def residual_ffn(
     Raises:
         ValueError: for mismatched shapes, complex, bool or non-finite values.
 
+    Accuracy:
+        Exact: every row of ``W1`` is ``v``, ``b1 = -knots``, ``W2 = coeffs^T`` and
+        ``b2 = offset``, the given float64 numbers unchanged.
+
     Source: the feed-forward layer of K&S Corollary 1 (construction reconstructed by the book).
     Chapter 3.
     """
@@ -353,7 +393,8 @@ def ffn_mp(Z: Iterable[Sequence[Any] | np.ndarray], weights: dict, residual: boo
     Args:
         Z: rows (tokens) of ``d_in`` mpf or floats (a list of lists).
         weights: ``W1`` (``H`` rows of ``d_in``), ``b1`` (``H``), ``W2`` (``d_out`` rows of ``H``),
-            ``b2`` (``d_out``), as nested lists of mpf or floats (floats are read exactly).
+            ``b2`` (``d_out``), as nested lists of mpf or floats (floats are read exactly at
+            53 bits or more, mpmath's default).
         residual: add ``z`` (K&S's :math:`F^{(FF)}`; needs ``d_out = d_in``).
 
     Returns:
@@ -364,6 +405,12 @@ def ffn_mp(Z: Iterable[Sequence[Any] | np.ndarray], weights: dict, residual: boo
         ValueError: for mismatched shapes, for an entry of ``Z`` or of a weight that is not a
             finite real (NaN, inf, bools, strings that are not decimals, complex numbers), naming
             it, and if ``residual`` is not a bool.
+
+    Accuracy:
+        To the caller's working precision: each pre-activation and output is an
+        ``mpmath.fsum`` of products rounded once each, within a few units of :math:`2^{-p}`
+        (``p = mpmath.mp.prec``) times the sum of its terms' absolute values. Below 53 bits
+        floats are rounded on reading (0.1 reads as 0.10000002 at ``dps = 5``).
 
     Source: K&S's residual feed-forward layer; used for the exact evaluations of Chapters 3-4.
     """
@@ -407,9 +454,17 @@ def ffn_mp(Z: Iterable[Sequence[Any] | np.ndarray], weights: dict, residual: boo
 def scalar_outputs(ffn: FeedForward, z: ArrayLike) -> np.ndarray:
     """``ffn`` applied to scalar ids ``z`` ``(M,)``: the float64 outputs ``(M, k)`` as numpy.
 
+    Args:
+        ffn: a :class:`~lib.layers.FeedForward` with ``d_in = 1``.
+        z: finite real scalar ids ``(M,)``.
+
     Raises:
         ValueError: if ``ffn`` is not a :class:`~lib.layers.FeedForward` on scalars
             (``d_in = 1``), or ``z`` is not a finite real 1-D array (complex and bool refused).
+
+    Accuracy:
+        What the layer computes in its dtype: ``z`` is rounded to that dtype (exact for
+        float64) and the outputs carry the layer's own rounding, nothing more.
     """
     if not isinstance(ffn, FeedForward) or ffn.d_in != 1:
         raise ValueError(
@@ -454,6 +509,12 @@ def interpolation_price(spacings: ArrayLike, labels: ArrayLike, base: float = 1.
         ValueError: for non-positive or non-finite spacings, a non-finite ``base``, complex or bool
             input, or spacings that make ids collide.
 
+    Accuracy:
+        The ids are ``base + g * k`` rounded to float64. ``max_coeff_exact`` is the largest
+        coefficient of the exact interpolant of those float64 ids, at 50 digits, rounded to
+        float64 (within :math:`u` relative); ``error_at_ids`` and ``error_ulp_off`` measure the
+        float64 layer (:func:`interpolating_ffn`), each difference rounded once.
+
     Source: the interpolation step of K&S Corollary 1 (reconstructed by the book). Chapter 3.
     """
     base = finite_real("base", base)
@@ -466,10 +527,12 @@ def interpolation_price(spacings: ArrayLike, labels: ArrayLike, base: float = 1.
         z = base + g * np.arange(len(labels))
         if not (np.isfinite(z).all() and (np.diff(z) > 0).all()):
             raise ValueError(
-                f"the ids base + spacing * k are not distinct finite float64 numbers for "
-                f"base={base!r} and spacing={g!r}; move base nearer 0 or widen the spacing"
+                f"the ids base + g * k are not distinct finite float64 numbers for "
+                f"base={base!r} and the entry g={g!r} of spacings; move base nearer 0 or widen "
+                f"spacings"
             )
-        f64 = interpolating_ffn(z, labels)
+        with blame("spacings", "base"):
+            f64 = interpolating_ffn(z, labels)
         rows.append(
             {
                 "spacing": g,

@@ -125,6 +125,25 @@ class SingleHead(nn.Module):
 
     Queries are tokens of width ``d_q``, keys and values tokens of width ``d_kv``, outputs of width
     ``d_out``: ``W_Q`` is ``(s, d_q)``, ``W_K`` and ``W_V`` ``(s, d_kv)``, ``W_O`` ``(d_out, s)``.
+
+    Args:
+        d_q, d_kv, d_out: query, context and output token widths (positive ints, checked by the
+            subclasses).
+        head_dim: head size ``s`` (positive int); rank: ``None`` or ``1 <= rank <=
+            min(s, d_q, d_kv, d_out)``.
+        normalizer: one of ``lib.layers.NORMALIZERS``; residual: a bool (needs ``d_out == d_q``).
+        dtype: ``torch.float32`` or ``torch.float64``; seed: an int in ``[0, 2**63 - 1]``.
+
+    Raises:
+        ValueError: for a bad size, rank, normaliser, flag, dtype or seed, ``residual`` with
+            ``d_out != d_q``, or more than :data:`MAX_PARAMETERS` parameters (checked before
+            allocating); :meth:`set_weights` as it documents.
+
+    Accuracy:
+        The initialisation is deterministic: float64 normal draws of a seeded
+        ``torch.Generator``, rounded once to ``dtype``. The attention computed by the subclasses
+        meets the bound stated in :class:`SelfAttention` and :class:`CrossAttention`;
+        :meth:`set_weights` rounds each float64 matrix to ``dtype`` (see there).
     """
 
     # Registered in __init__: the dense matrices, or with ``rank`` set their factors ``_A @ _B``.
@@ -220,6 +239,10 @@ class SingleHead(nn.Module):
         factorised by SVD into ``A @ B``; a matrix whose rank exceeds ``rank`` (singular value
         ``rank + 1`` above ``1e-12`` times the largest) is refused.
 
+        Args:
+            **matrices: any of ``W_Q, W_K, W_V, W_O``, each a real array-like or tensor of the
+                shape above with finite entries (read as float64).
+
         Returns:
             ``self``, for chaining.
 
@@ -227,6 +250,16 @@ class SingleHead(nn.Module):
             ValueError: for an unknown name, a wrong shape, a non-real or non-finite matrix (also
                 after the cast to the layer's dtype), or too high a rank. Nothing is changed
                 unless every matrix is valid.
+
+        Accuracy:
+            Dense weights are the float64 values correctly rounded to the layer's dtype (exact in
+            float64; relative error :math:`2^{-24}` in float32, but absolute error up to
+            :math:`2^{-150}` for float32 entries below :math:`2^{-126}` in magnitude); an entry
+            that overflows, or a non-zero one that rounds to 0, is refused. With ``rank`` set the
+            stored product ``A @ B`` of the SVD factors matches each matrix only to about ``u``
+            times its largest singular value in absolute terms, not entry by entry: ``[[1,
+            1e-30], [3e-30, 2]]`` at ``rank=2`` stores ``-6e-30`` for ``1e-30``; a dropped
+            singular value up to ``1e-12`` times the largest is lost silently.
         """
         dtype = self._dtype()
         staged = {}
@@ -371,6 +404,19 @@ class SelfAttention(SingleHead):
             non-finite matrix (also after the cast to the layer's dtype) or a matrix of too high a
             rank.
 
+    Accuracy:
+        Not correctly rounded: with ``u`` the unit roundoff of ``dtype`` (:math:`2^{-53}` or
+        :math:`2^{-24}`), :math:`q_l, k_k, v_k` the projections of the tokens by the stored weights
+        (``weights()``) and :math:`a_{lk}` the exact weights, each output entry is within
+        :math:`u\,(|x_{lj}| + (n+s+d+4 + 2(d+s+2)\,\bar s_l)\,(|W_O| \sum_k a_{lk}|v_k|)_j)`
+        of the exact layer, :math:`\bar s_l = \max_k |q_l|^\top |k_k|` (the first term only when
+        ``residual``; mpmath probes at token scales 1e-300..1e150 in float64, 1e-37..1e18 in
+        float32, reached 0.9 of it). Hence relative accuracy is lost under cancellation and once
+        the scores reach about :math:`1/u` (1e16, 1e7) without saturating the softmax; hardmax
+        averages the keys whose *computed* scores tie, which may differ from the exact tie set
+        by keys within that score error of the maximum. ``X`` must already be in ``dtype`` (no
+        cast); scores or outputs that overflow are refused with ValueError, never returned.
+
     Source: K&S (ICLR 2024), the self-attention layer used by Theorems 1-2 (its form is recalled,
     following Yun et al. 2020; see the Sources and certainty page).
     Used in Chapters 2-5.
@@ -468,6 +514,16 @@ class TiedSelfAttention(nn.Module):
             for input of the wrong shape, dtype or with NaN/inf, a mask as
             :class:`SelfAttention` refuses, or scores or outputs that overflow.
 
+    Accuracy:
+        :meth:`forward` meets :class:`SelfAttention`'s bound with ``s = 1``, :math:`v_k = p_k`,
+        ``W_O = u`` and :math:`\bar s_l = \gamma \max_k (|x_l|^\top |w|)(|x_k|^\top |w|)` (mpmath
+        probes: at most 0.8 of it). In float32 ``gamma`` is rounded to float32 inside the product:
+        above :math:`3.4\cdot 10^{38}` it becomes inf and the scores are refused (ValueError),
+        below :math:`2^{-126}` it keeps only an absolute precision of :math:`2^{-150}` (a score
+        error of at most :math:`2^{-150} |p_l p_k|`). :meth:`weights` is exact to rounding (one
+        product or quotient by :math:`\sqrt\gamma` in the layer's dtype); where an entry would
+        overflow or underflow to 0 in it (float32 and ``gamma=1e-300``) it is refused.
+
     Source: the ICLR 2024 OpenReview reviews of K&S, which describe the experiment's model as one
     layer, one head of size 1, tied ``W_Q``, ``W_K``, ``W_V``; the tying written as
     ``W_Q = W_K = W_V = w^T`` is this book's reading (see the Sources page). Chapter 3.
@@ -515,12 +571,17 @@ class TiedSelfAttention(nn.Module):
         ``(d, 1)``, detached copies."""
         root = math.sqrt(self.gamma)
         row = self.w.detach().clone()[None, :] * root
-        return {
-            "W_Q": row,
-            "W_K": row.clone(),
-            "W_V": row.clone(),
-            "W_O": self.W_O.detach().clone() / root,
-        }
+        W_O = self.W_O.detach().clone() / root
+        lost = (row == 0) & (self.w.detach()[None, :] != 0)
+        if not (all_finite(row) and all_finite(W_O)) or bool(lost.any()):
+            # sqrt(gamma) times w, or W_O over it, leaves the layer's dtype (float32 and a
+            # gamma far from 1): the dense matrices cannot be written in it
+            raise ValueError(
+                f"the dense weights sqrt(gamma) w and W_O / sqrt(gamma) of this layer "
+                f"(gamma={self.gamma:.3g}) overflow or underflow {row.dtype}; build the layer "
+                f"in float64"
+            )
+        return {"W_Q": row, "W_K": row.clone(), "W_V": row.clone(), "W_O": W_O}
 
     def forward(self, X: torch.Tensor, padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Apply the layer to ``X`` ``(..., n, d)``; ``padding_mask`` (bool ``(..., n)``, ``True``
@@ -571,6 +632,13 @@ class CrossAttention(SingleHead):
             allocating); in :meth:`forward` for ``X`` or ``Y`` of the wrong width, dtype or
             with NaN/inf, batch shapes that differ, or overflow; in :meth:`~SingleHead.set_weights`
             as :class:`SelfAttention`.
+
+    Accuracy:
+        :class:`SelfAttention`'s bound, with ``n`` replaced by the context length ``m`` and
+        ``d`` by ``max(d_q, d_kv)`` (mpmath probes: at most 0.5 of it), the residual term only
+        when ``residual``. ``X`` and ``Y`` must already be in ``dtype``; scores or outputs that
+        overflow are refused with ValueError; weights are rounded as
+        :meth:`~SingleHead.set_weights` states.
 
     Source: LHSL (NeurIPS 2025), the cross-attention universality theorem; the form
     ``W_V Y σ[(W_K Y)^T W_Q X]`` is reconstructed by the book (see the Sources and certainty
@@ -659,6 +727,17 @@ class FeedForward(nn.Module):
             more than :data:`MAX_PARAMETERS` parameters (checked before allocating); in
             :meth:`forward` for input of the wrong shape, dtype or with NaN/inf, or an
             overflowing output; in :meth:`set_weights` as :meth:`SingleHead.set_weights`.
+
+    Accuracy:
+        Not correctly rounded: with ``u`` the unit roundoff of ``dtype`` and
+        :math:`h = \sigma_R(W_1 z + b_1)` exact, each output entry is within
+        :math:`u\,(|z| + (q + 2)(|W_2| h + |b_2|) + (d_{in} + 2)\,|W_2|(|W_1||z| + |b_1|))` of the
+        exact layer (the :math:`|z|` term only when ``residual``; mpmath probes at input scales
+        1e-300..1e300 in float64 and 1e-36..1e36 in float32 reached at most 0.42 of it), so the
+        relative error is unbounded under cancellation. A pre-activation that overflows to
+        ``-inf`` gives the exact 0; any other overflow is refused (ValueError). :meth:`set_weights`
+        rounds the float64 values to ``dtype`` as :meth:`SingleHead.set_weights` does for dense
+        weights (float32 subnormals keep only absolute precision :math:`2^{-150}`).
 
     Source: K&S (ICLR 2024), the residual feed-forward layer of their setting (recalled). Used by
     :mod:`lib.memorization` and :mod:`lib.approximation` (Chapters 3-4).

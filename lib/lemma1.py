@@ -60,6 +60,10 @@ def lemma1_gap(n: int) -> float:
     Raises:
         ValueError: if ``n`` is not an integer ``>= 2`` (the lemma's hypothesis).
 
+    Accuracy:
+        Within ``1.5 u`` relative (``u = 2**-53``) for every integer ``n >= 2``, ``10**400``
+        included: ``math.log`` of the exact integer, an exact doubling and one rounded addition.
+
     Source: K&S (ICLR 2024), Lemma 1 (the constant is recalled and checked numerically; see the
     Sources and certainty page). Used in Chapters 1 and 2.
     """
@@ -82,6 +86,13 @@ def lemma1_bound(n: int, r: float, *, log10: bool = False) -> float:
     Raises:
         ValueError: if ``n < 2`` or ``r`` is negative or not finite.
 
+    Accuracy:
+        :math:`\delta'` is ``exp`` of a rounded exponent: relative error at most
+        ``(8 + 2r + 2|ln ln n|) u`` (``u = 2**-53``) while :math:`\delta'` is a normal float64
+        (``r`` up to about 354); beyond, it loses digits among the subnormals and is 0.0 from
+        ``r`` about 373 on, returned without an error. The ``log10`` form has an absolute error
+        of at most ``10 u (2|log10 ln n| + 2r / ln 10)`` for every finite ``r``.
+
     Source: K&S (ICLR 2024), Lemma 1 (constant recalled, see the Sources and certainty page;
     checked as C3). Used in Chapters 1-2.
     """
@@ -94,15 +105,32 @@ def lemma1_bound(n: int, r: float, *, log10: bool = False) -> float:
     return math.exp(2.0 * math.log(math.log(n)) - 2.0 * r)
 
 
+def _gap_digits(r: float) -> int:
+    """``ceil(2 r / ln 10)``, the decimal digits below the values at which Lemma 1's promised gap
+    lies, from the quotient at 40 digits (a float64 product can round it across an integer)."""
+    import mpmath
+
+    with mpmath.workdps(40 + len(str(int(r)))):
+        return int(mpmath.ceil(2 * mpmath.mpf(r) / mpmath.log(10)))
+
+
 def lemma1_digits(r: float) -> int:
     r"""Decimal digits that resolve gaps of the size K&S Lemma 1 promises, with 30 to spare.
 
     The promised gap :math:`(\log n)^2 e^{-2r}` has about :math:`2r/\ln 10` leading zeros;
     this returns ``30 + ceil(2 r / ln 10)``.
 
+    Args:
+        r: the bound on the entries, :math:`|a_k| \le r`; finite and ``>= 0``.
+
     Raises:
         ValueError: if ``r`` is negative or not finite, or needs more than
             :data:`lib.exact.MAX_DPS` digits.
+
+    Accuracy:
+        Exact: ``ceil(2 r / ln 10)`` is taken of the quotient evaluated at 40 digits (the float
+        ``r`` read exactly), so a quotient within rounding of an integer
+        (``r = 1.151292546497023``, ceiling 32) is not rounded down.
 
     Source: the size of the separation K&S Lemma 1 promises (this book's precision rule).
     Used in Chapter 1 through :func:`lemma1_check`.
@@ -110,7 +138,7 @@ def lemma1_digits(r: float) -> int:
     from .exact import MAX_DPS
 
     r = finite_real("r", r, minimum=0.0)
-    digits = 30 + math.ceil(r * (2.0 / math.log(10.0)))
+    digits = 30 + _gap_digits(r)
     if digits > MAX_DPS:
         raise ValueError(
             f"r={r!r} needs {float(digits):.3g} digits, more than lib.exact.MAX_DPS={MAX_DPS}"
@@ -138,13 +166,19 @@ def one_winner_deficit(n: int) -> float:
     Raises:
         ValueError: if ``n < 2``.
 
+    Accuracy:
+        Within one ulp (``u = 2**-53`` relative) for every ``n >= 2`` up to ``10**400``: the
+        Lambert W is evaluated at 30 digits whatever mpmath's global precision, and rounded
+        once.
+
     Source: derived in this book (Chapter 1, the sharp lower bound) to measure the tightness of the
     :math:`\log n` in K&S Lemma 1; not a statement of either paper.
     """
     import mpmath
 
     n = positive_int("n", n, minimum=2)
-    return float(mpmath.lambertw(mpmath.mpf(n - 1) / mpmath.e).real)
+    with mpmath.workdps(30):  # not the caller's global precision
+        return float(mpmath.lambertw(mpmath.mpf(n - 1) / mpmath.e).real)
 
 
 def lattice_vectors(n: int, K: int, spacing: float) -> np.ndarray:
@@ -167,6 +201,13 @@ def lattice_vectors(n: int, K: int, spacing: float) -> np.ndarray:
     Raises:
         ValueError: if ``K < n``, a count is not a positive integer, ``spacing <= 0``, or
             ``binom(K, n)`` exceeds :data:`MAX_LATTICE_ROWS` (checked before anything is built).
+
+    Accuracy:
+        Deterministic. Each point is ``(k - (K - 1) / 2) * spacing`` with one rounding (the
+        half-integer factor is exact), so the differences are exact multiples of ``spacing``
+        only where these products are exact (e.g. ``spacing`` a power of two); otherwise they
+        are multiples to within one rounding of each point (``3 * 0.1`` is
+        ``0.30000000000000004``).
 
     Source: the book's check C3 of K&S Lemma 1. Used in Chapter 1.
     """
@@ -243,7 +284,17 @@ def lemma1_check(vectors: ArrayLike, *, dps: int | None = None) -> Lemma1Check:
 
     Raises:
         ValueError: for a wrong shape, NaN/inf, a row with a repeated entry, two rows that are
-            permutations of each other, or ``dps < 15``.
+            permutations of each other, ``dps < 15``, or a ``dps`` too small to resolve the
+            promised gap (fewer than ``15 + ceil(2 r / ln 10)`` digits for the largest entry
+            ``r``: the exact gap would round to 0 and decide the conclusion).
+
+    Accuracy:
+        The entries are read exactly; ``min_gap`` is exact to about ``10**-dps`` times the
+        largest Boltzmann value, then rounded to float64 (0.0 below its range), and
+        ``hypothesis`` and ``conclusion`` are decided at ``dps`` digits from the exact entries.
+        ``delta`` is a float64 difference of entries (one rounding); ``log10_min_gap`` is
+        computed at 30 digits and rounded; ``min_gap_float64`` is float64 and may report false
+        collisions.
 
     Source: K&S (ICLR 2024), Lemma 1 (constant recalled, see the Sources and certainty page;
     the book's check C3). Used in Chapter 1.
@@ -264,6 +315,16 @@ def lemma1_check(vectors: ArrayLike, *, dps: int | None = None) -> Lemma1Check:
             ) from None
     else:
         dps = positive_int("dps", dps, minimum=15)
+        need = _gap_digits(r)  # lemma1_digits(r) without its 30 spare
+        if dps < need + 15:
+            # the promised gap (log n)^2 e^(-2r) lies about 2r / ln 10 digits below the values:
+            # at fewer digits the exact gap rounds to 0 and the conclusion would be decided by
+            # the precision, not by the vectors
+            raise ValueError(
+                f"dps={dps} cannot resolve the gap Lemma 1 promises for vectors' largest entry "
+                f"{r:.6g} (about {need:,} digits below the values); pass dps >= {need + 15:,} or "
+                f"omit dps"
+            )
     rows = np.sort(arr, axis=1)
     if (np.diff(rows, axis=1) == 0).any():
         bad = int(np.nonzero((np.diff(rows, axis=1) == 0).any(axis=1))[0][0])
@@ -367,6 +428,13 @@ def lemma1_search(
     Raises:
         ValueError: for ``n``, ``K``, ``restarts``, ``steps``, ``seed`` or ``margin`` out of
             range or not of their type.
+
+    Accuracy:
+        Deterministic for a given seed on one machine (torch's own generator and Adam in
+        float64). The search is heuristic: nothing guarantees the smallest ratio is found. The
+        reported ``ratio`` is :func:`lemma1_check`'s exact measurement, formed as ``exp`` of the
+        difference of two float64 base-10 logarithms: relative error about
+        ``ln 10 (|log10_min_gap| + |log10_bound|) u`` (0.0 for an exact collision).
 
     Source: K&S (ICLR 2024), Lemma 1 (threshold quoted, bound recalled); an adversarial search of
     the book's, beyond the lattices of :func:`lattice_vectors`. Used in Chapter 1 (check B1.7).

@@ -46,9 +46,10 @@ from ._geometry import (
     as_points,
     as_values,
     chunked,
-    distances,
     far_reference,
+    scaled_distances,
     sq_distances,
+    voronoi_scores,
 )
 from ._validate import (
     as_float_array,
@@ -83,19 +84,33 @@ def hard_lookup(x: ArrayLike, centres: ArrayLike, values: ArrayLike) -> np.ndarr
 
     The :math:`\beta\to\infty` limit of :func:`attention_approximator`, the reference of check C15.
     Ties go to the lowest index. From squared distances formed from explicit differences
-    (``lib._geometry.distances``, scaled where a square would underflow or overflow): the
-    nearest centre of the float64 inputs wherever they lie, from 1e-300 to 1e300, also when one
-    centre lies far from the others.
+    (``lib._geometry.distances``, scaled where a square would underflow or overflow).
+
+    Args:
+        x: points ``(..., D)``; centres: ``(N, D)``, ``N >= 1``; values: ``(N, ...)``, one row
+            per centre; all real and finite.
+
+    Returns:
+        ``values[i]`` of the nearest centre ``i`` of each point, ``(..., *values.shape[1:])``.
 
     Raises:
         ValueError: for mismatched shapes or non-finite, complex or bool input.
+
+    Accuracy:
+        Exact: the value of the nearest centre of the float64 inputs for every point whose
+        nearest centre is nearer than every other by more than :math:`(D + 6)u` relative in
+        distance, wherever they lie, from 1e-300 to 1e300 in size, also when one centre lies
+        far from the others (probed with near-ties); computed ties go to the lowest index.
+        Distances beyond float64's largest number (coordinates of opposite signs near 1e308)
+        are compared after scaling by a power of two (``lib._geometry.scaled_distances``), so
+        the nearest centre comes back there too.
 
     Source: the hard lookup of the book's reconstruction of LHSL's construction. Chapter 5.
     """
     c = as_centres(centres)
     v = as_values("values", values, c.shape[0])
     x = as_points(x, c.shape[1])
-    nearest = chunked(x, lambda p: distances(p, c).argmin(dim=1).numpy(), c.shape[0])
+    nearest = chunked(x, lambda p: scaled_distances(p, c)[0].argmin(dim=1).numpy(), c.shape[0])
     return v[nearest]
 
 
@@ -122,6 +137,13 @@ def soft_lookup(x: ArrayLike, centres: ArrayLike, values: ArrayLike, beta: float
     Raises:
         ValueError: as :func:`lib.maxaffine.soft_indicator` and :func:`hard_lookup`.
 
+    Accuracy:
+        Within :math:`(N + 4D + 16)(1 + \beta d^2)\,u \max_i |v_i|` of the exact
+        :math:`\sigma(-\beta\|x - c_i\|^2)^\top V` of the float64 inputs, :math:`d` the
+        distance from ``x`` to its nearest centre (probed from 1e-300 to 1e300 in size, one
+        centre far from the others included), distances beyond float64's largest number
+        included (scaled by a power of two before the scores are formed).
+
     Source: the closed form of the book's reconstruction of LHSL's construction (see the Sources
     and certainty page); checks C15–C16, Chapter 5.
     """
@@ -132,12 +154,7 @@ def soft_lookup(x: ArrayLike, centres: ArrayLike, values: ArrayLike, beta: float
     flat = v.reshape(len(v), -1)
 
     def weighted(p: np.ndarray) -> np.ndarray:
-        d = distances(p, c)
-        near = d.min(dim=1, keepdim=True).values
-        # beta (d^2 - d_min^2), 0 at the nearest centre (never all -inf), as a product of two
-        # factors of the distances' own size: no square underflows or overflows on the way
-        root = math.sqrt(beta)
-        rel = torch.where(d > near, (root * (d - near)) * (root * (d + near)), 0.0)
+        rel = voronoi_scores(p, c, beta)
         return (torch.softmax(-rel, dim=-1) @ flat).numpy()
 
     out = chunked(x, weighted, c.shape[0])
@@ -164,7 +181,14 @@ def nadaraya_watson(
 
     Raises:
         ValueError: for mismatched shapes, non-finite, complex or bool input, a non-positive
-            bandwidth, or one so small that :math:`1/(2h^2)` overflows float64.
+            bandwidth, or one so small that :math:`1/(2h^2)` overflows float64 (or so large
+            that it underflows to 0).
+
+    Accuracy:
+        As :func:`soft_lookup` at :math:`\beta = 1/(2h^2)` (itself rounded twice, which that
+        bound covers): within :math:`(N + 4D + 16)(1 + d^2/(2h^2))\,u \max_i |v_i|` of the
+        exact estimate of the float64 inputs, distances beyond float64's largest number
+        included.
 
     Source: the kernel-regression reading of LHSL's lookup (the book's remark on its
     reconstruction). Chapter 5.
@@ -215,6 +239,12 @@ def grid_lookup_bound(lipschitz: float, m: int, kappa: float | None) -> float:
     Raises:
         ValueError: for a negative or non-finite ``lipschitz`` (or one so large that the bound
             overflows), ``m < 1``, or ``kappa`` below :data:`MIN_BOUND_KAPPA` or non-finite.
+
+    Accuracy:
+        Within :math:`8u` relative of the exact value of the displayed expression, the series
+        summed to infinity (probed against mpmath for :math:`\kappa` from
+        :data:`MIN_BOUND_KAPPA` to 1e300; the truncation is part of this); :math:`Lh/\sqrt2`
+        within :math:`4u`. The float is not rounded upward.
 
     Source: the book's derivation for its reconstruction of LHSL's lookup (check C15 of
     Chapter 5; Chapter 6 applies it to the cross-attention layer).
@@ -285,7 +315,15 @@ class SumOfLinear(nn.Module):
         ValueError: for shapes that do not fit together, non-finite, complex or bool entries, an
             unknown dtype, more than :data:`lib.layers.MAX_PARAMETERS` entries in ``A``, ``B``
             and ``C`` together (checked before any is copied); in :meth:`forward` for input that
-            is not ``(batch, n, d)`` of the module's dtype or is not finite.
+            is not ``(batch, n, d)`` of the module's dtype or is not finite, or whose output
+            overflows.
+
+    Accuracy:
+        ``A``, ``B``, ``C`` are the given float64 numbers rounded once to ``dtype`` (exact for
+        float64). Each entry of :meth:`forward`'s output is within
+        :math:`\gamma_{Knd+3}` times the same sum of absolute values,
+        :math:`\sum_k |B_k|^\top |X| |A_k|^\top + |C|^\top`, of the exact value, :math:`u` the
+        dtype's unit roundoff (:math:`2^{-53}`, :math:`2^{-24}` for float32; probed in both).
 
     Source: LHSL (NeurIPS 2025), the "sum-of-linear transformation" (the name quoted, the form
     reconstructed by the book; see the Sources and certainty page). Chapter 5.
@@ -370,6 +408,17 @@ class PartitionLookup(nn.Module):
         scoring (centres far from the origin, module docstring; the map's constant ``C`` does
         it); A, b: the Voronoi pieces the key tokens carry, those of ``centres - reference``;
         token_dim, n_positions, value_dim: sizes.
+
+    Raises:
+        ValueError: for a non-positive ``chunk``; in :meth:`forward` and :meth:`closed_form` as
+            :func:`attention_approximator` at call time.
+
+    Accuracy:
+        :meth:`forward` returns an output only where it lies within :data:`ROUNDING_TOL` times
+        the largest :math:`|f(c_i)|` of :meth:`closed_form`, and refuses the other points with
+        ValueError (the layers of the chapters agree to about 1e-13). :meth:`closed_form` has
+        :func:`soft_lookup`'s accuracy in each key block; it leaves out the query tokens'
+        weight, below :math:`e^{-40}` for points the layer accepts.
 
     Source: LHSL (NeurIPS 2025), the self-attention universality theorems (the construction is
     reconstructed by the book; see the Sources and certainty page). Chapter 5.
@@ -672,11 +721,16 @@ def attention_approximator(
             layer of more than :data:`lib.layers.MAX_PARAMETERS` numbers (checked before
             allocating); at call time for points of the wrong width, non-finite points, or
             points so far from the centres that the query token's suppressed score would no
-            longer be negligible.
+            longer be negligible, or whose float64 output departs from ``closed_form`` by more
+            than :data:`ROUNDING_TOL` of the values' scale.
 
-    Centres far from the origin are handled by a reference the layer subtracts (module
-    docstring; the ``reference`` attribute); points whose float64 output still departs from
-    ``closed_form`` by more than :data:`ROUNDING_TOL` of the values' scale are refused.
+    Accuracy:
+        The layer's pieces are :func:`lib.maxaffine.voronoi_affine`'s, to its accuracy.
+        Centres far from the origin are handled by a reference the layer subtracts (module
+        docstring; the ``reference`` attribute); points whose float64 output still departs
+        from ``closed_form`` by more than :data:`ROUNDING_TOL` of the values' scale are
+        refused, so every returned output is within that of the closed form, which has
+        :func:`soft_lookup`'s accuracy (as :class:`PartitionLookup`).
 
     Source: LHSL (NeurIPS 2025), the L_∞ universality of single-head self-attention; the
     construction is reconstructed by the book (see the Sources and certainty page). Checks
@@ -726,6 +780,11 @@ def seq2seq_approximator(
     Raises:
         ValueError: as :func:`attention_approximator`, and for a negative or non-finite
             ``bonus`` or a non-positive ``n_positions``.
+
+    Accuracy:
+        As :func:`attention_approximator`, position by position: every returned output is
+        within :data:`ROUNDING_TOL` times the largest :math:`|f(c_i)|` of ``closed_form``
+        (others refused), whose blocks have :func:`soft_lookup`'s accuracy.
 
     Source: the sequence-to-sequence form of LHSL's self-attention theorem, reconstructed by the
     book (see the Sources and certainty page); check C17, Chapter 5.

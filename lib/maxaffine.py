@@ -90,6 +90,13 @@ def affine_scores(x: ArrayLike, A: ArrayLike, b: ArrayLike) -> np.ndarray:
         ValueError: for non-finite, complex, bool or empty input, shapes that do not match, or
             scores that overflow float64.
 
+    Accuracy:
+        Each score is the float64 evaluation of :math:`a_i^\top x + b_i`, within
+        :math:`\gamma_{D+1}(|a_i|^\top |x| + |b_i|)` of the exact score of the float64 inputs
+        (:math:`\gamma_n = nu/(1 - nu)`, :math:`u = 2^{-53}`; plus below :math:`D\,2^{-1074}`
+        where products underflow), at any scale up to overflow, which is refused: far from the
+        origin the error scales with the scores' size, not with their differences.
+
     Source: LHSL (NeurIPS 2025), the max-affine function. Chapter 5.
     """
     A, b = as_affine(A, b)
@@ -100,8 +107,17 @@ def max_affine(x: ArrayLike, A: ArrayLike, b: ArrayLike) -> np.ndarray:
     r""":math:`\mathrm{MaxAff}(x) = \max_i (a_i^\top x + b_i)`, float64 ``(...,)`` for ``x``
     ``(..., D)``.
 
+    Args:
+        x: points ``(..., D)``, real, finite.
+        A: slopes ``(N, D)``; b: offsets ``(N,)``.
+
     Raises:
         ValueError: as :func:`affine_scores`.
+
+    Accuracy:
+        The largest of :func:`affine_scores`' computed scores: within
+        :math:`\gamma_{D+1} \max_i (|a_i|^\top |x| + |b_i|)` of the exact maximum of the float64
+        inputs (the maximum itself adds no rounding).
 
     Source: LHSL (NeurIPS 2025), definition of the max-affine function. Chapter 5.
     """
@@ -117,8 +133,20 @@ def cell_index(x: ArrayLike, A: ArrayLike, b: ArrayLike) -> np.ndarray:
     (``lib._geometry.scores_from_top``), so the cell is that of the pieces as given, wherever
     the points and the pieces lie, not that of their cancelled float64 scores.
 
+    Args:
+        x: points ``(..., D)``, real, finite.
+        A: slopes ``(N, D)``; b: offsets ``(N,)``.
+
     Raises:
-        ValueError: as :func:`affine_scores`.
+        ValueError: as :func:`affine_scores` (also when a relative score overflows).
+
+    Accuracy:
+        Exact: the arg max of the exact scores of the float64 inputs for every point whose top
+        piece :math:`k` beats every other piece :math:`i` by more than
+        :math:`\gamma_{D+2}(|a_i - a_k|^\top |x| + |b_i - b_k|)`, the rounding of its relative
+        score, whatever the scale (probed from 1e-300 to 1e300 in size, pieces 1e-2 of their
+        size apart); within that band of a boundary either cell may come back. Ties of the
+        computed relative scores go to the lowest index.
 
     Source: LHSL (NeurIPS 2025), the max-affine partition. Chapter 5.
     """
@@ -139,9 +167,17 @@ def partition_indicator(x: ArrayLike, A: ArrayLike, b: ArrayLike) -> np.ndarray:
 
     Ties go to the lowest index, as in :func:`cell_index`.
 
+    Args:
+        x: points ``(..., D)``, real, finite.
+        A: slopes ``(N, D)``; b: offsets ``(N,)``.
+
     Raises:
         ValueError: as :func:`affine_scores`, or when points x pieces exceeds
             ``MAX_MATRIX_ENTRIES`` (checked before anything is built).
+
+    Accuracy:
+        Exact: entries are exactly 0.0 and 1.0, the 1.0 at :func:`cell_index`'s cell, so the
+        indicator is that of the exact scores wherever :func:`cell_index` is.
 
     Source: LHSL (NeurIPS 2025), the partition indicator. Chapter 5.
     """
@@ -167,8 +203,19 @@ def margin(x: ArrayLike, A: ArrayLike, b: ArrayLike) -> np.ndarray:
     scores, computed relative to each point's top piece (:func:`cell_index`): no cancellation
     wherever the points and pieces lie.
 
+    Args:
+        x: points ``(..., D)``, real, finite.
+        A: slopes ``(N, D)``; b: offsets ``(N,)``.
+
     Raises:
         ValueError: as :func:`affine_scores`.
+
+    Accuracy:
+        Within :math:`\gamma_{D+2}\,\rho(x)` of the exact top-two gap of the float64 inputs,
+        :math:`\rho(x) = \max_{i \ne k}(|a_i - a_k|^\top |x| + |b_i - b_k|)` with :math:`k` the
+        top piece: an absolute error of the size of the pieces' differences, not of the
+        scores, at any scale (probed from 1e-300 to 1e300 in size); a gap far below
+        :math:`u\rho(x)` is not resolved. ``inf`` for a single piece is exact.
 
     Source: the margin of LHSL's indicator lemma in the book's quantitative form (reconstructed by
     the book; see the Sources and certainty page). Chapter 5.
@@ -199,6 +246,13 @@ def soft_indicator(x: ArrayLike, A: ArrayLike, b: ArrayLike, beta: float) -> np.
     Raises:
         ValueError: as :func:`affine_scores`, or for a non-positive or non-finite ``beta``.
 
+    Accuracy:
+        Each weight of at least float64's smallest normal number (2.2e-308) is within relative
+        error :math:`(N + 4)u + 2\beta\gamma_{D+2}\,\rho(x)` (:math:`\rho` as in :func:`margin`)
+        of the exact softmax of :math:`\beta` times the exact scores of the float64 inputs
+        (probed from 1e-300 to 1e300 in size); smaller weights come back subnormal or 0, with
+        an absolute error below 2.3e-308.
+
     Source: LHSL (NeurIPS 2025), the lemma "attention approximates the partition indicator".
     Chapter 5.
     """
@@ -219,8 +273,18 @@ def indicator_error(x: ArrayLike, A: ArrayLike, b: ArrayLike, beta: float) -> np
     :math:`2s/(1+s) = 2\,\mathrm{sigmoid}(\log s)`; ``log s`` comes from torch's ``logsumexp``, so
     errors far below float64's ``1e-16`` resolution of :math:`1 - \sigma_{i_x}` are still resolved.
 
+    Args:
+        x: points ``(..., D)``; A, b: the max-affine pieces.
+        beta: inverse temperature (> 0, finite).
+
     Raises:
         ValueError: as :func:`soft_indicator`.
+
+    Accuracy:
+        Relative error at most :math:`(N + 4)u + 2\beta\gamma_{D+2}\,\rho(x)` (:math:`\rho` as in
+        :func:`margin`) against the exact :math:`\|\sigma(\beta y(x)) - E(x)\|_1` of the float64
+        inputs wherever that is at least 2.2e-308 (probed from 1e-300 to 1e300 in size); smaller
+        errors come back subnormal or 0, with an absolute error below 2.3e-308.
 
     Source: the left side of the book's quantitative form of LHSL's indicator lemma (check C14).
     Chapter 5.
@@ -255,6 +319,13 @@ def indicator_bound(beta: float, margin: ArrayLike, n_cells: int) -> np.ndarray 
             complex, bool or string ``margin`` (never read as its real part or as 0/1), or
             ``n_cells < 1``.
 
+    Accuracy:
+        Within relative error :math:`(\beta\Delta + 3)u` of the exact
+        :math:`2(N-1)e^{-\beta\Delta}` of the float64 inputs wherever that is at least 2.2e-308;
+        below, it underflows to a subnormal or 0 (exactly 0 for :math:`\Delta = \infty` or
+        :math:`N = 1`). The float is not rounded upward, so it may lie below the exact bound by
+        that relative amount.
+
     Source: the book's quantitative form of LHSL's indicator lemma (reconstructed by the book,
     see the Sources and certainty page; one line: every non-top weight is at most
     :math:`e^{-\beta\Delta}`). Check C14, Chapter 5.
@@ -273,15 +344,7 @@ def voronoi_affine(centres: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     :math:`b_i = -\|c_i\|^2`.
 
     Since :math:`a_i^\top x + b_i = \|x\|^2 - \|x - c_i\|^2`, the arg-max cell is the nearest
-    centre. The pieces are float64 numbers: :math:`a_i = 2c_i` exactly, :math:`b_i` within
-    :math:`\gamma_D \|c_i\|^2` (``D`` rounded squares summed; :math:`\gamma_D = Du/(1 - Du)`,
-    :math:`u = 2^{-53}`). So :func:`cell_index` of these pieces is the nearest centre :math:`c_i`
-    of every point :math:`x` with :math:`\|x - c_j\|^2 - \|x - c_i\|^2 > \gamma_D(\|c_i\|^2 +
-    \|c_j\|^2)` plus :func:`cell_index`'s own rounding for every rival :math:`j`: everywhere but a
-    band of about :math:`10^{-16} \|c\|^2 / \|c_i - c_j\|` around each boundary. Near the origin
-    that band is invisible; for centres far from the origin compared with their spacing it is
-    not (the rounded :math:`b_i` no longer tell neighbours apart): translate centres and points by
-    a nearby point first, or use :func:`lib.lookup.hard_lookup`, which works from distances.
+    centre. How far rounding moves the cells is under Accuracy.
 
     Args:
         centres: ``(N, D)`` real, finite, ``N >= 1``.
@@ -292,6 +355,20 @@ def voronoi_affine(centres: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     Raises:
         ValueError: for an empty, non-finite, complex, bool or non-2-D ``centres``, or centres whose
             squared norms overflow float64.
+
+    Accuracy:
+        The pieces are float64 numbers: :math:`a_i = 2c_i` exactly, :math:`b_i` within
+        :math:`\gamma_D \|c_i\|^2` (``D`` rounded squares summed; :math:`\gamma_D = Du/(1 - Du)`,
+        :math:`u = 2^{-53}`), plus below :math:`D\,2^{-1075}` where squares underflow (centres
+        below about 1e-154 in size: :math:`b_i = -0.0` for :math:`c_i = (10^{-200}, 0)`).
+        So :func:`cell_index` of these pieces is the nearest centre :math:`c_i` of every point
+        :math:`x` with :math:`\|x - c_j\|^2 - \|x - c_i\|^2 > \gamma_D(\|c_i\|^2 + \|c_j\|^2)`
+        plus :func:`cell_index`'s own rounding for every rival :math:`j`: everywhere but a band
+        of about :math:`10^{-16} \|c\|^2 / \|c_i - c_j\|` around each boundary. Near the origin
+        that band is invisible; for centres far from the origin compared with their spacing it
+        is not (the rounded :math:`b_i` no longer tell neighbours apart): translate centres and
+        points by a nearby point first, or use :func:`lib.lookup.hard_lookup`, which works from
+        distances.
 
     Source: the Voronoi partition of the book's reconstruction of LHSL's construction (see the
     Sources and certainty page); check C13. Chapter 5.
@@ -308,6 +385,10 @@ def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.nd
     r"""Centres of the :math:`m^{\text{dim}}` cubes of side :math:`h = (\text{high}-\text{low})/m`
     tiling :math:`[\text{low}, \text{high}]^{\text{dim}}`.
 
+    Args:
+        m: cells per axis (>= 1); dim: dimension (>= 1).
+        low, high: the box, finite, ``high > low`` with ``high - low`` finite.
+
     Returns:
         float64 ``(m**dim, dim)``, the first coordinate varying slowest (``itertools.product``
         order).
@@ -316,6 +397,12 @@ def grid_centres(m: int, dim: int, low: float = 0.0, high: float = 1.0) -> np.nd
         ValueError: for ``m < 1``, ``dim < 1``, ``high <= low``, non-finite bounds, more than
             :data:`MAX_CELLS` cells or more than ``MAX_MATRIX_ENTRIES`` coordinates (checked
             before anything is built).
+
+    Accuracy:
+        Each coordinate is within :math:`4u \max(|\text{low}|, |\text{high}|)` of the exact
+        midpoint :math:`\text{low} + (i + \tfrac12)(\text{high} - \text{low})/m` (probed up to
+        1e300 in size); cells narrower than that rounding give unevenly spaced or repeated
+        centres.
 
     Source: the grid of the book's reconstruction of LHSL's construction; checks C13–C17.
     Chapters 5-6.
@@ -364,7 +451,14 @@ def grid_margin(x: ArrayLike, m: int, low: float = 0.0, high: float = 1.0) -> np
     Raises:
         ValueError: for ``m < 1``, bounds as :func:`grid_centres`, non-finite, complex or bool
             ``x``, points outside ``[low, high]^D``, or a margin that overflows float64 (cells
-            wider than about ``1e154``; ``inf`` is kept for "no rival").
+            wider than about ``1e154``; ``inf`` is kept for "no rival") or, off every boundary,
+            underflows below its normal range (cells narrower than about ``1.5e-154``).
+
+    Accuracy:
+        Within :math:`(8m + 16)u\,h^2` of the exact margin of the float64 point (:math:`h` the
+        exact cell width; probed from boxes near 1e-3 wide at 1e6 to 1e150 in size); a margin
+        that would underflow is refused, so 0 means a point on a boundary. ``inf`` for
+        ``m = 1`` is exact.
 
     Source: the book's Proposition on grid margins, used to size the indicator bound of LHSL's
     lemma (check B5.2). Chapter 5.
@@ -382,13 +476,19 @@ def grid_margin(x: ArrayLike, m: int, low: float = 0.0, high: float = 1.0) -> np
     u = t - cell - 0.5
     up = np.where(cell < m - 1, 1.0 - 2.0 * u, np.inf)
     down = np.where(cell > 0, 1.0 + 2.0 * u, np.inf)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         out = h * (h * np.minimum(up, down).min(axis=-1))  # the factor is in [0, 2]: finite
     if not np.isfinite(out).all():  # inf here would read as "no rival", which m > 1 excludes
         raise ValueError(
             f"the margin (of order h^2) overflows float64 for the cell width h = (high - low) / m "
             f"= {h:.3g}; "
             "rescale the box"
+        )
+    if ((out < np.finfo(np.float64).tiny) & (np.minimum(up, down).min(axis=-1) > 0)).any():
+        # a subnormal or zero margin off every boundary: digits lost, or read as "on a boundary"
+        raise ValueError(
+            f"the margin (of order h^2) underflows float64 for the cell width h = (high - low) / "
+            f"m = {h:.3g}; rescale the box"
         )
     return out
 

@@ -22,7 +22,7 @@ import torch
 from numpy.typing import ArrayLike
 from torch import nn
 
-from ._validate import as_float_array, finite_real, positive_int, short_repr
+from ._validate import as_float_array, blame, finite_real, positive_int, short_repr
 from .interpolation import (
     Interpolation,
     _rows,
@@ -108,7 +108,10 @@ def corollary1_parameter_count(n: int, N: int, d: int, s: int) -> int:
         The count, a Python int.
 
     Raises:
-        ValueError: for non-positive arguments.
+        ValueError: for arguments that are not positive integers (floats and bools refused).
+
+    Accuracy:
+        Exact: integer arithmetic, no rounding, for any size of the arguments.
 
     Source: K&S (ICLR 2024), Corollary 1 (the count's shape quoted, its reading reconstructed).
     Chapter 3.
@@ -142,7 +145,12 @@ def parameter_count(*layers: nn.Module | dict[str, Any]) -> int:
         The total, a Python int.
 
     Raises:
-        ValueError: for a layer of another kind, or a dict without the four weights.
+        ValueError: for a layer of another kind, or a dict without the four weights, or with
+            a weight that is not a non-empty matrix or vector.
+
+    Accuracy:
+        Exact: an integer count of stored entries, no rounding. Entries are compared with
+        ``!= 0`` and rows with ``==`` as stored (``-0.0`` is zero; a NaN counts as non-zero).
 
     Source: the count of K&S Corollary 1, ``4(s + d) + d(2nN + d)``, as the book reads it (its
     reading is reconstructed; see the Sources and certainty page). Chapters 3 and 4 (check C11).
@@ -191,15 +199,23 @@ def weight_lower_bound(
     .. math:: \max_m |c_m| \ge \max_j \frac{|t_{j+1} - t_j|}{M\,(z_{j+1} - z_j)} .
 
     Args:
-        z: sorted distinct ids ``(M,)`` (floats or mpf); targets: ``M`` rows of ``k`` numbers.
+        z: sorted distinct ids ``(M,)`` (floats, mpf, decimal strings, a numpy array or torch
+            tensor); targets: ``M`` rows of ``k >= 1`` numbers, or ``M`` numbers (``k = 1``);
+            checked also when ``M = 1``.
 
     Returns:
         The bound as an mpf (at the caller's precision; 0 for one id).
 
     Raises:
-        ValueError: for ids that are not strictly increasing, mismatched lengths, or an id or
-            target that is not a finite real (NaN, inf, bools, strings that are not decimals),
-            naming it.
+        ValueError: for ids that are not strictly increasing (at the working precision),
+            mismatched lengths, rows of different or zero length, or an id or target that is
+            not a finite real (NaN, inf, bools, strings that are not decimals), naming it.
+
+    Accuracy:
+        Four roundings at mpmath's working precision ``p = mpmath.mp.prec`` bits: within
+        :math:`4 \cdot 2^{-p}` relative (:math:`4u` at the default 53 bits; 2.3u observed for
+        ids and targets from 1e-300 to 1e300 in size, 1-ulp gaps included). Floats are read
+        exactly; decimal strings and wider mpf are rounded to ``p`` bits first.
 
     Source: the book's derivation (Chapter 3, check C10): the weight-norm price of close ids.
     """
@@ -210,10 +226,16 @@ def weight_lower_bound(
     if not isinstance(z, list | tuple) or not z:
         raise ValueError(f"z must be a non-empty sequence of ids, got {short_repr(z)}")
     z = [to_mpf(f"z[{i}]", x) for i, x in enumerate(z)]
-    rows = _rows("targets", targets) if len(z) > 1 else [[0]]
+    rows = _rows("targets", targets)
+    if len(z) > 1 and len(rows) == 1 and len(rows[0]) == len(z):  # a vector: one target per id
+        rows = [[x] for x in rows[0]]
     rows = [[to_mpf(f"targets[{i}][{j}]", x) for j, x in enumerate(r)] for i, r in enumerate(rows)]
     if len(rows) != len(z):
         raise ValueError(f"targets must have {len(z)} rows like z, got {len(rows)}")
+    if len({len(r) for r in rows}) != 1 or not rows[0]:
+        raise ValueError(
+            f"targets must have rows of one length k >= 1, got lengths {[len(r) for r in rows]}"
+        )
     if any(b <= a for a, b in zip(z, z[1:], strict=False)):
         raise ValueError("z must be strictly increasing")
     M = len(z)
@@ -293,7 +315,8 @@ def memorizing_transformer(
             the same label (consistent labels).
         dps: working precision; by default 30 digits beyond the construction's separation
             (:func:`lib.contextual.theorem2_delta`, ``construction``, which follows the theorem's
-            ``gamma`` and ``r_max`` through its factor :math:`e^{-2\gamma r_{\max}^2}`).
+            ``gamma`` and ``r_max`` through its factor :math:`e^{-2\gamma r_{\max}^2}`), plus
+            ``floor(log10(r_max))`` digits for ids larger than 10 (their leading digits).
         seed: seed of the attention layer's direction and of the fallback projections.
         directions: how many random projections to try if ``w`` does not separate the ids, at
             most :data:`lib.separation.MAX_DRAWS`.
@@ -306,7 +329,17 @@ def memorizing_transformer(
         ValueError: for inconsistent labels, shapes that do not match, a sequence with a repeated
             token, complex or bool entries, a precision outside ``[15, lib.exact.MAX_DPS]``, more
             than :data:`lib.separation.MAX_DRAWS` directions, or when no tried direction
-            separates the context ids.
+            separates the context ids; and as :class:`lib.contextual.RankOneAttention` and
+            :func:`lib.exact.attention_mp` (tokens whose scale puts :math:`\gamma` outside
+            float64, evaluations too large or slow).
+
+    Accuracy:
+        Tokens, labels and the attention weights are read exactly; ids, weights and outputs
+        are computed with ``dps`` significant digits, and ``max_error`` is measured on the
+        result, not assumed. The default ``dps`` counts the digits below 1 down to the
+        separation and the ids' leading digits above the first: with labels of order 1 it gave
+        ``max_error`` below 1e-19 for tokens from 1e-100 to 1e150 in size in probes (3e-186 at
+        1e-100, 8e-22 at 1e60, 6e-20 at 1e150). Deterministic for a given ``seed``.
 
     Source: K&S (ICLR 2024), Corollary 1 (statement and count quoted in shape; the construction
     is reconstructed by the book, see the Sources and certainty page). Chapter 3 (check C10).
@@ -338,17 +371,21 @@ def memorizing_transformer(
     separation.tokenwise_separation(Xa)  # rejects repeated tokens inside a sequence
     labels = Ya.reshape(N * n, d)
     reps = _first_of_each_key(Xa, labels)  # one (sequence, token) per context; rejects conflicts
-    layer = contextual.RankOneAttention(
-        separation.vocabulary(Xa), n, seed=seed, head_dim=positive_int("head_dim", head_dim)
-    )
-    delta = contextual.theorem2_delta(
-        n, len(layer.vocab), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w
-    )
+    with blame("X"):  # the layer names the tokens of X "vocab"
+        layer = contextual.RankOneAttention(
+            separation.vocabulary(Xa), n, seed=seed, head_dim=positive_int("head_dim", head_dim)
+        )
+        delta = contextual.theorem2_delta(
+            n, len(layer.vocab), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w
+        )
     if dps is None:
-        dps = 30 + max(0, int(-delta.construction))
+        # digits below the unit down to the separation, plus the ids' digits above the first
+        # (ids of tokens near 1e100 need 100 more to keep the same gaps), plus 30 guard digits
+        dps = 30 + max(0, int(-delta.construction)) + max(0, math.floor(math.log10(layer.r_max)))
         if dps > exact.MAX_DPS:
             raise ValueError(
-                f"the context ids need {dps:,} digits, more than lib.exact.MAX_DPS={exact.MAX_DPS}"
+                f"the context ids of X need {dps:,} digits, more than "
+                f"lib.exact.MAX_DPS={exact.MAX_DPS}; rescale X"
             )
     else:
         dps = positive_int("dps", dps, minimum=15, maximum=exact.MAX_DPS)
@@ -363,7 +400,8 @@ def memorizing_transformer(
                 break
         else:
             raise ValueError(
-                f"none of {len(candidates)} directions separates the context ids at {dps} digits"
+                f"none of {len(candidates)} directions separates the context ids of X at "
+                f"dps={dps} digits; pass more directions or a larger dps"
             )
         order, s = _sorted_distinct_mp(z)
         targets = [
@@ -420,6 +458,12 @@ def float64_network(memorizer: MemorizingNetwork) -> FeedForward:
         ValueError: if ``memorizer`` is not a :class:`MemorizingNetwork`, or a weight overflows
             float64.
 
+    Accuracy:
+        Each weight is its mpf value rounded once to the nearest float64 (correctly rounded in
+        the normal range; values below about 1e-308 may be rounded twice or flushed to 0);
+        ``v`` is copied. Nothing is evaluated: the float64 layer's error on the ids is for the
+        caller to measure (labels missed by about 1 on a 4-token vocabulary in probes).
+
     Source: K&S Corollary 1 (construction reconstructed). Chapter 3.
     """
     if not isinstance(memorizer, MemorizingNetwork):
@@ -443,6 +487,12 @@ def float64_memorization(X: ArrayLike, Y: ArrayLike, gamma: float) -> Float64Mem
     on them to interpolate ``Y - z``, and the error is that of the whole network's forward pass
     ``F_FF(F_SA(X))`` against ``Y`` ``(N, n)``.
 
+    Args:
+        X: sequences ``(N, n, 1)``, ``n >= 2``, finite reals (as
+            :class:`lib.contextual.RankOneAttention` accepts its vocabulary).
+        Y: labels ``(N, n)``, finite reals.
+        gamma: the inverse temperature, a positive finite real.
+
     Returns:
         A :class:`Float64Memorization`.
 
@@ -450,7 +500,19 @@ def float64_memorization(X: ArrayLike, Y: ArrayLike, gamma: float) -> Float64Mem
         ValueError: for ``X`` that is not ``(N, n, 1)``, mismatched ``Y``, labels that differ
             between tokens forced to share a context id (permuted sequences, as for
             :func:`memorizing_transformer`), or a ``gamma`` that is not a positive finite real
-            (``None`` included: this function has no default).
+            (``None`` included: this function has no default); as
+            :class:`lib.contextual.RankOneAttention` for the vocabulary; when ``gamma`` times
+            the tokens' products overflows the scores; or when the interpolation coefficients
+            overflow float64 (ids too close for their labels,
+            :func:`lib.interpolation.interpolating_ffn`).
+
+    Accuracy:
+        Deterministic float64 arithmetic throughout, with no guarantee: the fields report what
+        float64 delivers. ``min_gap64`` is the rounded difference of two float64 ids (0.0 only
+        for an exact collision, which then gives NaN ``largest_weight`` and ``max_error``);
+        ``max_error`` is the float64 ``|out - Y|`` (within :math:`u = 2^{-53}` relative) and
+        can be far above the labels (2e137
+        with labels up to 2 for tokens 1e150, ``gamma=1e-300``).
 
     Source: this book (Chapter 3, a regime outside K&S Theorem 2).
     """
@@ -465,12 +527,15 @@ def float64_memorization(X: ArrayLike, Y: ArrayLike, gamma: float) -> Float64Mem
     Y = as_float_array("Y", Y, min_ndim=2)
     if Y.shape != X.shape[:2]:
         raise ValueError(f"Y must have shape {X.shape[:2]}, got {Y.shape}")
-    layer = contextual.RankOneAttention(separation.vocabulary(X), X.shape[1], w=[1.0], gamma=gamma)
+    with blame("X"):  # the layer names the tokens of X "vocab"
+        layer = contextual.RankOneAttention(
+            separation.vocabulary(X), X.shape[1], w=[1.0], gamma=gamma
+        )
     with torch.no_grad():
         try:
             ids = layer(torch.as_tensor(X))
         except ValueError as e:  # the layer's scores, gamma times products of tokens, overflow
-            raise ValueError(f"gamma={gamma!r} is too large for these tokens: {e}") from None
+            raise ValueError(f"gamma={gamma!r} is too large for the tokens of X: {e}") from None
     z_all, y_all = ids.numpy().reshape(-1), Y.reshape(-1)
     # tokens of permuted sequences share their id by equivariance: one id per equivalence key
     keep = _first_of_each_key(X, y_all[:, None])

@@ -72,6 +72,14 @@ class TokenTagger(nn.Module):
             allocating); in :meth:`forward` for ids that are not an int64 ``(batch, n)`` tensor, ids
             outside ``[0, vocab_size)``, or a row that is all padding.
 
+    Accuracy:
+        Not an approximation of a closed form: the initialisation is a deterministic function of
+        ``seed`` (bitwise equal across constructions), the padding embedding is exactly 0, and
+        :meth:`forward` is each block's layers in ``dtype``, every one within the bounds stated
+        in :class:`~lib.layers.SelfAttention` (or :class:`~lib.layers.TiedSelfAttention`) and
+        :class:`~lib.layers.FeedForward`; no end-to-end bound is claimed. An overflowing score or
+        output in a block, or non-finite logits, are refused with ValueError.
+
     Source: K&S (ICLR 2024) Section 5, the rank-1 Transformer trained on CoNLL-2003; its sizes
     are unknown (the sources do not give them) and are the book's own. Used in Chapter 3.
     """
@@ -234,7 +242,14 @@ class PatchAttentionClassifier(nn.Module):
         ValueError: for non-positive sizes or ``qk_init``, ``image_size`` not a multiple of
             ``patch``, an unknown dtype, more than :data:`~lib.layers.MAX_PARAMETERS` parameters
             (checked before allocating); in :meth:`forward` for images of the wrong shape or dtype,
-            or non-finite.
+            or non-finite, and for logits that overflow or are NaN.
+
+    Accuracy:
+        Not an approximation of a closed form: the initialisation is a deterministic function of
+        ``seed``, the patch extraction is an exact rearrangement, and the attention layer meets
+        :class:`~lib.layers.SelfAttention`'s bound (its overflow refused); logits that overflow
+        after the mean pooling and the head are refused too (float64, ``head_weight`` 1e300 and
+        ``attn.W_O`` 1e10), as in :class:`TokenTagger`.
 
     Source: LHSL (NeurIPS 2025) Appendix B trains "a single-head attention" model whose
     architecture the paper does not give; this ViT-style one is the book's own (see the
@@ -322,7 +337,12 @@ class PatchAttentionClassifier(nn.Module):
         if not all_finite(x):
             raise ValueError("images must be finite")
         Z = nn.functional.linear(x, self.embed_weight, self.embed_bias) + self.position
-        return nn.functional.linear(self.attn(Z).mean(dim=1), self.head_weight, self.head_bias)
+        logits = nn.functional.linear(self.attn(Z).mean(dim=1), self.head_weight, self.head_bias)
+        if not all_finite(logits):
+            raise ValueError(
+                f"the logits overflow {logits.dtype} or are NaN; check the head's weights"
+            )
+        return logits
 
     @torch.no_grad()
     def attention_norms(self) -> dict[str, float]:

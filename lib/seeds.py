@@ -12,10 +12,13 @@ A run that never reached a level (``None``) counts as later than every run that 
 
 from __future__ import annotations
 
+import decimal
 import math
+import numbers
 from collections.abc import Iterable
 
 import numpy as np
+import torch
 
 from ._validate import flag, positive_int, short_repr
 
@@ -39,7 +42,11 @@ def _values(name: str, values: Iterable[float | None], allow_none: bool) -> list
         if v is None and allow_none:
             out.append(math.inf)
             continue
-        if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating):
+        if isinstance(v, torch.Tensor | np.ndarray) and v.ndim == 0:
+            v = v.item()  # the entries of a 1-d tensor or array iterate as 0-d ones
+        if isinstance(v, np.generic):
+            v = v.item()
+        if isinstance(v, bool) or not isinstance(v, numbers.Real | decimal.Decimal):
             raise ValueError(f"{name} must hold real numbers, got {short_repr(v)}")
         if math.isnan(float(v)):
             raise ValueError(f"{name} holds NaN")
@@ -61,6 +68,11 @@ def band(values: Iterable[float | None], *, allow_none: bool = False) -> tuple[f
     Raises:
         ValueError: for an empty sequence, NaN, a value that is not a real number, or an even
             count whose two middle values are ``-inf`` and ``inf``.
+
+    Accuracy:
+        ``min`` and ``max`` are exact; the median is exact for an odd count and correctly
+        rounded for an even one (the midpoint of the two middle values, one rounding; from
+        halves where their sum overflows, still within one rounding). Deterministic.
     """
     return _band_of(_values("values", values, flag("allow_none", allow_none)))
 
@@ -96,11 +108,19 @@ def separated(
 
     Args:
         a, b: per-seed values of two configurations (``None`` as in :func:`band`).
+        allow_none: as :func:`band`.
         min_seeds: the fewest seeds each side needs (default :data:`MIN_SEEDS`).
+
+    Returns:
+        ``1``, ``-1`` or ``0`` as a Python int.
 
     Raises:
         ValueError: as :func:`band`; for a ``min_seeds`` that is not an integer >= 1 (bools
             refused); or for fewer than ``min_seeds`` values on a side.
+
+    Accuracy:
+        Exact: comparisons of the values as float64 (integers beyond ``2**53`` are rounded by
+        that conversion), no arithmetic.
     """
     allow_none = flag("allow_none", allow_none)
     min_seeds = positive_int("min_seeds", min_seeds)
@@ -129,8 +149,22 @@ def band_text(
     ``spec``; ``never`` in place of a level not reached; ``"x (1 seed)"`` for a single seed and
     ``"x (all k seeds)"`` when the seeds agree.
 
+    Args:
+        values: one number per seed, as :func:`band`.
+        spec: a format specification for floats (``format(x, spec)``), e.g. ``".4f"``.
+        allow_none: as :func:`band`.
+        never: the text written for a level never reached (``inf`` when ``allow_none``).
+
+    Returns:
+        The text, a Python ``str``.
+
     Raises:
-        ValueError: as :func:`band`, or for a ``spec`` that is not a float format specification.
+        ValueError: as :func:`band`, or for a ``spec`` that is not a float format specification,
+            or a ``never`` that is not a string.
+
+    Accuracy:
+        Deterministic: the numbers of :func:`band`, each formatted by Python's ``format``
+        (correctly rounded to the digits ``spec`` asks for).
     """
     allow_none = flag("allow_none", allow_none)
     if not isinstance(spec, str):

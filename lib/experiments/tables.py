@@ -24,8 +24,15 @@ import torch
 from numpy.typing import ArrayLike
 
 from .. import metrics
-from .._geometry import chunked, sq_distances
-from .._validate import as_float_array, finite_real, function, positive_int, short_repr
+from .._geometry import chunked, voronoi_scores
+from .._validate import (
+    as_float_array,
+    blame,
+    finite_real,
+    function,
+    positive_int,
+    short_repr,
+)
 from ..approximation import ks_approximator
 from ..cross import _grid_beta
 from ..lookup import hard_lookup, soft_lookup
@@ -92,8 +99,20 @@ def ks_error_row(
     Returns:
         A :class:`KSErrorRow`.
 
+    Args:
+        f: the target, mapping ``(k, n, d)`` float64 sequences to an array of their shape.
+        m, n, d, tau, gamma, seed: as :func:`lib.approximation.ks_approximator`.
+        n_samples: sequences drawn, an int ``>= 2``.
+
     Raises:
         ValueError: as :func:`lib.approximation.ks_approximator` and :func:`lib.metrics.lp_error`.
+
+    Accuracy:
+        Deterministic for given arguments (the same seeded samples as
+        :func:`lib.metrics.lp_error`); the errors are float64 sample statistics of the
+        approximator's float64 outputs, not bounds, and ``duplicate`` and ``ramp`` are as
+        accurate as :func:`lib.quantize.duplicate_cell_measure` (correctly rounded) and
+        :func:`lib.quantize.ramp_measure` (about :math:`10u`).
 
     Source: the :math:`L_p` distance of K&S Proposition 1 and the bad sets of the book's
     reconstruction. Chapter 4 (checks C12, B4.2) and the epilogue.
@@ -160,8 +179,17 @@ def price_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float =
     Returns:
         A :class:`PriceRow`.
 
+    Args:
+        f, m, n, d, tau: as :func:`lib.approximation.ks_approximator`.
+        gamma: the practical inverse temperature, a finite real ``> 0``.
+
     Raises:
-        ValueError: as :func:`lib.approximation.ks_approximator`.
+        ValueError: as :func:`lib.approximation.ks_approximator`, or for a bad ``gamma``.
+
+    Accuracy:
+        Deterministic; the counts are exact integers, ``log10_weight_theorem`` is the base-10
+        logarithm evaluated at 30 digits and rounded once to float64, ``weight_theorem`` the text
+        of :func:`lib.book.checks.fmt`, and ``weight_gamma`` the float64 largest weight.
 
     Source: the construction of K&S Proposition 1 as the book reconstructs it. Chapter 4.
     """
@@ -211,6 +239,10 @@ def rate_points(mode: str | None = None) -> np.ndarray:
 
     Raises:
         ValueError: for an unknown ``mode``.
+
+    Accuracy:
+        Exact and deterministic: bitwise the same array on every call for a given numpy version
+        (the stream of ``default_rng`` is numpy's to keep stable).
 
     Source: the book's checks C15 (Chapter 5) and C18 (Chapter 6).
     """
@@ -272,6 +304,11 @@ def lookup_error_row(
         ValueError: as :func:`lib.maxaffine.grid_centres` and the lookup's
             :func:`lib.lookup.attention_approximator`.
 
+    Accuracy:
+        Deterministic for given arguments; the entries are float64 statistics of the lookups'
+        float64 outputs as :func:`lib.lookup.soft_lookup` and :func:`lib.lookup.hard_lookup`
+        compute them (their own accuracy), and ``beta`` is ``kappa m^2`` rounded in float64.
+
     Source: the book's checks C15 and C16 of LHSL's self-attention theorem. Chapters 5 and 6.
     """
     x = as_float_array("points", points, min_ndim=2)
@@ -281,11 +318,14 @@ def lookup_error_row(
     function("f", f)
     target = as_float_array("f(points)", f(x)).reshape(len(x), -1)
     values = as_float_array("f(centres)", f(c)).reshape(len(c), -1)
-    hard = metrics.error_summary(hard_lookup(x, c, values) - target)
+    with blame("points"):
+        hard = metrics.error_summary(hard_lookup(x, c, values) - target)
     if kappa is None:
         return LookupErrorRow(m, math.nan, math.nan, hard.sup, hard.l2, hard.sup, hard.l2, math.nan)
     beta = _grid_beta(kappa, m)
-    soft = metrics.error_summary(soft_lookup(x, c, values, beta) - target)
+    with blame("points"):
+        soft = metrics.error_summary(soft_lookup(x, c, values, beta) - target)
+        indicator = float(_voronoi_indicator_error(x, c, beta).mean())
     return LookupErrorRow(
         m,
         float(kappa),
@@ -294,18 +334,18 @@ def lookup_error_row(
         soft.l2,
         hard.sup,
         hard.l2,
-        float(_voronoi_indicator_error(x, c, beta).mean()),
+        indicator,
     )
 
 
 def _voronoi_indicator_error(x: np.ndarray, c: np.ndarray, beta: float) -> np.ndarray:
-    """:func:`lib.maxaffine.indicator_error` of the Voronoi pieces of ``c``, from squared distances
-    (``lib._geometry.sq_distances``): no cancellation wherever points and centres lie."""
+    """:func:`lib.maxaffine.indicator_error` of the Voronoi pieces of ``c``, from
+    ``lib._geometry.voronoi_scores``: no cancellation, underflow or overflow wherever points
+    and centres lie."""
 
     def err(p: np.ndarray) -> np.ndarray:
-        rel = sq_distances(p, c)
-        top = rel.argmin(dim=1, keepdim=True)
-        rel = -beta * (rel - rel.gather(1, top))
+        rel = -voronoi_scores(p, c, beta)
+        top = rel.argmax(dim=1, keepdim=True)  # the nearest centre, 0 exactly
         rel.scatter_(1, top, -math.inf)
         return (2 * torch.sigmoid(torch.logsumexp(rel, dim=1))).numpy()
 

@@ -246,8 +246,12 @@ def test_linf_lipschitz():
         closed.max().item(), rel=1e-12
     )
     assert boltzmann.linf_lipschitz(boltzmann.mellowmax, pairs) == pytest.approx(1.0, abs=1e-12)
-    with pytest.raises(ValueError, match="2-D floating"):
-        boltzmann.linf_lipschitz(boltzmann.boltz, np.zeros((2, 2)))
+    # a numpy array or a list of the same points is the same input (read as float64)
+    assert boltzmann.linf_lipschitz(boltzmann.boltz, pairs.numpy()) == pytest.approx(
+        closed.max().item(), rel=1e-12
+    )
+    with pytest.raises(ValueError, match=r"a must have shape \(m, n\)"):
+        boltzmann.linf_lipschitz(boltzmann.boltz, np.zeros((2, 2, 2)))
     with pytest.raises(ValueError, match="op must return"):
         boltzmann.linf_lipschitz(lambda t: t.sum(), pairs)
 
@@ -453,7 +457,8 @@ def test_expansion_ratio_against_closed_forms():
 @pytest.mark.parametrize(
     "a, b, match",
     [
-        (np.zeros((2, 2)), torch.zeros(2, 2), "a must be a non-empty 2-D floating"),
+        (np.zeros((2, 2, 1)), torch.zeros(2, 2), r"a must have shape \(m, n\)"),
+        (np.zeros((0, 2)), torch.zeros(2, 2), "a must not be empty"),
         (torch.zeros(2, 2), torch.zeros(2, 3), "same shape"),
         (torch.zeros(2, 2), torch.zeros(2, 2), "row 0 of a equals"),
         (torch.zeros(2, 2), torch.full((2, 2), float("nan")), "b must be finite"),
@@ -475,3 +480,12 @@ def test_lemma1_check_decides_at_the_threshold_exactly():
     assert check.hypothesis  # ... but the separation is strictly larger, as decided exactly
     below = np.nextafter(t, 0)
     assert not lemma1.lemma1_check(np.array([[0.0, below], [0.0, -below]])).hypothesis
+
+
+def test_expansion_ratio_of_rows_whose_differences_overflow():
+    # a - b overflows float64 (3.4e308): the ratio of the halves is the ratio, 0.5 for boltz
+    # here (boltz([1.7e308, 0]) = 1.7e308 and boltz([-1.7e308, 0]) = 0 at beta = 1)
+    a = np.array([[1.7e308, 0.0]])
+    b = np.array([[-1.7e308, 0.0]])
+    assert boltzmann.expansion_ratio(boltzmann.boltz, a, b) == pytest.approx(0.5, rel=1e-15)
+    assert boltzmann.expansion_ratio(boltzmann.boltz, a.tolist(), b.tolist()) == pytest.approx(0.5)

@@ -489,7 +489,7 @@ def test_evaluations_work_in_blocks_of_chunk_entries_with_the_same_numbers(monke
         return real(p, q)
 
     monkeypatch.setattr(_geometry, "CHUNK_ENTRIES", 3 * 64)
-    monkeypatch.setattr(L, "distances", counted)
+    monkeypatch.setattr(_geometry, "distances", counted)  # soft_lookup reads it
     for module in (CA, approximation):
         monkeypatch.setattr(module, "CHUNK_ENTRIES", 3 * 64)
     after = [L.soft_lookup(x, c, target(c), 50.0)]
