@@ -486,7 +486,7 @@ def ks_approximator(
         delta = contextual.theorem2_delta(
             n, len(cells), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w
         )
-        dps = 30 + max(0, int(-delta.construction))
+        dps = exact_mod.GUARD_DIGITS + max(0, int(-delta.construction))
     else:
         r2 = layer.gamma * layer.r_max * layer.r_max  # gamma first: r_max**2 may overflow
         log10_gap = (
@@ -501,7 +501,7 @@ def ks_approximator(
                 f"(gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}), more than "
                 f"lib.exact.MAX_DPS={exact_mod.MAX_DPS}"
             )
-        dps = max(60, 30 + math.ceil(-log10_gap))
+        dps = max(60, exact_mod.GUARD_DIGITS + math.ceil(-log10_gap))
     if dps > exact_mod.MAX_DPS:
         raise ValueError(
             f"the context ids need {dps:,} digits "

@@ -29,6 +29,7 @@ from ._validate import (
     require_size,
     short_repr,
 )
+from .exact import GUARD_DIGITS
 from .layers import SelfAttention, _require_parameter_count
 from .lemma1 import lemma1_gap
 from .separation import (
@@ -636,7 +637,9 @@ def limit_reversals(run: ContextIds) -> LimitReversals:
     return LimitReversals(int(reversed_), int(tied), pairs)
 
 
-def context_ids(vocab: ArrayLike, n: int, *, digits_beyond: int = 30, **kwargs: Any) -> ContextIds:
+def context_ids(
+    vocab: ArrayLike, n: int, *, digits_beyond: int = GUARD_DIGITS, **kwargs: Any
+) -> ContextIds:
     """Checks C6-C8: the Theorem 2 layer on all ``n``-subsets of ``vocab``, evaluated exactly.
 
     The working precision is chosen from the separation the construction guarantees
@@ -647,7 +650,7 @@ def context_ids(vocab: ArrayLike, n: int, *, digits_beyond: int = 30, **kwargs: 
     Args:
         vocab: tokens ``(K, d)``.
         n: sequence length.
-        digits_beyond: spare digits, ``>= 10``.
+        digits_beyond: spare digits, ``>= 10`` (default :data:`lib.exact.GUARD_DIGITS`).
         **kwargs: passed to :class:`RankOneAttention` (``w``, ``gamma``, ...).
 
     Returns:

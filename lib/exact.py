@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_DPS",
+    "GUARD_DIGITS",
     "MAX_PAIRS",
     "MAX_MP_TERMS",
     "MAX_MP_SECONDS",
@@ -53,6 +54,10 @@ __all__ = [
 #: Largest working precision (decimal digits) the book's functions accept; beyond it a single
 #: evaluation would take minutes to hours.
 MAX_DPS = 100_000
+#: Guard digits the constructions carry beyond the separation they guarantee (the working
+#: precision of :func:`lib.memorization.memorizing_transformer` and
+#: :func:`lib.approximation.ks_approximator` is the separation's digits plus these).
+GUARD_DIGITS = 30
 #: Largest number of pairs :func:`min_distance` compares (``m (m - 1) / 2`` for ``m`` points).
 MAX_PAIRS = 1_000_000
 #: Largest number of exact terms one evaluation takes on, in the attention scores of

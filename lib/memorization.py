@@ -381,7 +381,11 @@ def memorizing_transformer(
     if dps is None:
         # digits below the unit down to the separation, plus the ids' digits above the first
         # (ids of tokens near 1e100 need 100 more to keep the same gaps), plus 30 guard digits
-        dps = 30 + max(0, int(-delta.construction)) + max(0, math.floor(math.log10(layer.r_max)))
+        dps = (
+            exact.GUARD_DIGITS
+            + max(0, int(-delta.construction))
+            + max(0, math.floor(math.log10(layer.r_max)))
+        )
         if dps > exact.MAX_DPS:
             raise ValueError(
                 f"the context ids of X need {dps:,} digits, more than "

@@ -169,3 +169,75 @@ def test_no_sentence_is_said_twice(site, page):
     between body, summary, captions and the check table."""
     twice = repeated(sentences(soup(site, page)))
     assert not twice, f"{page}: said twice: {twice[:3]}"
+
+
+#: The most words of a section's takeaway: one sentence a reader keeps (about two lines).
+MAX_TAKEAWAY_WORDS = 45
+
+SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]’”%][.!?])\s+(?=[A-Z(“‘$])")
+
+
+def section_paragraphs(html: BeautifulSoup) -> dict[str, list[str]]:
+    """Each ``h2`` section of a page (by its heading's text) with its paragraphs of prose in
+    reading order, those of its subsections included; lists, captions, code, maths and tables
+    out (a takeaway is a paragraph of its own)."""
+    article = _article(html)
+    for node in article.select("span.math, mjx-container"):
+        node.replace_with("x")  # inline maths reads as a word: "at $\\beta$. Then" ends a sentence
+    for node in article.select(NOT_PROSE.replace("h2, ", "")):
+        node.decompose()
+    out = {}
+    for section in article.select("section"):
+        heading = section.find("h2", recursive=False)
+        if heading is None:
+            continue
+        blocks = [
+            re.sub(r"\s+(?=[.,;:!?])", "", " ".join(p.get_text(" ").split()))
+            for p in section.select("p")
+            if not p.find_parent(["li", "figure", "figcaption", "div.cell_output"])
+            and not p.find_parent("div", class_="cell_output")
+        ]
+        out[" ".join(heading.get_text(" ").split())] = [b for b in blocks if word_count(b)]
+    return out
+
+
+def is_takeaway(paragraph: str) -> bool:
+    """One sentence of at most :data:`MAX_TAKEAWAY_WORDS` words."""
+    return (
+        len(SENTENCE_END.split(paragraph)) == 1 and 0 < word_count(paragraph) <= MAX_TAKEAWAY_WORDS
+    )
+
+
+def test_a_takeaway_is_one_short_sentence():
+    assert is_takeaway("The operator is not a non-expansion: its ratio reaches 1.54 at n = 3.")
+    assert not is_takeaway("The operator falls. It then rises again, at 0.93 of the bound.")
+    assert not is_takeaway(" ".join(["word"] * 46) + ".")
+    html = BeautifulSoup(
+        "<article class='bd-article'><section><h2>T</h2><p>At temperature <span class='math'>"
+        "\\(\\beta\\)</span>. How it ends.</p></section></article>",
+        "html.parser",
+    )
+    assert section_paragraphs(html) == {"T": ["At temperature x. How it ends."]}
+    html = BeautifulSoup(
+        "<article class='bd-article'><section><h2>One</h2><p>First takes away.</p><p>Second. "
+        "Third.</p><section><h3>Sub</h3><p>Inner. More.</p></section></section></article>",
+        "html.parser",
+    )
+    assert section_paragraphs(html) == {
+        "One": ["First takes away.", "Second. Third.", "Inner. More."]
+    }
+
+
+@pytest.mark.parametrize("page", notebook_chapters())
+def test_every_section_opens_or_closes_with_its_takeaway(site, page):
+    """Each section of a chapter begins or ends with a paragraph of one short sentence: the one
+    thing its reader should keep, where a reader skimming the page looks for it. (The summary is
+    the chapter's list of them.)"""
+    missing = [
+        heading
+        for heading, paras in section_paragraphs(soup(site, page)).items()
+        if paras
+        and not heading.endswith("Summary")
+        and not (is_takeaway(paras[0]) or is_takeaway(paras[-1]))
+    ]
+    assert not missing, f"{page}: sections without a one-sentence takeaway: {missing}"
