@@ -32,6 +32,7 @@ points where they differ by more than :data:`ROUNDING_TOL` of the values' scale,
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -182,7 +183,8 @@ def nadaraya_watson(
     Raises:
         ValueError: for mismatched shapes, non-finite, complex or bool input, a non-positive
             bandwidth, or one so small that :math:`1/(2h^2)` overflows float64 (or so large
-            that it underflows to 0).
+            that it falls below float64's normal range, where its digits are lost: about
+            ``h > 1e153``).
 
     Accuracy:
         As :func:`soft_lookup` at :math:`\beta = 1/(2h^2)` (itself rounded twice, which that
@@ -197,8 +199,10 @@ def nadaraya_watson(
     beta = 0.5 / h / h
     if not math.isfinite(beta):
         raise ValueError(f"bandwidth={h!r} is too small: 1/(2 h^2) overflows float64")
-    if beta == 0.0:
-        raise ValueError(f"bandwidth={h!r} is too large: 1/(2 h^2) underflows to 0")
+    if beta < sys.float_info.min:  # subnormal or 0: 1/(2 h^2) has lost its digits
+        raise ValueError(
+            f"bandwidth={h!r} is too large: 1/(2 h^2) = {beta!r} falls below float64's normal range"
+        )
     return soft_lookup(x, centres, values, beta)
 
 
