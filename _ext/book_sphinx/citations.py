@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from pybtex.backends.plaintext import Backend as TextBackend
 from pybtex.plugin import register_plugin
 from pybtex.style.formatting.alpha import Style as AlphaStyle
 from pybtex.style.labels import BaseLabelStyle
@@ -20,9 +21,14 @@ from sphinx.application import Sphinx
 STYLE = "book_author_year"
 
 
+#: pybtex's plain-text backend, made once: ``render_as("text")`` looks the backend up among the
+#: installed packages' entry points on every call (about 12 ms each, 2.4 s of a 5 s rebuild).
+_TEXT = TextBackend()
+
+
 def _last_name(person) -> str:
     """A person's last name(s) as plain text (TeX braces and accents rendered by pybtex)."""
-    return " ".join(part.render_as("text") for part in person.rich_last_names)
+    return " ".join(part.render(_TEXT) for part in person.rich_last_names)
 
 
 def author_year_label(entry) -> str:

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 from docutils import nodes
 
-from book_sphinx import execution, latex, pages, patching, proofs
+from book_sphinx import execution, latex, numbering, pages, patching, proofs
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -37,6 +37,7 @@ PATCHED = {
     "sphinx_proof.domain.ProofDomain.resolve_xref": {"sphinx-proof"},
     "sphinx_proof.nodes.depart_unenumerable_node": {"sphinx-proof"},
     "sphinx.jinja2glue.BuiltinTemplateLoader.render": {"sphinx"},
+    "sphinx.environment.collectors.toctree.TocTreeCollector.assign_figure_numbers": {"sphinx"},
     "sphinx_jupyterbook_latex.nodes.visit_RootHeader": {"sphinx-jupyterbook-latex"},
 }
 MYST_PAGE = """\
@@ -163,6 +164,7 @@ def test_every_patch_site_pins_the_locked_version_and_names_its_issue(tmp_path, 
     from myst_nb import sphinx_
     from myst_nb.core.execute import cache
     from myst_nb.ext.glue import crossref
+    from sphinx.environment.collectors.toctree import TocTreeCollector
     from sphinx_proof.domain import ProofDomain
     from sphinx_proof.nodes import depart_unenumerable_node, unenumerable_node
 
@@ -176,6 +178,7 @@ def test_every_patch_site_pins_the_locked_version_and_names_its_issue(tmp_path, 
         (ProofDomain, "resolve_xref"),
         (JupyterCacheBase, "create_hashed_notebook"),
         (JupyterCacheBase, "merge_match_into_notebook"),
+        (TocTreeCollector, "assign_figure_numbers"),
     )
     for owner, name in installed:  # setup() patches them: put back as they were after the test
         monkeypatch.setattr(owner, name, getattr(owner, name))
@@ -206,6 +209,49 @@ def test_every_patch_site_pins_the_locked_version_and_names_its_issue(tmp_path, 
     ]
     for builder in ("html", "latex"):
         assert override[builder][1].__wrapped__ is depart_unenumerable_node
+
+
+def _numbering_env(fmt: str | None, events: list[tuple]):
+    """A stand-in build: an application whose builder writes ``fmt``, an environment holding
+    numbers assigned for ``fmt``, and the read-phase events of ``events`` already fired."""
+    app = SimpleNamespace(builder=SimpleNamespace(format="html"))
+    env = SimpleNamespace(app=app, walked=[])
+    if fmt is not None:
+        setattr(env, numbering.FORMAT_ATTR, fmt)
+    numbering._start(app)
+    for event, *args in events:
+        getattr(numbering, event)(app, env, *args)
+    return app, env
+
+
+@pytest.mark.parametrize(
+    ("fmt", "events", "walks"),
+    [
+        ("html", [("_before_read", [])], False),  # nothing read: the stored numbers stand
+        ("html", [("_before_read", ["chapters/one"])], True),  # a page read
+        ("html", [("_purged", "chapters/gone"), ("_before_read", [])], True),  # a page removed
+        ("latex", [("_before_read", [])], True),  # numbers held are the PDF's
+        (None, [("_before_read", [])], True),  # an environment of an earlier build
+        ("html", [], True),  # read phase not reached: Sphinx decides
+    ],
+)
+def test_sphinx_walks_every_page_for_figure_numbers_and_the_patch_only_when_one_can_change(
+    fmt, events, walks
+):
+    from sphinx.environment.collectors.toctree import TocTreeCollector
+
+    def walk_every_page(self, env):  # stands in for Sphinx's walk: records that it ran
+        env.walked.append(True)
+        return ["chapters/one"]
+
+    app, env = _numbering_env(fmt, events)
+    assert walk_every_page(None, env) and env.walked  # the upstream behaviour: it always walks
+    env.walked.clear()
+    patched = numbering._assign_figure_numbers(walk_every_page)
+    assert patched(TocTreeCollector(), env) == (["chapters/one"] if walks else [])
+    assert bool(env.walked) is walks
+    assert numbering._numbered(app, env) == []
+    assert getattr(env, numbering.FORMAT_ATTR) == "html"  # what the numbers now hold
 
 
 # --- execution.py: jupyter-cache, nbclient and myst-nb -------------------------------------------
