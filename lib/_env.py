@@ -43,6 +43,7 @@ __all__ = [
     "read_path",
     "check_all",
     "computing_values",
+    "page_plan",
     "check_ids",
     "describe",
     "parse_args",
@@ -204,7 +205,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("BOOK_MODE", "fast", _mode, True, "fast (a 2-core CPU) or full (paper scale)"),
         Setting(
             "BOOK_THREADS",
-            "2 (make full's workers: 1 each when there are several)",
+            "2 (make full's workers and a book build's kernels: the cores shared among them)",
             _whole(1, _cores, " (this machine's cores)"),
             True,
             "torch threads of each chapter's kernel or make full's worker",
@@ -252,6 +253,13 @@ SETTINGS: dict[str, Setting] = {
             "make full's local Dask worker processes",
         ),
         Setting(
+            "BOOK_PAGE_JOBS",
+            "the cores ÷ BOOK_THREADS (unset: one kernel of one thread per core)",
+            _whole(1, _cores, " (this machine's cores)"),
+            False,
+            "chapters a book build executes at once, each in its own kernel",
+        ),
+        Setting(
             "BOOK_SCHEDULER",
             "a local Dask cluster",
             _scheduler,
@@ -270,7 +278,8 @@ SETTINGS: dict[str, Setting] = {
             "a file in the system's temporary folder",
             _lock_file,
             False,
-            "the lock file that lets one build at a time execute chapters on this machine",
+            "the lock file (one per kernel slot: the file, then <file>.1, ...) that keeps the "
+            "kernels of every build on this machine within its cores",
         ),
         Setting(
             "BOOK_BUILD",
@@ -392,6 +401,40 @@ def computing_values(environ: Mapping[str, object] | None = None) -> dict[str, s
         out[name] = "" if value is None else str(value)
     out["BOOK_MODE"] = out["BOOK_MODE"] or "fast"
     return out
+
+
+def page_plan(environ: Mapping[str, object] | None = None) -> tuple[int, int]:
+    """How a book build executes its chapters: ``(jobs, threads)``, ``jobs`` chapters at once,
+    each kernel with ``threads`` torch threads, never more threads than this machine's cores.
+
+    ``BOOK_PAGE_JOBS`` and ``BOOK_THREADS`` as set; an unset one shares the cores among the other
+    (``jobs = cores // threads``, ``threads = cores // jobs``); both unset: one kernel of one
+    thread per core. Source: the book's build (``_ext/book_sphinx/parallel.py``), not a paper's.
+
+    Args:
+        environ: the environment to read (default ``os.environ``).
+
+    Returns:
+        ``(jobs, threads)``, two ``int`` of at least 1 with ``jobs * threads <= cores``.
+
+    Raises:
+        ValueError: as :func:`check_all`, or when ``BOOK_PAGE_JOBS`` x ``BOOK_THREADS`` exceeds
+            the cores (the message names both and the cores).
+    """
+    check_all(environ)
+    cores = _cores()
+    jobs, threads = read_int("BOOK_PAGE_JOBS", environ), read_int("BOOK_THREADS", environ)
+    if jobs is not None and threads is not None and jobs * threads > cores:
+        raise ValueError(
+            f"BOOK_PAGE_JOBS={jobs} x BOOK_THREADS={threads}: must be at most this machine's "
+            f"{cores} cores (kernels whose threads outnumber the cores slow each other down many "
+            "times over); lower one, or unset one to share the cores"
+        )
+    if jobs is None:
+        jobs = max(1, cores // (threads or 1))
+    if threads is None:
+        threads = max(1, cores // jobs)
+    return jobs, threads
 
 
 def describe() -> str:

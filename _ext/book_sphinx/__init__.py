@@ -12,6 +12,8 @@ build honest and every failure legible:
   larger in full mode), fails the build with one line naming the chapter, the cell and the cause
   when a cell fails, times out or the kernel dies, fails it when *any* cell (removed and hidden
   ones included) wrote to stderr, and removes a failed chapter's page from the output.
+* :mod:`.parallel` executes the chapters several at a time (``BOOK_PAGE_JOBS`` kernels of
+  ``BOOK_THREADS`` threads, the cores shared among them) before Sphinx reads them one by one.
 * :mod:`.tables` fills the ``checks-table`` and ``budget-table`` directives from what the
   chapters recorded (only the records :mod:`lib.book.checks` wrote are read).
 * :mod:`.notebooks` offers each chapter as a notebook that runs in Jupyter: the executed
@@ -58,6 +60,7 @@ from . import (
     notebooks,
     numbering,
     pages,
+    parallel,
     proofs,
     search,
     tables,
@@ -91,6 +94,7 @@ def setup(app: Sphinx) -> dict:
     _writable_mpl_config(app)
     guard.setup(app)
     execution.setup(app)
+    parallel.setup(app)
     tables.setup(app)
     pages.setup(app)
     notebooks.setup(app)

@@ -18,13 +18,13 @@ wraps that step (``myst_nb.core.execute.cache``, pinned myst-nb 1.4.0):
   stale page of an earlier build survives.
 * **stderr.** Any stream output on stderr, in any cell (removed and hidden cells too, which
   myst-nb does not render and so does not check), fails the build, naming chapter and cell.
-* **One chapter at a time per machine.** Each kernel runs torch on ``BOOK_THREADS`` threads (default
-  2, the book's 2-core machine). Two builds executing chapters at once oversubscribe the cores, and
-  OpenMP's spin-waiting then slows the small models of Chapters 3 and 5 many times over, more than
-  any timeout can absorb. So concurrent builds on one machine take turns: a chapter executes only
-  while its build holds a machine-wide lock (:func:`execution_slot`, a file in the system's
-  temporary folder); a build that waits says so in one line. The time a chapter reports is its own
-  execution, not the wait.
+* **Never more threads than cores.** Each kernel runs torch on ``BOOK_THREADS`` threads, and
+  :mod:`.parallel` runs ``BOOK_PAGE_JOBS`` kernels of a build at once. Kernels whose threads
+  outnumber the cores (two builds at once, a test beside a build) let OpenMP's spin-waiting slow
+  the small models of Chapters 3 and 5 many times over, more than any timeout can absorb. So a
+  kernel executes only while it holds as many of the machine's cores as it has threads
+  (:func:`execution_slot`, one lock file per core in the system's temporary folder); a kernel
+  that waits says so in one line. The time a chapter reports is its own execution, not the wait.
 * **The same executed notebook every build.** ``_build/jupyter_execute/<page>.ipynb`` (which the
   downloadable notebook is made from) gets cell ids numbered in order (``cell-1``, ...) instead of
   nbformat's random ones, and its outputs also when they come from the cache (myst-nb 1.4.0 merges
@@ -45,6 +45,7 @@ import dataclasses
 import fcntl
 import functools
 import json
+import os
 import signal
 import tempfile
 import time
@@ -150,27 +151,57 @@ def _lock_path() -> Path:
     )
 
 
-@contextmanager
-def execution_slot(label: str = "a chapter"):
-    """Hold the machine-wide execution lock while the block runs (blocking ``fcntl.flock``).
+def _slot_paths(cores: int) -> list[Path]:
+    """One lock file per core: :func:`_lock_path`, then ``<file>.1``, ``<file>.2``, ..."""
+    base = _lock_path()
+    return [base, *(base.with_name(f"{base.name}.{k}") for k in range(1, cores))]
 
-    Concurrent builds of the book therefore execute their chapters one at a time; the lock is
-    released when the block ends, or by the operating system when the process dies.
+
+@contextmanager
+def execution_slot(label: str = "a chapter", threads: int | None = None):
+    """Hold ``threads`` of the machine's cores (default: all of them) while the block runs.
+
+    Each core is a lock file (:func:`_slot_paths`, ``fcntl.flock``); a holder takes as many as
+    its kernel has torch threads, all at once or none (then it waits, saying so in one line,
+    and tries again every 0.2 s). So the kernels of every build and test on this machine never
+    run more threads than it has cores, whether one build executes its chapters one at a time
+    with every core or several at a time (:mod:`.parallel`). The locks are released when the
+    block ends, or by the operating system when the process dies.
     """
-    path = _lock_path()
-    with open(path, "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            LOGGER.info(
-                f"book_sphinx: another build is executing a chapter on this machine; {label} "
-                "waits for it (one chapter at a time keeps the cores from being oversubscribed)"
-            )
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
+    cores = os.cpu_count() or 1
+    need = min(cores, threads or cores)
+    handles = [open(path, "a+") for path in _slot_paths(cores)]
+    held: list = []
+    try:
+        told = False
+        while True:
+            held = []
+            for handle in handles:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue
+                held.append(handle)
+                if len(held) == need:
+                    break
+            if len(held) == need:
+                break
+            for handle in held:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+            held = []
+            if not told:
+                LOGGER.info(
+                    f"book_sphinx: other kernels hold this machine's cores; {label} waits for "
+                    f"{need} of them (kernels never run more threads than there are cores)"
+                )
+                told = True
+            time.sleep(0.2)
+        yield
+    finally:
+        for handle in held:
             fcntl.flock(handle, fcntl.LOCK_UN)
+        for handle in handles:
+            handle.close()
 
 
 #: The versions the patches of this module were written for (requirements.lock).
@@ -298,7 +329,7 @@ def _patched_run(original):
             on_cell_execute=on_cell_execute,
             **kwargs,
         )
-        with execution_slot(str(cwd or "a chapter")):
+        with execution_slot(str(cwd or "a chapter"), _env.page_plan()[1]):
             start, error, text = time.perf_counter(), None, None
             try:
                 client.execute()
@@ -347,15 +378,9 @@ def _patched_start(original):
     def start_client(self):
         app = _APP
         docname = app.env.docname
-        mode = _mode()
-        meta = self.notebook.metadata
-        explicit = (meta.get("mystnb") or {}).get("execution_timeout")
-        timeout = cell_timeout(app.config, meta.get("budget_seconds"), mode, explicit)
-        scale = _env.read_float("BOOK_TIMEOUT_SCALE") or 1.0
-        if timeout is None and scale != 1:
-            timeout = self.nb_config.execution_timeout
+        timeout = page_timeout(app.config, self.nb_config, self.notebook.metadata)
         if timeout is not None:
-            self._nb_config = self._nb_config.copy(execution_timeout=int(round(timeout * scale)))
+            self._nb_config = self._nb_config.copy(execution_timeout=timeout)
         given = self.notebook
         try:
             original(self)
@@ -390,6 +415,19 @@ def _patched_start(original):
 
     start_client.__wrapped__ = original
     return start_client
+
+
+def page_timeout(config, nb_config, metadata) -> int | None:
+    """The per-cell timeout, in whole seconds, of the page whose notebook metadata is
+    ``metadata`` under myst-nb's page configuration ``nb_config``: :func:`cell_timeout` of its
+    ``budget_seconds`` in the current mode, times ``BOOK_TIMEOUT_SCALE``; ``None`` keeps
+    ``nb_config``'s own."""
+    explicit = (metadata.get("mystnb") or {}).get("execution_timeout")
+    timeout = cell_timeout(config, metadata.get("budget_seconds"), _mode(), explicit)
+    scale = _env.read_float("BOOK_TIMEOUT_SCALE") or 1.0
+    if timeout is None and scale != 1:
+        timeout = nb_config.execution_timeout
+    return None if timeout is None else int(round(timeout * scale))
 
 
 def _sort_outputs(notebook) -> None:

@@ -478,3 +478,44 @@ def test_a_tag_that_only_changes_the_page_does_not_re_execute_its_chapter(temp_b
     temp_book.write_chapter([cell(SHOWN, tags="raises-exception")])
     result = temp_book.build()
     assert "chapters/probe.md: Executing notebook" in result.stdout
+
+
+def test_chapters_execute_ahead_several_at_a_time_and_the_pages_read_them_from_the_cache(
+    temp_book,
+):
+    """Two chapters, two kernels of one thread each: both execute before Sphinx reads the pages
+    (each kernel sees the plan's BOOK_THREADS), both pages come from the execution cache, and a
+    chapter that fails ahead is reported once, in one line, as a failure always is."""
+    show = "import os\nprint('threads', os.environ['BOOK_THREADS'])"
+    temp_book.write_chapter([cell(show)], name="one", title="One")
+    temp_book.write_chapter([cell(show), cell("y = 2\nraise KeyError('ahead')")], name="two")
+    temp_book.write_toc("one", "two")
+    result = temp_book.build(BOOK_PAGE_JOBS="2", BOOK_THREADS="1")
+    log = result.stdout
+    assert "executing 2 chapters ahead, 2 at a time, each kernel with 1 torch thread" in log, log
+    assert "chapters/one executed ahead" in log
+    assert "chapters/two failed when executed ahead" in log
+    assert "one.md: Using cached notebook" in log  # read from the cache, not executed again
+    assert "one.md: Executing notebook" not in log
+    assert "threads 1" in temp_book.html("one")
+    failures = [ln for ln in log.splitlines() if "failed at" in ln]
+    assert len(failures) == 1 and "chapters/two" in failures[0] and "KeyError" in failures[0]
+    assert result.returncode != 0
+    assert not (temp_book.root / "_build" / "html" / "chapters" / "two.html").exists()
+
+
+def test_kernels_whose_threads_outnumber_the_cores_stop_the_build_in_one_line(temp_book):
+    import os
+
+    cores = os.cpu_count() or 1
+    temp_book.write_chapter([cell("x = 1")])
+    result = temp_book.build(BOOK_PAGE_JOBS=str(cores), BOOK_THREADS=str(cores))
+    if cores == 1:
+        assert result.returncode == 0, result.stdout[-2000:]
+        return
+    assert result.returncode == 2
+    assert (
+        result.stdout.strip()
+        .splitlines()[-1]
+        .startswith(f"book_sphinx: BOOK_PAGE_JOBS={cores} x BOOK_THREADS={cores}: must be at most")
+    ), result.stdout[-2000:]

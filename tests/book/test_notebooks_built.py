@@ -143,10 +143,16 @@ def test_chapter_one_reads_as_the_page_does(site):
 
 @pytest.mark.build
 @pytest.mark.parametrize("page", chapter_pages())
-def test_downloaded_chapter_runs_from_chapters_folder(site, page):
+def test_downloaded_chapter_runs_from_chapters_folder(site, page, monkeypatch):
     """Each chapter's download executes with nbclient in the book's environment, from
-    ``chapters/``, one chapter at a time on the machine (the build's execution lock)."""
+    ``chapters/``, with the torch threads of the build's kernels (``lib._env.page_plan``) and
+    holding as many of the machine's cores (the build's execution slots)."""
     from nbclient import NotebookClient
+
+    from lib import _env
+
+    threads = _env.page_plan()[1]
+    monkeypatch.setenv("BOOK_THREADS", str(threads))  # the kernel's, as in the build
 
     _, nb = downloaded(site, page)
     client = NotebookClient(
@@ -156,7 +162,7 @@ def test_downloaded_chapter_runs_from_chapters_folder(site, page):
         allow_errors=False,
         resources={"metadata": {"path": str(ROOT / "chapters")}},
     )
-    with execution.execution_slot(page):
+    with execution.execution_slot(page, threads):
         start = time.perf_counter()
         client.execute()
         seconds = time.perf_counter() - start

@@ -211,6 +211,45 @@ def test_execution_slot_lets_one_chapter_execute_at_a_time(tmp_path, monkeypatch
         assert (tmp_path / "slot.lock").exists()
 
 
+def test_execution_slot_shares_the_cores_and_never_hands_out_more(tmp_path, monkeypatch):
+    """Two kernels of one thread each hold a 2-core machine at once; a third waits until one
+    ends, and a kernel that needs every core waits until both have."""
+    import threading
+
+    monkeypatch.setenv("BOOK_EXECUTION_LOCK", str(tmp_path / "slot.lock"))
+    monkeypatch.setattr(execution.os, "cpu_count", lambda: 2)
+    events, both_in, release = [], threading.Barrier(3), threading.Event()
+
+    def kernel(name):
+        with execution.execution_slot(name, threads=1):
+            events.append(f"{name} in")
+            both_in.wait(5)  # both one-thread kernels hold a core at the same time
+            release.wait(5)
+            events.append(f"{name} out")
+
+    workers = [threading.Thread(target=kernel, args=(n,)) for n in ("A", "B")]
+    for w in workers:
+        w.start()
+    both_in.wait(5)
+    waiting = []
+
+    def third():
+        with execution.execution_slot("C", threads=1):
+            waiting.append("C in")
+
+    late = threading.Thread(target=third)
+    late.start()
+    late.join(0.6)
+    assert waiting == []  # both cores are held
+    release.set()
+    late.join(5)
+    for w in workers:
+        w.join(5)
+    assert waiting == ["C in"]
+    assert sorted(events[:2]) == ["A in", "B in"]
+    assert (tmp_path / "slot.lock").exists() and (tmp_path / "slot.lock.1").exists()
+
+
 def _bib_entry(key, authors, year="2024"):
     from pybtex.database import Entry, Person
 

@@ -137,3 +137,30 @@ def test_bad_arguments():
 def test_the_readme_lists_every_setting_as_the_module_does():
     readme = (_env._ROOT / "README.md").read_text()
     assert _env.describe() in readme  # `python -m lib._env --table` writes the README's table
+
+
+@pytest.mark.parametrize(
+    ("environ", "plan"),
+    [
+        ({}, (4, 1)),  # one kernel of one thread per core
+        ({"BOOK_THREADS": "2"}, (2, 2)),
+        ({"BOOK_THREADS": "3"}, (1, 3)),
+        ({"BOOK_PAGE_JOBS": "1"}, (1, 4)),
+        ({"BOOK_PAGE_JOBS": "3"}, (3, 1)),
+        ({"BOOK_PAGE_JOBS": "2", "BOOK_THREADS": "1"}, (2, 1)),  # as set, cores left idle
+        ({"BOOK_PAGE_JOBS": "2", "BOOK_THREADS": "2"}, (2, 2)),
+    ],
+)
+def test_page_plan_shares_the_cores_among_the_kernels(monkeypatch, environ, plan):
+    monkeypatch.setattr(_env.os, "cpu_count", lambda: 4)
+    jobs, threads = _env.page_plan(environ)
+    assert (jobs, threads) == plan
+    assert jobs * threads <= 4
+
+
+def test_page_plan_refuses_more_threads_than_cores_naming_both(monkeypatch):
+    monkeypatch.setattr(_env.os, "cpu_count", lambda: 4)
+    with pytest.raises(ValueError, match=r"BOOK_PAGE_JOBS=3 x BOOK_THREADS=2: .* 4 cores"):
+        _env.page_plan({"BOOK_PAGE_JOBS": "3", "BOOK_THREADS": "2"})
+    with pytest.raises(ValueError, match="BOOK_PAGE_JOBS='5': must be a whole number from 1 to 4"):
+        _env.page_plan({"BOOK_PAGE_JOBS": "5"})

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from lib import _env
+
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = sorted(p.name for p in (ROOT / "tools").glob("*.py"))
 
@@ -72,8 +74,7 @@ def test_a_bad_setting_stops_a_tool_with_one_line(copy, tool):
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         f"python tools/{tool}: BOOK_THREADS='0': must be a whole number from 1 to "
-        f"{os.cpu_count()} (this machine's cores); unset: 2 (make full's workers: 1 each when "
-        "there are several)"
+        f"{os.cpu_count()} (this machine's cores); unset: " + _env.SETTINGS["BOOK_THREADS"].unset
     ]
     done = _run(copy, tool, BOOK_MOD="full")
     assert done.returncode == 2 and "did you mean BOOK_MODE?" in done.stderr
