@@ -58,7 +58,13 @@ from ._validate import (
     require_size,
 )
 from .layers import FeedForward
-from .quantize import cell_representatives, quantizer, quantizer_float64_error
+from .quantize import (
+    _ramp_width,
+    bad_sets,
+    cell_representatives,
+    quantizer,
+    quantizer_float64_error,
+)
 
 if TYPE_CHECKING:
     from .contextual import RankOneAttention
@@ -67,6 +73,7 @@ __all__ = [
     "KSApproximator",
     "ks_approximator",
     "require_equivariant",
+    "error_along_line",
     "MAX_TABLE_ENTRIES",
 ]
 
@@ -532,3 +539,68 @@ def ks_approximator(
         lookup=lookup,
         max_weight=max_weight,
     )
+
+
+def error_along_line(
+    f: Callable,
+    m: int,
+    others: ArrayLike,
+    tau: float,
+    *,
+    gamma: float | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """K&S's approximator of ``f`` along a line through the input space: the first token moves
+    across ``[0, 1]``, the others stay fixed; the output and error at the first token, and
+    which inputs lie in the two bad sets.
+
+    The approximator is :func:`ks_approximator` on ``[0, 1]`` with scalar tokens (``d = 1``),
+    ``n = 1 + len(others)`` tokens and ``m`` cells per axis. The line is sampled at 201 evenly
+    spaced points and 7 more on each of the ``m - 1`` ramps ``[j/m - tau, j/m]`` (where the
+    approximation changes fastest), merged and sorted. Chapter 4's
+    ``fig-approx-line-interactive`` shows one call per slider position.
+
+    Args:
+        f: the target, as :func:`ks_approximator` (float64 ``(batch, n, 1)`` sequences to
+            ``(batch, n, 1)``, permutation equivariant).
+        m: cells per axis, a positive int.
+        others: the fixed tokens 2..n, a 1-D real array of ``n - 1 >= 1`` entries in ``[0, 1]``.
+        tau: ramp width, ``0 < tau < 1/m``.
+        gamma: the attention layer's inverse temperature, as :func:`ks_approximator` (``None``
+            is Theorem 2's).
+
+    Returns:
+        ``(x, output, error, on_ramp, duplicate)``, each of shape ``(R,)``: the first token's
+        values (sorted, float64), the approximation at token 1 (first coordinate), its absolute
+        error against ``f``, and the bool masks of :func:`lib.quantize.bad_sets` (a token on a
+        ramp; two tokens in one cell).
+
+    Raises:
+        ValueError: as :func:`ks_approximator` for ``f``, ``m``, ``tau`` and ``gamma``; if
+            ``others`` is not a non-empty 1-D real array with entries in ``[0, 1]``, or ``f``
+            returns NaN, infinity or the wrong shape on the line.
+
+    Accuracy:
+        The approximator's output as :class:`KSApproximator` states it; the error is one float64
+        subtraction of it and ``f``'s output (exact where they are within a factor of 2, else
+        half an ulp); the masks are exact (:func:`lib.quantize.bad_sets`). The sample points are
+        float64 roundings of ``j/m - tau t`` (a few ulp).
+
+    Source: the book's view of K&S Proposition 1's approximator (reconstructed), Chapter 4
+    (check B4.1 and its interactive figure).
+    """
+    function("f", f)
+    m, low, high, h = _grid(m, 0.0, 1.0)
+    tau = _ramp_width(tau, h)
+    others = as_float_array("others", others)
+    if others.ndim != 1 or len(others) == 0:
+        raise ValueError(f"others must be a non-empty 1-D array, got shape {others.shape}")
+    if not ((others >= 0.0) & (others <= 1.0)).all():
+        raise ValueError(f"others must lie in [0, 1], got {others.tolist()}")
+    # 7 points on each ramp, 201 on the line
+    ramps = np.arange(1, m)[:, None] / m - tau * np.linspace(0, 1, 7)
+    x = np.union1d(np.linspace(0.0, 1.0, 201), ramps)
+    X = np.stack([x, *(np.full_like(x, c) for c in others)], axis=1)[:, :, None]
+    model = ks_approximator(f, m, X.shape[1], 1, tau=tau, gamma=gamma)(X)[:, 0, 0]
+    err = np.abs(model - metrics.outputs(f, X)[:, 0, 0])
+    on_ramp, duplicate = bad_sets(X, m, tau)
+    return x, model, err, on_ramp, duplicate

@@ -46,6 +46,7 @@ __all__ = [
     "boltz",
     "boltz_bounds",
     "dboltz_dbeta",
+    "dscaled_boltz_dbeta",
     "linf_lipschitz",
     "expansion_ratio",
     "soft_max_lse",
@@ -276,6 +277,68 @@ def dboltz_dbeta(
     else:
         terms = p * dev**2
     return _back(_finite("the variance", terms.sum(dim=dim) * scale), was_numpy)
+
+
+@overload
+def dscaled_boltz_dbeta(a: torch.Tensor, beta: float = 1.0, dim: int = -1) -> torch.Tensor: ...
+@overload
+def dscaled_boltz_dbeta(
+    a: ArrayLike, beta: float = 1.0, dim: int = -1
+) -> np.ndarray | np.float64: ...
+
+
+def dscaled_boltz_dbeta(
+    a: ArrayLike | torch.Tensor, beta: float = 1.0, dim: int = -1
+) -> torch.Tensor | np.ndarray | np.float64:
+    r"""Slope in ``beta`` of the scaled form :math:`\operatorname{boltz}(\beta a) =
+    \beta \operatorname{boltz}_\beta(a)`:
+
+    .. math:: \frac{d}{d\beta}\operatorname{boltz}(\beta a) = \operatorname{boltz}_\beta(a)
+              + \beta \operatorname{Var}_{\sigma_S[\beta a]}(a),
+
+    the product rule applied to :func:`boltz` and :func:`dboltz_dbeta` (evaluated as exactly that
+    sum). At ``beta = 0`` it is the mean of ``a``; for ``beta > 0`` it is positive whenever the
+    mean is at least 0, and a negative mean makes the scaled form dip first (Chapter 1, exercise
+    ``ex-boltz-scaled``, where ``mpmath.findroot`` finds the root of this slope).
+
+    Args:
+        a: real array of shape ``(..., n, ...)``, numpy (or nested list) or torch, as
+            :func:`boltz`; units those of the entries.
+        beta: inverse temperature, a finite real number.
+        dim: the dimension that holds the ``n`` entries.
+
+    Returns:
+        The slope with ``dim`` reduced, in the units of ``a``: a torch tensor (of ``a``'s dtype)
+        for torch input, else a numpy array (a numpy float64 scalar for 1-D input).
+
+    Raises:
+        ValueError: as :func:`boltz` and :func:`dboltz_dbeta` for ``a``, ``beta`` and ``dim``;
+            and when ``beta`` times the variance, or the sum, overflows the dtype.
+
+    Accuracy:
+        The errors of :func:`boltz` (a few ``u max|a|`` absolute) plus ``|beta|`` times the
+        relative error of :func:`dboltz_dbeta` (about ``(32 + 2Z) u``) times the variance, and
+        two roundings of the product and the sum, ``u`` the dtype's unit roundoff; over the
+        domain of those functions (entries 1e-300 to 1e300, ``beta * a`` finite). The error is
+        absolute on the scale ``max|a| + |beta| Var``: a slope near its root (the chapter's
+        ``beta`` of the dip) has few correct digits relative to itself.
+
+    Source: differentiation of :math:`\beta\operatorname{boltz}_\beta(a)` (K&S, ICLR 2024, write
+    the operator of Lemma 1 with ``beta`` inside); the book's exercise ``ex-boltz-scaled`` in
+    Chapter 1.
+    """
+    beta = finite_real("beta", beta)
+    level = boltz(a, beta=beta, dim=dim)
+    variance = dboltz_dbeta(a, beta=beta, dim=dim)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = level + beta * variance
+    finite = torch.isfinite(out) if isinstance(out, torch.Tensor) else np.isfinite(out)
+    if not bool(finite.all()):
+        raise ValueError(
+            f"the slope of boltz(beta * a) overflows for beta={beta!r}: a has a variance of "
+            f"up to {float(abs(variance).max()):.3g} under softmax(beta * a); rescale a or beta"
+        )
+    return out
 
 
 def _rows(name: str, value: ArrayLike | torch.Tensor) -> torch.Tensor:

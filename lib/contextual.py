@@ -55,6 +55,7 @@ __all__ = [
     "order_flips",
     "limit_reversals",
     "context_ids",
+    "id_shifts",
     "MAX_SEQUENCE_ENTRIES",
 ]
 
@@ -716,3 +717,44 @@ def context_ids(
         max_norm = float(max(mpmath.sqrt(mpmath.fsum(c**2 for c in row)) for row in ids))
         log10_gap = float(mpmath.log10(gap)) if gap > 0 else -math.inf
     return ContextIds(layer, X, ids, dps, gap, log10_gap, max_norm, delta)
+
+
+def id_shifts(run: ContextIds) -> np.ndarray:
+    r"""How far the layer moves each token: its context id minus the token itself,
+    :math:`F(X)_{:,k} - X_{:,k}`, for every token of every sequence of ``run``.
+
+    The attention layer is residual, so this is its attention term alone; the differences are
+    taken in mpmath at the run's precision and only then rounded to float64, so that shifts far
+    smaller than the token (``gamma`` near 0, ids bunched at their token) keep their digits.
+    Chapter 2 plots them against ``gamma`` (``fig-contextual-gamma-interactive``).
+
+    Args:
+        run: a result of :func:`context_ids`.
+
+    Returns:
+        float64 array ``(N, n, d)``, in the units of the tokens: entry ``[i, k, c]`` is
+        coordinate ``c`` of the id of token ``k`` of sequence ``i`` (of ``run.X``) minus that
+        coordinate of the token.
+
+    Raises:
+        ValueError: if ``run`` is not a result of :func:`context_ids`.
+
+    Accuracy:
+        Each entry is the difference at ``run.dps`` digits, rounded once to float64: within half
+        an ulp of itself plus about ``10**-run.dps`` times ``run.max_norm`` (the ids' own error).
+        Tokens are read exactly.
+
+    Source: K&S Theorem 2's rank-1 layer (its residual form recalled); the book's figure of the
+    ids against ``gamma``, check C8. Chapter 2.
+    """
+    import mpmath
+
+    if not isinstance(run, ContextIds):
+        raise ValueError(f"run must be a result of context_ids, got {short_repr(run)}")
+    X = np.asarray(run.X, dtype=np.float64)
+    with mpmath.workdps(run.dps):
+        shifts = [
+            [float(i - t) for i, t in zip(ids, token, strict=True)]
+            for ids, token in zip(run.ids, X.reshape(-1, X.shape[-1]), strict=True)
+        ]
+    return np.array(shifts, dtype=np.float64).reshape(X.shape)

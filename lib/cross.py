@@ -7,7 +7,8 @@ per cell of a max-affine partition (:func:`context_tokens`). :class:`CrossLookup
 map, the context and one :class:`lib.layers.CrossAttention` head;
 :func:`cross_attention_approximator` builds it for a target; :func:`context_length` measures the
 context's length against the error, and for product targets on a grid :func:`product_lookup` and
-:func:`product_context_length` factorise the lookup per coordinate.
+:func:`product_context_length` factorise the lookup per coordinate; :func:`per_position_costs`
+runs one layer per output position of a sequence target and counts what it stores.
 
 The context's layout is the book's reconstruction (see the Sources and certainty page). Every
 layer is compared with its closed form (:func:`lib.lookup.soft_lookup`) on every call and
@@ -38,6 +39,7 @@ from ._geometry import (
 from ._validate import MAX_WORK as _MAX_WORK
 from ._validate import (
     as_float_array,
+    blame,
     finite_real,
     function,
     positive_int,
@@ -67,6 +69,7 @@ __all__ = [
     "context_length",
     "product_lookup",
     "product_context_length",
+    "per_position_costs",
     "MAX_WORK",
 ]
 
@@ -564,3 +567,74 @@ def product_context_length(
             float(np.abs(np.multiply.outer(look, approx) - np.multiply.outer(target, exact)).max())
         )
     return _shortest(np.array(sups), errors, dim)
+
+
+def per_position_costs(f: Callable, X: ArrayLike, m: int, kappa: float) -> dict[str, float]:
+    r"""LHSL's lookup of a sequence target run literally, one cross-attention layer per output
+    position: its errors on sample points and what it stores.
+
+    For a target ``f`` mapping points ``(P, n)`` (sequences of ``n`` scalar tokens, the whole
+    input as one point) to one output per position, ``(P, n)``, output ``j`` is computed by its
+    own :func:`cross_attention_approximator` over the ``m**n`` grid of :math:`[0,1]^n`
+    (:func:`lib.maxaffine.grid_centres`) at :math:`\beta = \kappa m^2`, whose context holds
+    the values :math:`f(c_i)_j`. The ``n`` layers are evaluated on ``X`` and compared with
+    ``f(X)``.
+
+    Args:
+        f: the target, mapping float64 points ``(P, n)`` to ``(P, n)``.
+        X: sample points ``(P, n)``, real and finite (in :math:`[0,1]^n` for the lookup to
+            approximate ``f``; farther points are evaluated or refused as the layer does).
+        m: cells per axis, ``m >= 1``; kappa: :math:`\kappa > 0`, finite.
+
+    Returns:
+        A dict with the keys ``tokens`` (context tokens of the ``n`` layers, ``n m**n``),
+        ``numbers`` (the entries of their contexts), ``max |w|`` (the largest magnitude
+        among the layers' parameters and contexts), ``L1`` (the mean over ``X`` of the
+        summed absolute errors of the ``n`` outputs) and ``sup`` (the largest absolute
+        error).
+
+    Raises:
+        ValueError: naming ``f`` (not callable, or ``f(centres)`` or ``f(X)`` not finite real
+            of shape ``(·, n)``), ``X`` (not finite real points ``(P, n)``, or points where a
+            layer refuses, :class:`CrossLookup`), ``m`` or ``kappa`` (out of range, a grid beyond
+            :data:`lib.maxaffine.MAX_CELLS` cells, or :math:`\beta` not finite and positive
+            in float64).
+
+    Accuracy:
+        The outputs are the layers' float64 outputs, each within :data:`lib.lookup.ROUNDING_TOL`
+        of the largest :math:`|f(c_i)_j|` of the closed form :func:`lib.lookup.soft_lookup`
+        (points beyond that are refused); ``L1`` and ``sup`` are float64 sample statistics of
+        them (a mean and a maximum, not bounds on the sup over the cube); the counts are exact.
+
+    Source: the book's reconstruction of LHSL's cross-attention construction (NeurIPS 2025),
+    run on the epilogue's shared target against K&S's approximator.
+    """
+    function("f", f)
+    x = as_float_array("X", X, min_ndim=2)
+    if x.ndim != 2:
+        raise ValueError(f"X must be points (P, n), got shape {x.shape}")
+    n = x.shape[1]
+    m = positive_int("m", m)
+    beta = _grid_beta(kappa, m)
+    c = grid_centres(m, n)
+    table = as_float_array("f(centres)", f(c.copy()))
+    truth = as_float_array("f(X)", f(x.copy()))
+    if table.shape != (len(c), n) or truth.shape != x.shape:
+        raise ValueError(
+            f"f must map points (P, n) = (P, {n}) to (P, {n}), got {table.shape} for "
+            f"{c.shape} and {truth.shape} for X {x.shape}"
+        )
+    layers = [cross_attention_approximator(lambda p, j=j: f(p)[:, j], c, beta) for j in range(n)]
+    with blame("X"):
+        out = np.stack([layer(x).numpy()[:, 0] for layer in layers], 1)
+    err = np.abs(out - truth)
+    weights = [
+        t.abs().max().item() for layer in layers for t in (*layer.parameters(), layer.context)
+    ]
+    return {
+        "tokens": sum(len(layer.context) for layer in layers),
+        "numbers": sum(layer.context.numel() for layer in layers),
+        "max |w|": max(weights),
+        "L1": float(err.sum(axis=1).mean()),
+        "sup": float(err.max()),
+    }

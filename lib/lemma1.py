@@ -37,6 +37,7 @@ __all__ = [
     "lemma1_digits",
     "one_winner_deficit",
     "lattice_vectors",
+    "threshold_lattice",
     "Lemma1Check",
     "lemma1_check",
     "Lemma1Search",
@@ -225,6 +226,61 @@ def lattice_vectors(n: int, K: int, spacing: float) -> np.ndarray:
     if not np.isfinite(points).all() or (K > 1 and not (np.diff(points) > 0).all()):
         raise ValueError(f"spacing={spacing!r} with K={K} does not give {K} distinct finite points")
     return np.array(list(itertools.combinations(points, n)), dtype=np.float64)
+
+
+def threshold_lattice(n: int, K: int, margin: float = 0.01) -> np.ndarray:
+    r"""The lattice vectors of :func:`lattice_vectors` with spacing just above Lemma 1's
+    threshold: :math:`\delta = 2\log n + 3 + \text{margin}` (:func:`lemma1_gap`).
+
+    The densest configuration the lemma's hypothesis allows: every entry of every vector on one
+    lattice whose spacing exceeds the threshold by ``margin``, all ``binom(K, n)`` increasing
+    ``n``-subsets of its ``K`` points. Chapter 1 checks Lemma 1 on these (check C3, margin 0.01)
+    and computes their log-sum-exp.
+
+    Args:
+        n: entries per vector, an integer ``>= 2`` (the lemma's hypothesis).
+        K: lattice points, an integer ``>= n``.
+        margin: how far the spacing lies above the threshold, a finite real ``> 0`` (the
+            hypothesis is strict).
+
+    Returns:
+        float64 array of shape ``(binom(K, n), n)``, as :func:`lattice_vectors` with
+        ``spacing = lemma1_gap(n) + margin``.
+
+    Raises:
+        ValueError: if ``n < 2``, ``K < n``, a count is not a positive integer, ``margin`` is not
+            a finite real ``> 0``, the spacing does not exceed the threshold in float64 (a margin
+            below its ulp) or gives lattice points beyond float64's range, or ``binom(K, n)``
+            exceeds :data:`MAX_LATTICE_ROWS`.
+
+    Accuracy:
+        The spacing is the float64 sum of :func:`lemma1_gap` (within ``1.5 u``) and ``margin``,
+        one more rounding (``u = 2**-53``); the points are then exact as in
+        :func:`lattice_vectors`. Deterministic.
+
+    Source: K&S (ICLR 2024) Lemma 1's hypothesis; the lattice is the book's test family (check
+    C3). Used in Chapter 1.
+    """
+    n = positive_int("n", n, minimum=2, maximum=MAX_LATTICE_ROWS)
+    K = positive_int("K", K, minimum=n)
+    margin = finite_real("margin", margin, minimum=0.0, strict=True)
+    require_size(
+        f"threshold_lattice({n}, K={K}, ...): the number of vectors binom({K}, {n})",
+        capped_comb(K, n, MAX_LATTICE_ROWS),
+        MAX_LATTICE_ROWS,
+        "lib.lemma1.MAX_LATTICE_ROWS",
+    )
+    gap = lemma1_gap(n)
+    spacing = gap + margin
+    if not spacing > gap:
+        raise ValueError(
+            f"margin={margin!r} does not lift the spacing above the threshold {gap!r} in float64"
+        )
+    if not math.isfinite(spacing * ((K - 1) / 2.0)):
+        raise ValueError(
+            f"margin={margin!r} with K={K} puts the lattice points beyond float64's range"
+        )
+    return lattice_vectors(n, K, spacing)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ construction as a lookup table over a max-affine partition (:mod:`lib.maxaffine`
   position for sequence outputs, :func:`seq2seq_approximator`);
 * the layers' closed forms: :func:`hard_lookup` (the :math:`\beta \to \infty` limit),
   :func:`soft_lookup` (:math:`\sigma(\beta y(x))^\top V`), and, on a Voronoi grid, the
-  Gaussian-kernel Nadaraya–Watson estimate (:func:`nadaraya_watson`).
+  Gaussian-kernel Nadaraya–Watson estimate (:func:`nadaraya_watson`);
+* the error bounds: :func:`grid_lookup_bound` for a grid, and :func:`cells_per_axis`, the grid
+  the hard partition's worst-case bound asks for to reach an error.
 
 The cross-attention form, where keys and values are a context sequence, is :mod:`lib.cross`
 (Chapter 6). The token layout, the suppression of non-key tokens and the position bonus are the
@@ -70,6 +72,7 @@ __all__ = [
     "soft_lookup",
     "nadaraya_watson",
     "grid_lookup_bound",
+    "cells_per_axis",
     "MIN_BOUND_KAPPA",
     "SumOfLinear",
     "PartitionLookup",
@@ -269,6 +272,52 @@ def grid_lookup_bound(lipschitz: float, m: int, kappa: float | None) -> float:
     if not math.isfinite(out):
         raise ValueError(f"lipschitz={lip!r} is too large: the bound overflows float64")
     return out
+
+
+def cells_per_axis(lipschitz: float, dim: int, eps: float) -> int:
+    r"""The cells per axis that the hard partition's worst-case bound asks for: the smallest
+    :math:`m \ge 1` with :math:`L\sqrt{D}\,h/2 \le \epsilon`, :math:`h = 1/m`, i.e.
+    :math:`m = \lceil L\sqrt{D}/(2\epsilon)\rceil`.
+
+    On the grid of :math:`m^D` cubes of :math:`[0,1]^D`, every point lies within half a
+    diagonal, :math:`\sqrt{D}\,h/2`, of its cube's centre, so the lookup that returns the
+    nearest centre's value errs by at most :math:`L\sqrt{D}\,h/2` for an :math:`f` with
+    gradient norm at most :math:`L` (the factor :math:`\sqrt{D}` is the worst case over the
+    direction of the gradient). The context then holds :math:`N = m^D` key tokens.
+
+    Args:
+        lipschitz: :math:`L \ge 0`, the largest gradient norm of ``f`` (units of ``f`` per
+            unit length), finite.
+        dim: the input dimension :math:`D \ge 1`.
+        eps: the target sup error :math:`\epsilon > 0`, finite, in the units of ``f``.
+
+    Returns:
+        A Python int ``m >= 1`` (1 when ``lipschitz`` is 0).
+
+    Raises:
+        ValueError: naming ``lipschitz`` (negative or not finite), ``dim`` (not a positive
+            integer), ``eps`` (not finite and > 0), or all three when
+            :math:`L\sqrt{D}/(2\epsilon)` overflows float64.
+
+    Accuracy:
+        The quotient :math:`L\sqrt{D}/(2\epsilon)` is formed in float64 (a square root, a
+        product and a quotient, each correctly rounded: within :math:`3u` relative,
+        :math:`u = 2^{-53}`) and its ceiling taken exactly, so ``m`` is exact unless the exact
+        quotient lies within :math:`3u` relative of an integer, where it may be one off.
+
+    Source: the book's reading of LHSL's context length (Chapter 6, exercise on the context
+    length; :math:`\lambda`-Lipschitz targets, the curse of dimensionality).
+    """
+    lip = finite_real("lipschitz", lipschitz, minimum=0.0)
+    D = positive_int("dim", dim)
+    eps = finite_real("eps", eps, minimum=0.0, strict=True)
+    q = lip * math.sqrt(D) / (2 * eps)
+    if not math.isfinite(q):
+        raise ValueError(
+            f"lipschitz={lip!r}, dim={D} and eps={eps!r} ask for more cells per axis than "
+            "float64 holds"
+        )
+    return max(1, math.ceil(q))
 
 
 #: How far a literal lookup layer's float64 output may lie from the construction's closed form,

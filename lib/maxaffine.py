@@ -14,7 +14,8 @@ attention layers that use it as a lookup table are in :mod:`lib.lookup`.
   (:func:`indicator_bound`).
 * The Voronoi partition of a set of centres is max-affine (:func:`voronoi_affine`:
   :math:`a_i = 2c_i`, :math:`b_i = -\|c_i\|^2`); on a grid (:func:`grid_centres`) its margins have
-  a closed form (:func:`grid_margin`).
+  a closed form (:func:`grid_margin`), and :func:`grid_margin_summary` compares measured margins
+  with it and with the proposition's bounds.
 
 What is quoted and what is the book's: the definitions and the qualitative indicator lemma are
 LHSL's (quoted from summaries of the paper; see the Sources and certainty page); the quantitative
@@ -64,6 +65,7 @@ __all__ = [
     "voronoi_affine",
     "grid_centres",
     "grid_margin",
+    "grid_margin_summary",
     "CHUNK",
     "MAX_CELLS",
     "MAX_MATRIX_ENTRIES",
@@ -490,6 +492,71 @@ def grid_margin(x: ArrayLike, m: int, low: float = 0.0, high: float = 1.0) -> np
             f"the margin (of order h^2) underflows float64 for the cell width h = (high - low) / "
             f"m = {h:.3g}; rescale the box"
         )
+    return out
+
+
+def grid_margin_summary(x: ArrayLike, margins: ArrayLike, m: int) -> dict[str, float]:
+    r"""Measured score margins on the grid of :math:`[0,1]^D` against the proposition on grid
+    margins, in units of :math:`h^2 = 1/m^2`.
+
+    The proposition (:func:`grid_margin`) says :math:`\Delta(x) \le h^2` in every cube with
+    neighbours on both sides along some axis, :math:`\Delta(x) \le 2h^2` in the :math:`2^D`
+    corner cubes, and that the set where :math:`\Delta(x) > h^2` has volume :math:`m^{-D}`,
+    i.e. a share :math:`1/m^2` of the square for :math:`D = 2`. This summarises one grid.
+
+    Args:
+        x: points ``(P, D)`` in :math:`[0,1]^D`, real and finite, at least one of them outside
+            the corner cubes.
+        margins: their margins ``(P,)`` as measured (e.g. :func:`margin` of
+            :func:`voronoi_affine` of ``grid_centres(m, D)``), real and finite.
+        m: cells per axis, ``m >= 3`` (for ``m = 2`` every cube is a corner cube).
+
+    Returns:
+        A dict of Python floats (``m`` an int): ``m``; ``diff``, the largest
+        :math:`|\text{margin} - \text{closed form}|`; ``max``, the largest margin; ``max outside
+        corners``, the largest margin outside the corner cubes (all three over :math:`h^2`);
+        ``share above h2``, the share of the points whose margin exceeds :math:`h^2`; and
+        ``predicted share``, :math:`1/m^2`.
+
+    Raises:
+        ValueError: naming ``x`` (not points ``(P, D)`` in :math:`[0,1]^D`, or none outside
+            the corner cubes), ``margins`` (not finite real of shape ``(P,)``, or a ratio to
+            :math:`h^2` that overflows float64) or ``m`` (not an integer ``>= 3``), and as
+            :func:`grid_margin`.
+
+    Accuracy:
+        ``diff`` carries :func:`grid_margin`'s error, within :math:`(8m + 16)u` (in units of
+        :math:`h^2`, :math:`u = 2^{-53}`), plus one rounding; the other ratios are one float64
+        division each (within :math:`u` relative of margin over the float64 :math:`1/m^2`);
+        the shares are exact counts over ``P`` rounded once. Which cube is a corner cube is
+        decided against the float64 :math:`1/m` and :math:`1 - 1/m`: exact except for points
+        within an ulp of a cube face.
+
+    Source: the book's Proposition on grid margins (check B5.2, Chapter 5).
+    """
+    m = positive_int("m", m, minimum=3)
+    x = as_float_array("x", x, min_ndim=2)
+    if x.ndim != 2:
+        raise ValueError(f"x must be points (P, D), got shape {x.shape}")
+    gap = as_float_array("margins", margins)
+    if gap.shape != (len(x),):
+        raise ValueError(f"margins must have shape (P,) = ({len(x)},), got {gap.shape}")
+    closed = grid_margin(x, m)  # refuses points outside [0, 1]^D, naming x
+    h2 = 1.0 / m**2
+    corner = ((x < 1 / m) | (x > 1 - 1 / m)).all(axis=1)
+    if corner.all():
+        raise ValueError(f"x must hold a point outside the 2^D corner cubes of the {m}-grid")
+    with np.errstate(over="ignore"):
+        out = {
+            "m": m,
+            "diff": float(np.abs(gap - closed).max() / h2),
+            "max": float(gap.max() / h2),
+            "max outside corners": float(gap[~corner].max() / h2),
+            "share above h2": float((gap > h2).mean()),
+            "predicted share": 1.0 / m**2,
+        }
+    if not all(math.isfinite(v) for v in out.values()):
+        raise ValueError(f"margins over h^2 = 1/{m}^2 overflow float64, got {short_repr(margins)}")
     return out
 
 

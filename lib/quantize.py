@@ -7,8 +7,9 @@ wrong (Chapter 4).
 ramps of width ``tau``; :func:`quantizer_float64_error` bounds what float64 does to it. The
 approximator of :mod:`lib.approximation` errs only on two bad sets, tokens on a ramp and two
 tokens in one cell: :func:`ramp_measure` and :func:`duplicate_cell_measure` give their measures
-exactly, :func:`bad_sets` tells which sampled sequences lie in them. The quantizer's widths are
-the book's choice (see the Sources and certainty page).
+exactly, :func:`bad_sets` tells which sampled sequences lie in them. :func:`jump` and
+:func:`quantized_jump` are the target of Chapter 4's exercise on what a quantizer does to a
+discontinuity. The quantizer's widths are the book's choice (see the Sources and certainty page).
 
 :func:`duplicate_cell_measure` checks the size of its exact rational and its work first against
 :data:`MAX_MEASURE_BITS` and :data:`MAX_MEASURE_WORK`.
@@ -21,6 +22,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
+import torch
 from numpy.typing import ArrayLike
 
 from ._geometry import grid_step, midpoints
@@ -42,6 +44,8 @@ __all__ = [
     "duplicate_cell_measure",
     "ramp_measure",
     "bad_sets",
+    "jump",
+    "quantized_jump",
     "MAX_MEASURE_BITS",
     "MAX_MEASURE_WORK",
 ]
@@ -346,3 +350,79 @@ def bad_sets(
     duplicate = np.array([len({tuple(c) for c in seq}) < len(seq) for seq in cells])
     # ndarray.any with axes returns an array; numpy's stub also allows a numpy bool
     return on_ramp.any(axis=(1, 2)), duplicate  # type: ignore[return-value]
+
+
+def jump(X: ArrayLike, a: float) -> np.ndarray:
+    r"""The jump at ``a``, entrywise: :math:`f(x) = 1` for :math:`x \ge a`, else 0.
+
+    The discontinuous target of Chapter 4's exercise ``ex-ua-step`` (with ``a = 1/3``), which
+    :func:`quantized_jump` composes with the quantizer; K&S Proposition 1 does not cover it.
+
+    Args:
+        X: real array of any shape (sequences ``(batch, n, d)`` in the chapter), finite.
+        a: where the jump lies, a finite real.
+
+    Returns:
+        float64 array of ``X``'s shape, each entry 0.0 or 1.0.
+
+    Raises:
+        ValueError: if ``X`` is not a real array with finite entries (bool, complex, NaN and
+            infinity are refused), or ``a`` is not a finite real.
+
+    Accuracy:
+        Exact: one float64 comparison of each entry with ``a`` (``a`` rounded once to float64,
+        so ``a = 1/3`` is the float nearest to it).
+
+    Source: the book's exercise on Chapter 4's quantizer (not from the papers).
+    """
+    X = as_float_array("X", X)
+    a = finite_real("a", a)
+    return (X >= a).astype(float)
+
+
+def quantized_jump(
+    X: ArrayLike, m: int, tau: float, a: float, low: float = 0.0, high: float = 1.0
+) -> np.ndarray:
+    r"""The jump of :func:`jump` after the quantizer: :math:`g(x) = f(q(x))`, entrywise.
+
+    ``q`` is :func:`quantizer` with ``m`` cells per axis and ramps of width ``tau`` on
+    ``[low, high]``, applied to each token of ``X`` (token dimension ``d = X.shape[-1]``), and
+    ``f`` the jump at ``a``. Off the ramps ``g`` is constant on each cell and equals ``f`` at the
+    cell's representative; it differs from ``f`` only between ``a`` and where ``q`` crosses it.
+
+    Args:
+        X: real array ``(..., d)`` of tokens, finite.
+        m, tau, low, high: the quantizer's grid and ramp width, as :func:`quantizer`.
+        a: where the jump lies, a finite real.
+
+    Returns:
+        float64 array of ``X``'s shape, each entry 0.0 or 1.0.
+
+    Raises:
+        ValueError: as :func:`quantizer` for ``m``, ``tau``, ``low`` and ``high`` (also a layer
+            of more than :data:`lib.layers.MAX_PARAMETERS` parameters), as :func:`jump` for
+            ``a``, if ``X`` is not a finite real array with at least one axis, or when the
+            layer's sums overflow float64 on ``X`` (a grid far wider than its ramps).
+
+    Accuracy:
+        Exact with respect to the float64 quantizer: the comparison is exact, and ``q`` is
+        within :func:`quantizer_float64_error` (with ``x_max = max|X|``) of the exact staircase,
+        so only points whose quantized value lies within that error of ``a`` (on a ramp) can
+        differ from the exact composition; for every finite ``X`` on which the layer does not
+        overflow (outside ``[low, high]`` ``q`` is the end representative).
+
+    Source: the book's exercise ``ex-ua-step`` on Chapter 4's quantizer (K&S Proposition 1's
+    first layer, reconstructed).
+    """
+    X = as_float_array("X", X, min_ndim=1)
+    a = finite_real("a", a)
+    q = quantizer(m, X.shape[-1], tau, low, high)
+    try:
+        with torch.no_grad():
+            quantized = q(torch.as_tensor(X)).numpy()
+    except ValueError as exc:  # the layer's sums overflow: a grid too wide for its ramps
+        raise ValueError(
+            f"quantized_jump(X, m={m}, tau={tau!r}, low={low!r}, high={high!r}): {exc}; "
+            "rescale X, low and high"
+        ) from None
+    return jump(quantized, a)

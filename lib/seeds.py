@@ -5,7 +5,8 @@ rank ends higher") only when it comes from several seeds and their ranges do not
 
 * :func:`band` summarises one configuration's seeds as the median and the min-max range;
 * :func:`separated` compares two configurations' ranges: an order only where they do not overlap;
-* :func:`band_text` writes a band for the prose ("0.9959 (0.9951-0.9962, 3 seeds)").
+* :func:`band_text` writes a band for the prose ("0.9959 (0.9951-0.9962, 3 seeds)"), and
+  :func:`reached_band_text` one of the first epochs at a level ("412 (388-never, 3 seeds)").
 
 A run that never reached a level (``None``) counts as later than every run that did.
 """
@@ -15,14 +16,14 @@ from __future__ import annotations
 import decimal
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import torch
 
 from ._validate import flag, positive_int, short_repr
 
-__all__ = ["MIN_SEEDS", "band", "separated", "band_text"]
+__all__ = ["MIN_SEEDS", "band", "separated", "band_text", "reached_band_text"]
 
 #: The fewest seeds from which the book states an order between two configurations.
 MIN_SEEDS = 3
@@ -176,14 +177,45 @@ def band_text(
     if not isinstance(never, str):
         raise ValueError(f"never must be a string, got {short_repr(never)}")
     v = _values("values", values, allow_none)  # a list: a generator is read once
-    med, lo, hi = _band_of(v)
 
     def f(x: float) -> str:
         return never if math.isinf(x) and allow_none else format(x, spec)
 
+    return _text(v, f)
+
+
+def _text(v: list, f: Callable[[float], str]) -> str:
+    """The band of the checked values ``v``, each number written by ``f``."""
+    med, lo, hi = _band_of(v)
     k = len(v)
     if k == 1:
         return f"{f(med)} (1 seed)"
     if lo == hi:
         return f"{f(med)} (all {k} seeds)"
     return f"{f(med)} ({f(lo)}–{f(hi)}, {k} seeds)"
+
+
+def reached_band_text(epochs: Iterable[int | None]) -> str:
+    """The first epochs at which each seed reached a level, as one band for the prose:
+    :func:`band_text` with whole epochs (``".0f"``) and ``"never"`` for a seed that did not
+    reach it within its run (``None``), e.g. ``"412 (388–never, 3 seeds)"``.
+
+    Args:
+        epochs: one epoch number per seed, or ``None`` for a level not reached (Chapter 3's
+            first epochs at the reported accuracy, from
+            :func:`lib.experiments.conll.first_epochs`).
+
+    Returns:
+        The text, a Python ``str``.
+
+    Raises:
+        ValueError: for an empty sequence, NaN, or an entry that is neither a real number nor
+            ``None`` (bools refused), naming ``epochs``.
+
+    Accuracy:
+        Deterministic: the median, minimum and maximum of :func:`band` (``None`` counting as
+        later than every epoch), each rounded to a whole number by Python's ``format``
+        (correctly rounded; the median of an even count may end in ``.5`` and round to even).
+    """
+    v = _values("epochs", epochs, True)
+    return _text(v, lambda x: "never" if math.isinf(x) else format(x, ".0f"))

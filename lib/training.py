@@ -30,7 +30,17 @@ from torch import nn
 from ._validate import all_finite, finite_real, flag, one_of, positive_int, short_repr
 from .book import config
 
-__all__ = ["IGNORE", "OPTIMIZERS", "StopRule", "bucket_batches", "fit", "evaluate", "epochs_to"]
+__all__ = [
+    "IGNORE",
+    "OPTIMIZERS",
+    "StopRule",
+    "bucket_batches",
+    "fit",
+    "evaluate",
+    "epochs_to",
+    "accuracy_at",
+    "epoch_seconds",
+]
 
 #: Target value of positions that count neither in the loss nor in the accuracy.
 IGNORE = -100
@@ -565,3 +575,57 @@ def epochs_to(history: pd.DataFrame, level: float, column: str = "train_acc") ->
     level = finite_real("level", level)
     reached = history.loc[history[column] >= level, "epoch"]
     return int(reached.iloc[0]) if len(reached) else None
+
+
+def _history(history: object, columns: set[str]) -> pd.DataFrame:
+    """``history`` if it is a DataFrame from :func:`fit` with ``columns``, else a ValueError."""
+    if (
+        not isinstance(history, pd.DataFrame)
+        or not columns <= set(history.columns)
+        or history.empty
+    ):
+        raise ValueError(
+            f"history must be a non-empty DataFrame from fit with {sorted(columns)}, "
+            f"got {short_repr(history)}"
+        )
+    return history
+
+
+def accuracy_at(history: pd.DataFrame, epoch: int, column: str = "train_acc") -> float | None:
+    """The ``column`` of ``history`` (from :func:`fit`) at ``epoch``, as measured during that
+    epoch, or None when the run ended before it.
+
+    Args:
+        history: one row per epoch, epochs numbered 1, 2, ... as :func:`fit` numbers them.
+        epoch: the epoch, an integer >= 1.
+        column: the accuracy to read (default the training accuracy).
+
+    Returns:
+        A Python float, or None for an epoch past the last row.
+
+    Raises:
+        ValueError: if ``history`` is not a non-empty DataFrame with ``epoch`` and ``column``,
+            or ``epoch`` is not an integer >= 1.
+    """
+    history = _history(history, {"epoch", column})
+    epoch = positive_int("epoch", epoch)
+    return float(history[column].iloc[epoch - 1]) if epoch <= len(history) else None
+
+
+def epoch_seconds(history: pd.DataFrame) -> float:
+    """The median wall time of one epoch of ``history`` (from :func:`fit`), in seconds.
+
+    ``seconds`` is cumulative, so an epoch's time is the difference from the previous row
+    (the first epoch's is its own ``seconds``).
+
+    Args:
+        history: one row per epoch with the cumulative ``seconds`` of :func:`fit`.
+
+    Returns:
+        A float, seconds.
+
+    Raises:
+        ValueError: if ``history`` is not a non-empty DataFrame with ``seconds``.
+    """
+    seconds = _history(history, {"seconds"})["seconds"]
+    return float(seconds.diff().fillna(seconds.iloc[0]).median())

@@ -83,6 +83,11 @@ def _memorizer():
     return memorization.memorizing_transformer(X, np.array([[1.0, 0.0], [0.0, 1.0]]), dps=40)
 
 
+def _b52_points() -> np.ndarray:
+    """Points of the 3-grid: one in the middle cube, one in a corner cube, one on an edge."""
+    return np.array([[0.55, 0.5], [0.05, 0.05], [0.45, 0.1]])
+
+
 def _first(x, *_):
     return np.asarray(x, dtype=float)[..., 0]
 
@@ -398,6 +403,27 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             exact.min_distance,
             dict(points=[[0.0, 1.0], [1.0, 0.5]], dps=30, distinct=True),
         ),
+        "exact.boltz_pair_mp": (exact.boltz_pair_mp, dict(x=0.2, y=1.0, dps=30)),
+        "exact.pow10_mp": (exact.pow10_mp, dict(x=-3.5, dps=30)),
+        "exact.tenpow": (exact.tenpow, dict(x=-3.5)),
+        "boltzmann.dscaled_boltz_dbeta": (
+            boltzmann.dscaled_boltz_dbeta,
+            dict(a=a, beta=1.0, dim=-1),
+        ),
+        "lemma1.threshold_lattice": (lemma1.threshold_lattice, dict(n=3, K=4, margin=0.01)),
+        "contextual.id_shifts": (
+            contextual.id_shifts,
+            dict(run=contextual.context_ids(_vocab(), 2, digits_beyond=10)),
+        ),
+        "quantize.jump": (quantize.jump, dict(X=np.array([[[0.2], [0.5]]]), a=1 / 3)),
+        "quantize.quantized_jump": (
+            quantize.quantized_jump,
+            dict(X=np.array([[[0.2], [0.5]]]), m=3, tau=0.01, a=1 / 3, low=0.0, high=1.0),
+        ),
+        "approximation.error_along_line": (
+            approximation.error_along_line,
+            dict(f=targets.mean_product, m=3, others=[0.5], tau=0.01, gamma=1.0),
+        ),
         "metrics.uniform_sampler": (
             metrics.uniform_sampler,
             dict(n=2, d=1, low=0.0, high=1.0),
@@ -432,10 +458,64 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
         "seeds.band": (seeds.band, dict(values=[0.1, 0.3, 0.2])),
         "seeds.separated": (seeds.separated, dict(a=[1.0, 2.0, 3.0], b=[4.0, 5.0, 6.0])),
         "seeds.band_text": (seeds.band_text, dict(values=[0.1, 0.3, 0.2], spec=".2f")),
+        "seeds.reached_band_text": (seeds.reached_band_text, dict(epochs=[412, 388, 400])),
         "targets.mean_product": (targets.mean_product, dict(X=np.full((3, 2, 1), 0.5))),
         "targets.max_product": (targets.max_product, dict(X=np.full((3, 2, 1), 0.5))),
         "targets.wave": (targets.wave, dict(p=[[0.2, 0.3]])),
         "targets.disk": (targets.disk, dict(p=[[0.2, 0.3]])),
+        "targets.mean_product_flat": (targets.mean_product_flat, dict(p=[[0.2, 0.3, 0.5]])),
+        "targets.wave_and_product": (targets.wave_and_product, dict(p=[[0.2, 0.3]])),
+        "targets.tilted_sine": (targets.tilted_sine, dict(p=[[0.2], [0.7]])),
+        "targets.sine_product": (targets.sine_product, dict(p=[[0.2, 0.3]])),
+        "maxaffine.grid_margin_summary": (
+            maxaffine.grid_margin_summary,
+            dict(x=_b52_points(), margins=maxaffine.grid_margin(_b52_points(), 3), m=3),
+        ),
+        "lookup.cells_per_axis": (lookup.cells_per_axis, dict(lipschitz=math.pi, dim=2, eps=0.1)),
+        "cross.per_position_costs": (
+            cross.per_position_costs,
+            dict(f=targets.mean_product_flat, X=[[0.2, 0.3], [0.6, 0.9]], m=2, kappa=10.0),
+        ),
+        "atlas.random_vocabulary": (atlas.random_vocabulary, dict(size=4, dim=2, seed=0)),
+        "atlas.ks_separations": (
+            atlas.ks_separations,
+            dict(vocab=_vocab(), n=2, seed=0, measure=True),
+        ),
+        "atlas.ks_bits": (
+            atlas.ks_bits,
+            dict(
+                approximator=approximation.ks_approximator(
+                    targets.mean_product, 3, 2, 1, 0.01, gamma=1.0
+                )
+            ),
+        ),
+        "atlas.ks_costs": (
+            atlas.ks_costs,
+            dict(f=targets.mean_product, m=3, n=2, d=1, tau=0.01, n_samples=200, seed=0),
+        ),
+        "atlas.lookup_layer_costs": (
+            atlas.lookup_layer_costs,
+            dict(f=targets.sine_product, m=3, dim=2, kappa=10.0),
+        ),
+        "atlas.lhsl_bits": (
+            atlas.lhsl_bits,
+            dict(
+                lengths=pd.DataFrame(
+                    {
+                        "dim": [1, 1],
+                        "error": [0.2, 0.1],
+                        "m": [2, 3],
+                        "N": [2, 3],
+                        "β": [40.0, 90.0],
+                    }
+                ),
+                built={(1, 2): atlas.lookup_layer_costs(targets.sine_product, 2, 1, 10.0)},
+            ),
+        ),
+        "atlas.lhsl_costs": (
+            atlas.lhsl_costs,
+            dict(f=targets.mean_product_flat, X=[[0.2, 0.3], [0.6, 0.9]], m=2, kappa=10.0),
+        ),
         "layers.SelfAttention": (layers.SelfAttention, dict(d=2, head_dim=1, seed=0)),
         "layers.TiedSelfAttention": (
             layers.TiedSelfAttention,

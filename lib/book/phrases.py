@@ -14,18 +14,28 @@ chosen by a key, or one phrase (no case). A phrase may hold ``str.format`` field
 ``{err:.2f}``), filled from the keyword arguments, so that numbers still come from the
 computation. A reader of the
 source finds every word the page can say in the table, and the cell says which case applies.
+
+A list of phrases, one per case, is :meth:`Phrases.join` (``"3 of 8 label-flip curves and 1 of
+8 pixel-noise curves"``), and :func:`count_case` names the case of a count of ``n``
+(``"every"``, ``"none"`` or ``"some"``)::
+
+    say.join("c19_curves", {"label": {"k": 3, "n": 8}, "input": {"k": 1, "n": 8}})
+    say("in_experiments", count_case(k, n), k=k, n=n)
 """
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .checks import glue
+import numpy as np
 
-__all__ = ["Phrases", "phrases", "PHRASES_DIR"]
+from .checks import glue, joined
+
+__all__ = ["Phrases", "phrases", "count_case", "PHRASES_DIR"]
 
 #: The folder of the phrase tables, one ``<chapter>.toml`` per chapter (package data of lib.book).
 PHRASES_DIR = Path(__file__).with_name("phrases")
@@ -87,6 +97,28 @@ class Phrases:
         """Glue the phrase ``name`` for ``case`` under ``name`` (:func:`lib.book.checks.glue`)."""
         glue(name, self(name, case, **fields))
 
+    def join(self, name: str, cases: Mapping[Any, Mapping[str, Any]], /) -> str:
+        """The phrase ``name`` for each case of ``cases``, each with its own fields, listed as
+        prose lists them (:func:`lib.book.checks.joined`: ``"a"``, ``"a and b"``, ``"a, b and
+        c"``), in the order of ``cases``.
+
+        Args:
+            name: a phrase of the table.
+            cases: case -> fields, e.g. ``{"label": {"k": 3, "n": 8}, "input": {"k": 1,
+                "n": 8}}``, at least one.
+
+        Raises:
+            ValueError: for no case, fields that are not a mapping, and as :meth:`__call__`.
+        """
+        if not isinstance(cases, Mapping) or not cases:
+            raise ValueError(f"cases of {name!r} must be a non-empty mapping, got {cases!r}")
+        parts = []
+        for case, fields in cases.items():
+            if not isinstance(fields, Mapping):
+                raise ValueError(f"fields of case {case!r} of {name!r} must be a mapping")
+            parts.append(self(name, case, **fields))
+        return joined(parts)
+
 
 @cache
 def _load(chapter: str) -> dict[str, Any]:
@@ -107,3 +139,17 @@ def phrases(chapter: str) -> Phrases:
     if not isinstance(chapter, str):
         raise ValueError(f"chapter must be a chapter's file stem, got {chapter!r}")
     return Phrases(chapter, _load(chapter))
+
+
+def count_case(k: int, n: int) -> str:
+    """The case of ``k`` out of ``n``: ``"every"`` when ``k == n``, ``"none"`` when ``k == 0``
+    (and ``n > 0``), otherwise ``"some"``: for a phrase table entry with those three cases.
+
+    Raises:
+        ValueError: unless ``0 <= k <= n`` are integers (bools refused).
+    """
+    if any(isinstance(v, bool) or not isinstance(v, int | np.integer) for v in (k, n)) or not (
+        0 <= k <= n
+    ):
+        raise ValueError(f"k and n must be integers with 0 <= k <= n, got k={k!r}, n={n!r}")
+    return "every" if k == n else "none" if k == 0 else "some"

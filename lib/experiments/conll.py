@@ -11,13 +11,17 @@ give none of the settings; everything in :data:`CONLL_SETTINGS` is the book's.
   :func:`ceilings_by_counting` counts them another way, for check B3.2);
 * :func:`conll_experiment` trains one :class:`lib.models.TokenTagger`; :func:`conll_run` runs it
   with a mode's settings, live in fast mode and through the stored results
-  (:mod:`lib.experiments.store`) in full mode.
+  (:mod:`lib.experiments.store`) in full mode;
+* :func:`first_epochs`, :func:`epoch_times`, :func:`run_minutes`, :func:`seed_frame` and
+  :func:`described_row` summarise one configuration's seeds (a dict seed -> :class:`ConllRun`)
+  for Chapter 3's tables and figures; :func:`versus` and :func:`clip_outcome` give the cases
+  (and numbers) its phrase table words.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,8 +29,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from .. import data, training
-from .._validate import flag, one_of, positive_int
+from .. import data, seeds, training
+from .._validate import finite_real, flag, one_of, positive_int, short_repr
 from ..book import config
 from ..models import TokenTagger
 from . import store
@@ -65,6 +69,13 @@ __all__ = [
     "clip_pilot_compute",
     "full_runs",
     "repeat_share",
+    "versus",
+    "clip_outcome",
+    "first_epochs",
+    "epoch_times",
+    "run_minutes",
+    "seed_frame",
+    "described_row",
 ]
 
 #: The version of this experiment's code; raise it when a change alters what :func:`conll_run`
@@ -638,6 +649,38 @@ def clip_pilot(*, allow_compute: bool | None = None) -> dict:
     return {"runs": stored.result["runs"], "provenance": stored.provenance}
 
 
+def clip_outcome(run: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """How one run of :func:`clip_pilot` ended, as a case of Chapter 3's phrase table and its
+    fields: ``("overflowed", {"when": ...})`` with the epoch ``fit`` names ("in epoch 3 of
+    training"), or ``("trained", {"epochs": ..., "acc": ...})`` with the epochs trained and
+    the last one's training accuracy.
+
+    Args:
+        run: one entry of ``clip_pilot()["runs"]``, with ``train_acc`` (per epoch, or ``None``)
+            and ``overflow`` (``fit``'s error, or ``None``).
+
+    Returns:
+        ``(case, fields)``: a str and a dict of numbers and text for the phrase.
+
+    Raises:
+        ValueError: if ``run`` is not such an entry.
+    """
+    if not isinstance(run, Mapping) or not {"train_acc", "overflow"} <= set(run):
+        raise ValueError(
+            f"run must be an entry of clip_pilot()['runs'] with 'train_acc' and 'overflow', "
+            f"got {short_repr(run)}"
+        )
+    if run["overflow"]:
+        return "overflowed", {"when": str(run["overflow"]).split(":")[0]}
+    acc = run["train_acc"]
+    if not isinstance(acc, Sequence) or not acc:
+        raise ValueError(
+            f"run['train_acc'] must be a non-empty list when the run did not overflow, "
+            f"got {short_repr(acc)}"
+        )
+    return "trained", {"epochs": len(acc), "acc": acc[-1]}
+
+
 def _stored_pilot(
     run: str, settings: dict, compute: Callable[[dict], dict], allow_compute: bool | None
 ) -> store.StoredRun:
@@ -955,3 +998,139 @@ def ceilings_by_counting(
         )
 
     return best(["word"]) / len(tok), best(["bag", "word"]) / len(tok)
+
+
+def versus(x: float, ref: float) -> tuple[str, float]:
+    """Where ``x`` lies against ``ref``, as a case of Chapter 3's phrase table ``versus``:
+    ``("above", x - ref)``, ``("below", ref - x)`` or ``("same", 0.0)``.
+
+    Args:
+        x, ref: finite real numbers (an accuracy and the ceiling or reported value it is
+            compared with).
+
+    Returns:
+        ``(side, by)``: ``"above"``, ``"below"`` or ``"same"``, and ``|x - ref|`` as a float.
+
+    Raises:
+        ValueError: if ``x`` or ``ref`` is not a finite real number.
+    """
+    x, ref = finite_real("x", x), finite_real("ref", ref)
+    side = "same" if x == ref else "above" if x > ref else "below"
+    return side, abs(x - ref)
+
+
+def _runs(runs: object) -> list[ConllRun]:
+    """The runs of ``runs``, a non-empty dict seed -> :class:`ConllRun`, else a ValueError."""
+    if (
+        not isinstance(runs, Mapping)
+        or not runs
+        or not all(isinstance(r, ConllRun) for r in runs.values())
+    ):
+        raise ValueError(
+            f"runs must be a non-empty dict of seed -> ConllRun, got {short_repr(runs)}"
+        )
+    return list(runs.values())
+
+
+def first_epochs(runs: Mapping[int, ConllRun], level: float) -> list[int | None]:
+    """Each seed's first epoch whose training accuracy reaches ``level`` (``None``: never).
+
+    Args:
+        runs: one configuration's seeds, seed -> :class:`ConllRun` (:func:`conll_run`).
+        level: the accuracy, a finite real number.
+
+    Returns:
+        One int or ``None`` per seed, in the order of ``runs``.
+
+    Raises:
+        ValueError: if ``runs`` is not a non-empty dict of runs or ``level`` is not finite.
+    """
+    return [training.epochs_to(r.history, level) for r in _runs(runs)]
+
+
+def epoch_times(runs: Mapping[int, ConllRun]) -> list[float]:
+    """Each seed's median seconds per epoch (:func:`lib.training.epoch_seconds`).
+
+    Args:
+        runs: one configuration's seeds, as :func:`first_epochs`.
+
+    Returns:
+        One float per seed, seconds.
+
+    Raises:
+        ValueError: as :func:`first_epochs`.
+    """
+    return [training.epoch_seconds(r.history) for r in _runs(runs)]
+
+
+def run_minutes(runs: Mapping[int, ConllRun]) -> float:
+    """The median over the seeds of each run's whole training time, in minutes.
+
+    Args:
+        runs: one configuration's seeds, as :func:`first_epochs`.
+
+    Returns:
+        A float, minutes (the cumulative ``seconds`` of each run's last epoch, over 60).
+
+    Raises:
+        ValueError: as :func:`first_epochs`.
+    """
+    return float(np.median([r.history.seconds.iloc[-1] / 60 for r in _runs(runs)]))
+
+
+def seed_frame(runs: Mapping[int, ConllRun], column: str) -> pd.DataFrame:
+    """One column of every seed's history side by side: epochs by rows, seeds by columns,
+    NaN after a seed's last epoch (for the bands of Chapter 3's figures).
+
+    Args:
+        runs: one configuration's seeds, as :func:`first_epochs`.
+        column: a column of the histories, e.g. ``"train_acc"`` or ``"val_acc"``.
+
+    Returns:
+        A DataFrame indexed by epoch (sorted), one column per seed.
+
+    Raises:
+        ValueError: as :func:`first_epochs`, or for a column the histories lack.
+    """
+    _runs(runs)
+    if not all(column in r.history for r in runs.values()):
+        raise ValueError(f"column must be a column of the runs' histories, got {column!r}")
+    return pd.DataFrame(
+        {s: r.history.set_index("epoch")[column] for s, r in runs.items()}
+    ).sort_index()
+
+
+def described_row(
+    runs: Mapping[int, ConllRun], epochs: Iterable[int], level: float
+) -> dict[str, Any]:
+    """One configuration's seeds as a row of Chapter 3's table of the described model.
+
+    Args:
+        runs: one configuration's seeds, as :func:`first_epochs`.
+        epochs: the epochs at which the training accuracy measured during that epoch is shown
+            (the summaries' 400 and 800).
+        level: the accuracy whose first epoch is shown (:data:`REPORTED_ACCURACY`).
+
+    Returns:
+        A dict from column to cell, with ``seeds`` and ``parameters``; ``train at epoch e`` for
+        each of ``epochs``, a band of :func:`lib.seeds.band_text`, or ``None`` where a seed ended
+        before that epoch; the final training accuracy, the first epoch at ``level``
+        (:func:`lib.seeds.reached_band_text`), how many seeds levelled off, the validation
+        accuracy and the median minutes of training.
+
+    Raises:
+        ValueError: as :func:`first_epochs`, or for an epoch that is not an integer >= 1.
+    """
+    group = _runs(runs)
+    level = finite_real("level", level)
+    row: dict[str, Any] = {"seeds": len(group), "parameters": f"{group[0].parameters:,}"}
+    for e in epochs:
+        values = [training.accuracy_at(r.history, e) for r in group]
+        row[f"train at epoch {e}"] = None if None in values else seeds.band_text(values)
+    return row | {
+        "final train (evaluation mode)": seeds.band_text([r.train_acc for r in group]),
+        f"first epoch ≥ {level}": seeds.reached_band_text(first_epochs(runs, level)),
+        "levelled off": f"{sum(r.stopped is not None for r in group)} of {len(group)}",
+        "validation": seeds.band_text([r.val_acc for r in group]),
+        "minutes": f"{run_minutes(runs):.1f}",
+    }

@@ -13,13 +13,16 @@ Gaussian pixel noise).
 * :func:`noise_runs` runs every noise level and seed for one dataset: live in fast mode, through
   the stored results (:mod:`lib.experiments.store`) in full mode;
 * :func:`trend_test` is the book's test of a decline (Spearman's rank correlation with a one-sided
-  permutation p-value), check C19.
+  permutation p-value), check C19; :func:`norm_trends` applies it to every norm of every
+  experiment, :func:`curves_by_kind` counts the curves that do something per kind of noise and
+  :func:`norm_figure` draws the norms against the noise level;
+* :func:`epochs_case` says whether every dataset trained for the same number of epochs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -28,10 +31,13 @@ from numpy.typing import ArrayLike
 
 from .. import data, training
 from .._geometry import MAX_MATRIX_ENTRIES
-from .._validate import as_float_array, one_of, positive_int, require_size
+from .._validate import as_float_array, flag, one_of, positive_int, require_size
 from ..book import config
 from ..models import PatchAttentionClassifier
 from . import store
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "NOISE_SETTINGS",
@@ -52,7 +58,16 @@ __all__ = [
     "noise_runs",
     "trend_test",
     "sharpness_trends",
+    "norm_trends",
+    "curves_by_kind",
+    "epochs_case",
+    "norm_figure",
+    "NOISE_KINDS",
 ]
+
+#: The kinds of noise in the order the chapter reports them (symmetric label flips, then
+#: Gaussian pixel noise).
+NOISE_KINDS = ("label", "input")
 
 #: The version of this experiment's code; raise it when a change alters what :func:`noise_runs`
 #: computes, so that stored full-scale results are recomputed (``make full``) rather than reused.
@@ -740,3 +755,193 @@ def sharpness_trends(
             "QK change": float(means[qk].iloc[-1] / means[qk].iloc[0] - 1),
         }
     return pd.DataFrame(rows).T
+
+
+def _runs_frame(runs: object, columns: Sequence[str]) -> pd.DataFrame:
+    """``runs`` when it is a DataFrame with ``dataset``, ``kind``, ``level`` and ``columns``."""
+    if not isinstance(runs, pd.DataFrame):
+        raise ValueError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
+    missing = [c for c in ("dataset", "kind", "level", *columns) if c not in runs.columns]
+    if missing:
+        raise ValueError(f"runs lacks the columns {missing}")
+    return runs
+
+
+def norm_trends(runs: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    r"""The trend of each measured norm in each experiment (dataset and kind of noise): the trend
+    test over all runs, whether the seed means fall at every step, and the net change.
+
+    Args:
+        runs: one row per run with columns ``dataset``, ``kind``, ``level`` and ``columns`` (as
+            :func:`noise_runs` returns them, renamed as the caller shows them).
+        columns: the measures to test (e.g. the norms of :math:`W_K` and :math:`W_Q`), a
+            non-empty sequence of column names.
+
+    Returns:
+        A DataFrame indexed by ``(dataset, kind, norm)`` with ``rho`` and ``p``
+        (:func:`trend_test` of the measure against the level over all runs, every seed),
+        ``monotone`` (whether the seed means fall strictly from each level to the next) and
+        ``fall`` (the seed mean at the highest level over that at the lowest).
+
+    Raises:
+        ValueError: for ``runs`` not a DataFrame with those columns, an empty ``columns``, and
+            as :func:`trend_test` (an experiment with fewer than 3 runs or a constant measure).
+
+    Accuracy:
+        ``rho`` and ``p`` as :func:`trend_test` (deterministic, seed 0); ``monotone`` is exact
+        for the float64 seed means; ``fall`` is one quotient of two float64 means.
+
+    Source: the book's test of LHSL's "declines monotonically" (Appendix B, Figure 2), check
+    C19, Chapter 5.
+    """
+    columns = list(columns) if not isinstance(columns, str) else []
+    if not columns:
+        raise ValueError(f"columns must be a non-empty sequence of column names, got {columns!r}")
+    runs = _runs_frame(runs, columns)
+    tables = {}
+    for (ds, kind), group in runs.groupby(["dataset", "kind"]):
+        means = group.groupby("level")[columns].mean()
+        tests = [trend_test(group.level, group[c]) for c in columns]
+        tables[ds, kind] = pd.DataFrame(
+            {
+                "rho": [t[0] for t in tests],
+                "p": [t[1] for t in tests],
+                "monotone": [bool((np.diff(means[c]) < 0).all()) for c in columns],
+                "fall": [float(means[c].iloc[-1] / means[c].iloc[0]) for c in columns],
+            },
+            index=columns,
+        )
+    out = pd.concat(tables)
+    out.index.names = ["dataset", "kind", "norm"]
+    return out
+
+
+def curves_by_kind(holds: pd.Series, *, nonzero: bool = False) -> dict[str, dict[str, int]]:
+    """How many curves of each kind of noise have a property: ``{kind: {"k": ..., "n": ...}}``.
+
+    Args:
+        holds: booleans, one per curve, indexed by a MultiIndex with a ``kind`` level (a
+            column of :func:`norm_trends` or a test of it, e.g. ``t.fall > 1``).
+        nonzero: keep only the kinds where ``k > 0``.
+
+    Returns:
+        A dict from kind to ``k`` (the curves where ``holds``) and ``n`` (the curves), Python
+        ints, the kinds in the order of :data:`NOISE_KINDS`, then any other in sorted order.
+
+    Raises:
+        ValueError: for ``holds`` not a boolean Series with a ``kind`` index level.
+
+    Accuracy:
+        Exact counts.
+
+    Source: the counts check C19 reports (Chapter 5).
+    """
+    if (
+        not isinstance(holds, pd.Series)
+        or "kind" not in (holds.index.names or [])
+        or holds.dtype != bool
+    ):
+        raise ValueError(
+            f"holds must be a boolean Series with a 'kind' index level, got {type(holds).__name__}"
+        )
+    nonzero = flag("nonzero", nonzero)
+    counts = holds.groupby(level="kind").agg(["sum", "size"])
+    order = sorted(counts.index, key=lambda k: (NOISE_KINDS + (k,)).index(k))
+    return {
+        kind: {"k": int(counts.loc[kind, "sum"]), "n": int(counts.loc[kind, "size"])}
+        for kind in order
+        if not nonzero or counts.loc[kind, "sum"]
+    }
+
+
+def epochs_case(epochs: Mapping[str, int]) -> str:
+    """``"same"`` when every dataset trained for the same number of epochs, else
+    ``"per_dataset"``: the case of the phrase that states the training length.
+
+    Args:
+        epochs: dataset -> epochs (e.g. :func:`run_epochs`' ``epochs`` per dataset), non-empty.
+
+    Returns:
+        ``"same"`` or ``"per_dataset"``.
+
+    Raises:
+        ValueError: for an empty or non-mapping ``epochs``.
+
+    Accuracy:
+        Exact.
+
+    Source: the settings check C19 reports (Chapter 5).
+    """
+    if not isinstance(epochs, Mapping) or not epochs:
+        raise ValueError(f"epochs must be a non-empty mapping dataset -> epochs, got {epochs!r}")
+    return "same" if len(set(epochs.values())) == 1 else "per_dataset"
+
+
+def norm_figure(
+    runs: pd.DataFrame,
+    datasets: Sequence[str],
+    norms: Sequence[str],
+    xlabel: Callable[[str, str], str],
+) -> Figure:
+    """The norms against the noise level: kinds of noise by rows (label flips, then pixel noise),
+    datasets by columns; seed means with bars of one standard deviation.
+
+    Spectral norms are blue and Frobenius norms orange (by whether a name holds
+    ``"spectral"``); :math:`W_K` solid and the others dashed (by whether it starts with
+    ``"W_K"``); a name ``"W_K spectral"`` is labelled :math:`W_K` spectral.
+
+    Args:
+        runs: one row per run with columns ``dataset``, ``kind``, ``level`` and ``norms``.
+        datasets: the datasets to draw, one column each.
+        norms: the columns to draw.
+        xlabel: ``xlabel(kind, dataset)``, the label of the noise axis of that panel.
+
+    Returns:
+        A matplotlib Figure (:func:`lib.book.plotting.figure`, full width).
+
+    Raises:
+        ValueError: for ``runs`` without those columns, empty ``datasets`` or ``norms``, or a
+            non-callable ``xlabel``.
+
+    Accuracy:
+        Exact: the seed means and standard deviations are pandas' float64 statistics.
+
+    Source: the book's figure of check C19 (LHSL Appendix B's Figure 2 shows the label-flip
+    case), Chapter 5.
+    """
+    from ..book import plotting
+    from ..book.plotting import PALETTE
+
+    norms, datasets = list(norms), list(datasets)
+    if not norms or not datasets:
+        raise ValueError("datasets and norms must be non-empty")
+    runs = _runs_frame(runs, norms)
+    if not callable(xlabel):
+        raise ValueError(f"xlabel must be callable (kind, dataset) -> str, got {xlabel!r}")
+    fig, axes = plotting.figure("full", 0.62, nrows=2, ncols=len(datasets), sharex="row")
+    # one column per dataset
+    axes = np.asarray(axes).reshape(2, len(datasets))
+    for col, ds in enumerate(datasets):
+        for row, kind in enumerate(NOISE_KINDS):
+            ax = axes[row, col]
+            stats = (
+                runs[(runs.dataset == ds) & (runs.kind == kind)]
+                .groupby("level")[norms]
+                .agg(["mean", "std"])
+            )
+            for norm in norms:
+                ax.errorbar(
+                    stats.index,
+                    stats[norm]["mean"],
+                    yerr=stats[norm]["std"],
+                    color=PALETTE["blue"] if "spectral" in norm else PALETTE["orange"],
+                    marker="o",
+                    ms=3,
+                    capsize=2,
+                    lw=1,
+                    ls="-" if norm.startswith("W_K") else "--",
+                    label=norm.replace("_", "$_").replace(" ", "$ ", 1),
+                )
+            ax.set(xlabel=xlabel(kind, ds), ylabel="norm" if col == 0 else None, ylim=(0, None))
+    axes[0, 0].legend(fontsize=7, ncols=2, loc="lower left")
+    return fig

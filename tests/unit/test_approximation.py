@@ -455,3 +455,43 @@ def test_ramps_too_narrow_for_float64_are_refused():
     g = A.ks_approximator(product_target, 2, 2, 1, 1e-15)  # h / tau = 5e14
     with pytest.raises(ValueError, match="tau=1e-15 is too small for float64"):
         g(np.array([[[0.2], [0.7]]]))
+
+
+def test_jump_and_quantized_jump_differ_on_h_over_3_plus_tau_over_6():
+    # the exercise of Chapter 4: a = 1/3, m = 4 (m = 1 mod 3): f and f(q) differ exactly on
+    # [1/4 - tau/6, 1/3), a length h/3 + tau/6
+    m, tau = 4, 0.1 / 16
+    x = np.linspace(0.0, 1.0, 200_001)[:, None, None]
+    f, g = quantize.jump(x, 1 / 3), quantize.quantized_jump(x, m, tau, 1 / 3)
+    assert set(np.unique(f)) == {0.0, 1.0} and f.shape == g.shape == x.shape
+    differ = x[f != g]
+    assert differ.min() == pytest.approx(0.25 - tau / 6, abs=1e-5)
+    assert differ.max() < 1 / 3 <= x[x > differ.max()].min()
+    assert (f != g).mean() == pytest.approx(1 / (3 * m) + tau / 6, abs=2e-5)
+    np.testing.assert_array_equal(quantize.jump([0.2, 1 / 3, 0.5], 1 / 3), [0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="a must be finite"):
+        quantize.jump(x, math.nan)
+    with pytest.raises(ValueError, match="tau must be below"):
+        quantize.quantized_jump(x, 4, 0.3, 1 / 3)
+
+
+def test_error_along_line_is_exact_off_the_bad_sets():
+    m, tau = 5, 0.1 / 25
+    x, out, err, ramp, dup = A.error_along_line(product_target, m, [0.33, 0.81], tau, gamma=1.0)
+    # the 201 points of the line, and at least 7 on each ramp [j/m - tau, j/m]
+    assert np.all(np.diff(x) > 0) and np.isin(np.linspace(0.0, 1.0, 201), x).all()
+    for j in range(1, m):
+        assert ((x >= j / m - tau) & (x <= j / m)).sum() >= 7
+    X = np.stack([x, np.full_like(x, 0.33), np.full_like(x, 0.81)], axis=1)[:, :, None]
+    np.testing.assert_array_equal(err, np.abs(out - product_target(X)[:, 0, 0]))
+    want_ramp, want_dup = quantize.bad_sets(X, m, tau)
+    np.testing.assert_array_equal(ramp, want_ramp)
+    np.testing.assert_array_equal(dup, want_dup)
+    # off the bad sets the approximator returns f at the cell centres (an independent quantizer)
+    clean = ~(ramp | dup)
+    centres = (np.minimum(np.floor(X[clean] * m), m - 1) + 0.5) / m
+    np.testing.assert_allclose(out[clean], product_target(centres)[:, 0, 0], atol=1e-9)
+    with pytest.raises(ValueError, match=r"others must lie in \[0, 1\]"):
+        A.error_along_line(product_target, m, [1.5], tau)
+    with pytest.raises(ValueError, match="others must not be empty"):
+        A.error_along_line(product_target, m, [], tau)

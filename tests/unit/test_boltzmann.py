@@ -489,3 +489,47 @@ def test_expansion_ratio_of_rows_whose_differences_overflow():
     b = np.array([[-1.7e308, 0.0]])
     assert boltzmann.expansion_ratio(boltzmann.boltz, a, b) == pytest.approx(0.5, rel=1e-15)
     assert boltzmann.expansion_ratio(boltzmann.boltz, a.tolist(), b.tolist()) == pytest.approx(0.5)
+
+
+def test_dscaled_boltz_dbeta_is_the_slope_of_boltz_of_beta_a():
+    # at beta = 0 the slope of boltz(beta a) is the mean of a
+    a = np.array([-2.0, 1.0, 0.5])
+    assert boltzmann.dscaled_boltz_dbeta(a, 0.0) == pytest.approx(a.mean(), abs=1e-15)
+    # against an independent central difference of boltz(beta a) in mpmath
+    for beta in (0.1, 0.7, 2.0, -1.3):
+        with mpmath.workdps(50):
+            h = mpmath.mpf("1e-20")
+            slope = (
+                exact.boltz_mp([(beta + h) * mpmath.mpf(x) for x in a], dps=50)
+                - exact.boltz_mp([(beta - h) * mpmath.mpf(x) for x in a], dps=50)
+            ) / (2 * h)
+        got = boltzmann.dscaled_boltz_dbeta(a, beta)
+        assert got == pytest.approx(float(slope), rel=1e-13, abs=1e-14)
+    # the dip of Chapter 1's exercise: a negative mean makes the slope negative at beta = 0,
+    # positive later; a non-negative mean keeps it positive
+    dip = np.array([-2.0, 1.0])
+    assert boltzmann.dscaled_boltz_dbeta(dip, 0.0) < 0 < boltzmann.dscaled_boltz_dbeta(dip, 1.0)
+    # rows of a tensor, reduced along dim, dtype kept
+    t = torch.tensor([[0.0, 1.0], [3.0, -1.0]], dtype=torch.float32)
+    out = boltzmann.dscaled_boltz_dbeta(t, 0.5, dim=1)
+    assert out.dtype == torch.float32 and out.shape == (2,)
+    with pytest.raises(ValueError, match="beta must be finite"):
+        boltzmann.dscaled_boltz_dbeta(a, math.inf)
+
+
+def test_threshold_lattice_spacing_just_above_lemma1s_gap():
+    V = lemma1.threshold_lattice(3, 5)
+    np.testing.assert_array_equal(V, lemma1.lattice_vectors(3, 5, lemma1.lemma1_gap(3) + 0.01))
+    assert V.shape == (math.comb(5, 3), 3)
+    # neighbouring points lie 2 log 3 + 3 + margin apart
+    assert np.diff(lemma1.threshold_lattice(2, 2, margin=0.5)[0])[0] == pytest.approx(
+        2 * math.log(2) + 3.5, rel=1e-15
+    )
+    with pytest.raises(ValueError, match="margin must be > 0"):
+        lemma1.threshold_lattice(3, 4, margin=0.0)
+    with pytest.raises(ValueError, match="margin=1e-20 does not lift"):
+        lemma1.threshold_lattice(3, 4, margin=1e-20)
+    with pytest.raises(ValueError, match="n must be >= 2"):
+        lemma1.threshold_lattice(1, 4)
+    with pytest.raises(ValueError, match=r"threshold_lattice\(3, K=10000"):
+        lemma1.threshold_lattice(3, 10_000)

@@ -340,3 +340,43 @@ def test_only_verdicts_are_bold_among_glued_values(path):
     assert [b for b in bold if not b.startswith("verdict-")] == []
     css = (ROOT / "_static" / "book.css").read_text()
     assert ".bd-article span.pasted-text { font-weight: inherit; }" in css
+
+
+#: Every page whose cells compute: the chapters, the atlas, the epilogue and the book's own pages.
+COMPUTING_PAGES = sorted(
+    p for p in (ROOT / "chapters").glob("*.md") if any(c.source.strip() for c in code_cells(p))
+)
+
+
+def defined_helpers(source: str) -> list[str]:
+    """The functions and classes a cell defines (``def``, ``async def``, ``class``, any depth)."""
+    import ast
+
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    python = "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()
+    )  # IPython magics are not Python
+    return [n.name for n in ast.walk(ast.parse(python)) if isinstance(n, kinds)]
+
+
+def test_defined_helpers_finds_every_definition():
+    assert defined_helpers("def f(x):\n    def g():\n        pass\nclass C:\n    pass") == [
+        "f",
+        "C",
+        "g",
+    ]
+    assert defined_helpers("rows = sorted(xs, key=lambda r: r.x)\ny = f(1)") == []
+
+
+@pytest.mark.parametrize("path", COMPUTING_PAGES, ids=[p.stem for p in COMPUTING_PAGES])
+def test_pages_define_no_helpers_lib_holds_them(path):
+    """What a page's cells need lives in lib, where it is documented and tested; a cell calls it
+    (a reader of the source reads calls, not a second library)."""
+    found = {
+        name: i
+        for i, cell in enumerate(code_cells(path), start=1)
+        for name in defined_helpers(cell.source)
+    }
+    assert not found, (
+        f"{path.name} defines {sorted(found)} (code cells {sorted(set(found.values()))})"
+    )

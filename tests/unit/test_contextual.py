@@ -529,3 +529,22 @@ def test_miss_exponent_closed_forms():
         separation.miss_exponent([2, 3], [0.5, 1.5], 400)
     with pytest.raises(ValueError, match="power"):
         separation.projection_bound(5, 2, power=-1)
+
+
+def test_id_shifts_are_the_attention_term_of_the_residual_layer():
+    V = np.array([[1.0], [2.0], [3.0], [4.0]])
+    run = contextual.context_ids(V, 2, w=[1.0], gamma=0.5)
+    shifts = contextual.id_shifts(run)
+    assert shifts.shape == run.X.shape and shifts.dtype == np.float64
+    # the ids minus the tokens, exactly: entry by entry at the run's precision
+    with mpmath.workdps(run.dps):
+        want = [
+            float(i[0] - mpmath.mpf(t)) for i, t in zip(run.ids, run.X.reshape(-1), strict=True)
+        ]
+    np.testing.assert_array_equal(shifts.reshape(-1), want)
+    # the float64 layer's output minus its input: the same attention term, to rounding
+    with torch.no_grad():
+        out = run.layer(torch.as_tensor(run.X)).numpy()
+    np.testing.assert_allclose(shifts, out - run.X, rtol=1e-10, atol=1e-13)
+    with pytest.raises(ValueError, match="run must be a result of context_ids"):
+        contextual.id_shifts(run.ids)

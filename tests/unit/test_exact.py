@@ -223,3 +223,39 @@ def test_softmax_entropy_mp_is_the_identity_other_side():
 def test_softmax_entropy_mp_bad_input(a, dps, match):
     with pytest.raises(ValueError, match=match):
         exact.softmax_entropy_mp(a, dps=dps)
+
+
+def test_boltz_pair_mp_is_the_two_point_formula():
+    with mpmath.workdps(60):
+        assert abs(exact.boltz_pair_mp(0, 1) - mpmath.e / (1 + mpmath.e)) < mpmath.mpf("1e-58")
+        # the same value as the general operator, written independently
+        for x, y in (("0.2", "0.9"), (-3.0, 2.5), (1e3, -1e3)):
+            want = exact.boltz_mp([x, y], dps=60)
+            assert abs(exact.boltz_pair_mp(x, y, dps=60) - want) < mpmath.mpf("1e-55") * max(
+                1, abs(mpmath.mpf(x)), abs(mpmath.mpf(y))
+            )
+        # symmetric, and the decimal string is read at 60 digits
+        assert exact.boltz_pair_mp("0.2", 1) == exact.boltz_pair_mp(1, "0.2")
+    with pytest.raises(ValueError, match="y must be finite"):
+        exact.boltz_pair_mp(0.0, math.nan)
+    with pytest.raises(ValueError, match="dps must be >= 15"):
+        exact.boltz_pair_mp(0.0, 1.0, dps=10)
+
+
+def test_pow10_mp_and_tenpow():
+    with mpmath.workdps(30):
+        assert exact.pow10_mp(3) == 1000
+        want = mpmath.mpf(10) ** -1200 / mpmath.sqrt(10)
+        assert abs(exact.pow10_mp(-1200.5) / want - 1) < mpmath.mpf("1e-28")
+    assert exact.pow10_mp(-math.inf) == 0
+    # the book's format: three digits, scientific outside [1e-3, 1e4), far beyond float64
+    assert exact.tenpow(-1200.5) == "3.16e-1201"
+    assert exact.tenpow(0.5) == "3.16"
+    assert exact.tenpow(-3.2) == "6.31e-4"
+    assert exact.tenpow(-math.inf) == "0"
+    assert exact.tenpow(2_000_000.5) == "3.16e2000000"
+    assert exact.tenpow(5.9999999999) == "1.00e6"  # the mantissa rounds up to 10
+    with pytest.raises(ValueError, match="x must be finite"):
+        exact.tenpow(math.inf)
+    with pytest.raises(ValueError, match="x must be a real number"):
+        exact.pow10_mp(True)

@@ -532,3 +532,17 @@ def test_grid_lookup_bound_against_an_independent_sum_and_measured_errors():
         L.grid_lookup_bound(1.0, 4, 1e-4)
     with pytest.raises(ValueError, match="lipschitz"):
         L.grid_lookup_bound(1e308, 1, 1.0)
+
+
+def test_cells_per_axis_is_the_smallest_grid_the_half_diagonal_bound_allows():
+    assert L.cells_per_axis(1.0, 10, 0.1) == 16  # sqrt(10) / 0.2 = 15.8
+    assert L.cells_per_axis(math.pi, 1, 0.05) == 32  # pi / 0.1 = 31.4
+    assert L.cells_per_axis(1.0, 4, 0.25) == 4  # 2 / 0.5 = 4 exactly: the bound is met at 4
+    assert L.cells_per_axis(0.0, 3, 0.1) == 1  # a constant needs one cell
+    for lip, D, eps in [(1.0, 2, 0.1), (math.pi, 3, 0.01), (2.5, 7, 0.3)]:
+        m = L.cells_per_axis(lip, D, eps)
+        assert lip * math.sqrt(D) / (2 * m) <= eps < lip * math.sqrt(D) / (2 * (m - 1))
+    with pytest.raises(ValueError, match="ask for more cells per axis than float64 holds"):
+        L.cells_per_axis(1e308, 4, 0.1)
+    with pytest.raises(ValueError, match="^eps must be > 0"):
+        L.cells_per_axis(1.0, 2, 0.0)

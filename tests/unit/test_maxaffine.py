@@ -439,3 +439,32 @@ def test_voronoi_pieces_pick_the_nearest_centre_outside_their_rounding_band():
         clear = (gap > band).all(1)
         assert clear.mean() > 0.5  # the promise covers most points at every offset here
         np.testing.assert_array_equal(M.cell_index(x[clear], A, b), near[clear])
+
+
+def test_grid_margin_summary_in_units_of_h2_by_hand():
+    # on the 3-grid: the middle cube's point (u = (0.15, 0)) has margin 0.7 h^2, the corner
+    # point (u = (-0.35, -0.35), neighbours above only) 1.7 h^2, the edge point 0.7 h^2
+    x = np.array([[0.55, 0.5], [0.05, 0.05], [0.45, 0.1]])
+    got = M.grid_margin_summary(x, M.grid_margin(x, 3), 3)
+    assert got["m"] == 3 and got["diff"] == 0.0 and got["predicted share"] == 1 / 9
+    assert got["max"] == pytest.approx(1.7, abs=1e-14)
+    assert got["max outside corners"] == pytest.approx(0.7, abs=1e-14)
+    assert got["share above h2"] == pytest.approx(1 / 3)
+    # measured from the scores (an independent route): they agree with the closed form
+    rng = np.random.default_rng(5)
+    pts = rng.uniform(size=(4000, 2))
+    for m in (4, 16):
+        gap = M.margin(pts, *M.voronoi_affine(M.grid_centres(m, 2)))
+        row = M.grid_margin_summary(pts, gap, m)
+        assert row["diff"] < 1e-9 and row["max outside corners"] <= 1 + 1e-9
+        assert row["max"] <= 2 + 1e-9
+        assert row["share above h2"] == pytest.approx(1 / m**2, abs=4 * math.sqrt(1 / m**2 / 4000))
+    # a margin off by 0.001 h^2 shows as diff
+    off = M.grid_margin_summary(x, M.grid_margin(x, 3) + 1e-3 / 9, 3)
+    assert off["diff"] == pytest.approx(1e-3, rel=1e-9)
+    with pytest.raises(ValueError, match=r"^x must hold a point outside the 2\^D corner"):
+        M.grid_margin_summary(x[1:2], M.grid_margin(x[1:2], 3), 3)
+    with pytest.raises(ValueError, match=r"^margins must have shape"):
+        M.grid_margin_summary(x, [0.1], 3)
+    with pytest.raises(ValueError, match=r"^m must be >= 3"):
+        M.grid_margin_summary(x, M.grid_margin(x, 2), 2)

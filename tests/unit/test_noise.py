@@ -144,3 +144,60 @@ def test_sharpness_trends_tests_the_direction_that_contradicts_the_partition_rea
     assert back["entropy p"] > 0.5 and back["QK p"] > 0.5
     with pytest.raises(ValueError, match="columns"):
         noise.sharpness_trends(runs.drop(columns="entropy"))
+
+
+def _runs():
+    """Two kinds of noise, three seeds: "a" falls at every level, "b" rises under pixel noise."""
+    rows = []
+    for kind, levels in (("label", [0.0, 0.2, 0.4]), ("input", [0.0, 0.5, 1.0])):
+        for i, level in enumerate(levels):
+            for seed in range(3):
+                b = 1.0 + (0.1 * i if kind == "input" else -0.1 * i)
+                rows.append(
+                    {"dataset": "d", "kind": kind, "level": level, "seed": seed,
+                     "a": 2.0 - i + 0.01 * seed, "b": b + 0.01 * seed}
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_norm_trends_per_experiment_against_trend_test_and_the_seed_means():
+    runs = _runs()
+    t = noise.norm_trends(runs, ["a", "b"])
+    assert list(t.index.names) == ["dataset", "kind", "norm"] and len(t) == 4
+    g = runs[runs.kind == "input"]
+    rho, p = noise.trend_test(g.level, g["b"])
+    assert (t.loc[("d", "input", "b"), "rho"], t.loc[("d", "input", "b"), "p"]) == (rho, p)
+    assert t.loc[("d", "label", "a"), "monotone"] and not t.loc[("d", "input", "b"), "monotone"]
+    # the seed means of "a" go 2.01 -> 0.01 over the levels, of "b" under pixel noise 1.01 -> 1.21
+    assert t.loc[("d", "label", "a"), "fall"] == pytest.approx(0.01 / 2.01)
+    assert t.loc[("d", "input", "b"), "fall"] == pytest.approx(1.21 / 1.01)
+    with pytest.raises(ValueError, match="columns"):
+        noise.norm_trends(runs, ["missing"])
+    with pytest.raises(ValueError, match="non-empty"):
+        noise.norm_trends(runs, [])
+
+
+def test_curves_by_kind_counts_in_the_chapters_order():
+    t = noise.norm_trends(_runs(), ["a", "b"])
+    assert noise.curves_by_kind(t.monotone) == {
+        "label": {"k": 2, "n": 2},
+        "input": {"k": 1, "n": 2},
+    }
+    assert list(noise.curves_by_kind(t.fall > 1)) == ["label", "input"]  # not sorted
+    assert noise.curves_by_kind(t.fall > 1, nonzero=True) == {"input": {"k": 1, "n": 2}}
+    with pytest.raises(ValueError, match="boolean Series"):
+        noise.curves_by_kind(t.fall)
+
+
+def test_epochs_case_and_norm_figure():
+    assert noise.epochs_case({"mnist": 5, "fashion-mnist": 5}) == "same"
+    assert noise.epochs_case({"mnist": 90, "fashion-mnist": 73}) == "per_dataset"
+    with pytest.raises(ValueError, match="non-empty mapping"):
+        noise.epochs_case({})
+    fig = noise.norm_figure(_runs(), ["d"], ["a", "b"], lambda kind, ds: f"{kind} on {ds}")
+    axes = fig.axes
+    assert len(axes) == 2 and [ax.get_xlabel() for ax in axes] == ["label on d", "input on d"]
+    # one errorbar per norm and panel, at the seed means
+    means = np.asarray(axes[0].containers[0].lines[0].get_ydata(), dtype=float)
+    np.testing.assert_allclose(means, [2.01, 1.01, 0.01])
+    assert len(axes[1].containers) == 2

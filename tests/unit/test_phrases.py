@@ -74,7 +74,7 @@ def test_no_cell_writes_a_sentence(path):
 def test_every_phrase_is_used_and_every_used_phrase_exists(path):
     table_file = P.PHRASES_DIR / f"{path.stem}.toml"
     source = path.read_text()
-    uses = set(re.findall(r"""\bsay(?:\.glue)?\(\s*["']([\w\-.]+)["']""", source))
+    uses = set(re.findall(r"""\bsay(?:\.glue|\.join)?\(\s*["']([\w\-.]+)["']""", source))
     if not table_file.exists():
         assert not uses, f"{path.stem} calls say() without a phrase table"
         return
@@ -111,6 +111,32 @@ def test_a_phrase_is_chosen_by_its_case_and_filled_by_its_fields():
         P.Phrases("t", {"bad": ["only one"]})
     with pytest.raises(ValueError, match="has no phrase table"):
         P.phrases("no_such_chapter")
+
+
+def test_join_lists_a_phrase_per_case_and_count_case_names_the_count():
+    say = P.Phrases(
+        "t", {"curves": {"label": "{k} of {n} label-flip curves", "input": "{k} of {n} others"}}
+    )
+    assert say.join("curves", {"label": {"k": 3, "n": 8}}) == "3 of 8 label-flip curves"
+    assert (
+        say.join("curves", {"input": {"k": 1, "n": 8}, "label": {"k": 3, "n": 8}})
+        == "1 of 8 others and 3 of 8 label-flip curves"  # in the order of the cases
+    )
+    for bad, match in [
+        (lambda: say.join("curves", {}), "non-empty mapping"),
+        (lambda: say.join("curves", {"label": 3}), "must be a mapping"),
+        (lambda: say.join("curves", {"label": {"k": 3}}), "needs the field 'n'"),
+        (lambda: say.join("curves", {"other": {}}), "must be one of"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            bad()
+    # the source-scan of the test above sees say.join as a use of its phrase
+    assert re.findall(r"""\bsay(?:\.glue|\.join)?\(\s*["']([\w\-.]+)["']""", 'say.join("x", c)')
+    assert [P.count_case(k, 4) for k in range(5)] == ["none", "some", "some", "some", "every"]
+    assert P.count_case(0, 0) == "every"  # every one of none: the case k == n comes first
+    for k, n in [(-1, 3), (4, 3), (True, 3), (1.0, 3)]:
+        with pytest.raises(ValueError, match="0 <= k <= n"):
+            P.count_case(k, n)
 
 
 def test_every_phrase_table_belongs_to_a_page():

@@ -54,3 +54,17 @@ def test_band_text():
     assert seeds.band_text([53], ".0f") == "53 (1 seed)"
     assert seeds.band_text((x for x in [0.5, 0.25, 0.75]), ".2f") == "0.50 (0.25–0.75, 3 seeds)"
     assert seeds.band_text([7, None, 9], ".0f", allow_none=True) == "9 (7–never, 3 seeds)"
+
+
+def test_reached_band_text_writes_whole_epochs_and_never():
+    assert seeds.reached_band_text([412, None, 388]) == "412 (388–never, 3 seeds)"
+    assert seeds.reached_band_text([7, 7, 7]) == "7 (all 3 seeds)"
+    assert seeds.reached_band_text([None]) == "never (1 seed)"
+    # the same text as band_text with whole epochs and None allowed
+    assert seeds.reached_band_text([10, 20, 31, None]) == seeds.band_text(
+        [10, 20, 31, None], ".0f", allow_none=True
+    )
+    with pytest.raises(ValueError, match="^epochs must hold real numbers"):
+        seeds.reached_band_text([1, "2"])
+    with pytest.raises(ValueError, match="^epochs must hold at least one value"):
+        seeds.reached_band_text([])
