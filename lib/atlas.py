@@ -39,7 +39,6 @@ from ._validate import (
     blame,
     finite_real,
     flag,
-    function,
     positive_int,
     require_size,
     short_repr,
@@ -662,25 +661,11 @@ def lhsl_costs(f: Callable, X: ArrayLike, m: int, kappa: float) -> dict[str, flo
     Source: the book's bit count of LHSL's construction on the epilogue's target (atlas: bits
     against error, both constructions).
     """
-    from .cross import _grid_beta, cross_attention_approximator
+    from .cross import _grid_target, cross_attention_approximator
     from .lookup import soft_lookup
-    from .maxaffine import grid_centres
 
-    function("f", f)
-    x = as_float_array("X", X, min_ndim=2)
-    if x.ndim != 2:
-        raise ValueError(f"X must be points (P, n), got shape {x.shape}")
+    x, beta, c, table, truth = _grid_target(f, X, m, kappa)
     n = x.shape[1]
-    m = positive_int("m", m)
-    beta = _grid_beta(kappa, m)
-    c = grid_centres(m, n)
-    table = as_float_array("f(centres)", f(c.copy()))
-    truth = as_float_array("f(X)", f(x.copy()))
-    if table.shape != (len(c), n) or truth.shape != x.shape:
-        raise ValueError(
-            f"f must map points (P, n) = (P, {n}) to (P, {n}), got {table.shape} for "
-            f"{c.shape} and {truth.shape} for X {x.shape}"
-        )
     with blame("X"):
         err = np.abs(soft_lookup(x, c, table, beta) - truth)
     layer = cross_attention_approximator(lambda p: f(p)[:, 0], c, beta)

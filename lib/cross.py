@@ -569,6 +569,31 @@ def product_context_length(
     return _shortest(np.array(sups), errors, dim)
 
 
+def _grid_target(
+    f: Callable, X: ArrayLike, m: int, kappa: float
+) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, np.ndarray]:
+    """The checked inputs of a per-position lookup of ``f`` (:func:`per_position_costs`,
+    :func:`lib.atlas.lhsl_costs`): the points ``X`` as float64 ``(P, n)``, the inverse
+    temperature, the ``m**n`` grid centres, ``f`` at them and ``f(X)``; refuses a ``f`` that
+    does not map points ``(P, n)`` to ``(P, n)``, naming it."""
+    function("f", f)
+    x = as_float_array("X", X, min_ndim=2)
+    if x.ndim != 2:
+        raise ValueError(f"X must be points (P, n), got shape {x.shape}")
+    n = x.shape[1]
+    m = positive_int("m", m)
+    beta = _grid_beta(kappa, m)
+    c = grid_centres(m, n)
+    table = as_float_array("f(centres)", f(c.copy()))
+    truth = as_float_array("f(X)", f(x.copy()))
+    if table.shape != (len(c), n) or truth.shape != x.shape:
+        raise ValueError(
+            f"f must map points (P, n) = (P, {n}) to (P, {n}), got {table.shape} for "
+            f"{c.shape} and {truth.shape} for X {x.shape}"
+        )
+    return x, beta, c, table, truth
+
+
 def per_position_costs(f: Callable, X: ArrayLike, m: int, kappa: float) -> dict[str, float]:
     r"""LHSL's lookup of a sequence target run literally, one cross-attention layer per output
     position: its errors on sample points and what it stores.
@@ -609,21 +634,8 @@ def per_position_costs(f: Callable, X: ArrayLike, m: int, kappa: float) -> dict[
     Source: the book's reconstruction of LHSL's cross-attention construction (NeurIPS 2025),
     run on the epilogue's shared target against K&S's approximator.
     """
-    function("f", f)
-    x = as_float_array("X", X, min_ndim=2)
-    if x.ndim != 2:
-        raise ValueError(f"X must be points (P, n), got shape {x.shape}")
+    x, beta, c, _, truth = _grid_target(f, X, m, kappa)
     n = x.shape[1]
-    m = positive_int("m", m)
-    beta = _grid_beta(kappa, m)
-    c = grid_centres(m, n)
-    table = as_float_array("f(centres)", f(c.copy()))
-    truth = as_float_array("f(X)", f(x.copy()))
-    if table.shape != (len(c), n) or truth.shape != x.shape:
-        raise ValueError(
-            f"f must map points (P, n) = (P, {n}) to (P, {n}), got {table.shape} for "
-            f"{c.shape} and {truth.shape} for X {x.shape}"
-        )
     layers = [cross_attention_approximator(lambda p, j=j: f(p)[:, j], c, beta) for j in range(n)]
     with blame("X"):
         out = np.stack([layer(x).numpy()[:, 0] for layer in layers], 1)
