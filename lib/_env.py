@@ -205,7 +205,7 @@ SETTINGS: dict[str, Setting] = {
         Setting("BOOK_MODE", "fast", _mode, True, "fast (a 2-core CPU) or full (paper scale)"),
         Setting(
             "BOOK_THREADS",
-            "2 (make full's workers and a book build's kernels: the cores shared among them)",
+            "2 in a notebook; the cores shared among a build's kernels or make full's workers",
             _whole(1, _cores, " (this machine's cores)"),
             True,
             "torch threads of each chapter's kernel or make full's worker",
