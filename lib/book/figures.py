@@ -426,6 +426,9 @@ def paper_scale_slider(
                     "range": [round(context_free - 0.01, 2), 1.0],
                 },
             ),
+            # the legend's seven entries stack above the plot on a phone: a wider gap keeps
+            # the top panel's "epoch" off the lower panel
+            gap=0.22,
         ),
         height=600,
     )
