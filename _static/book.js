@@ -14,7 +14,9 @@ window.bookOnReady = function (fn) {
  * would shrink a full-width figure to a third of its pixel width and its text to 6 CSS px; this
  * gives each figure image a minimum width of 9 / SMALLEST_TEXT_PX of its pixel width, as the CSS
  * variable --book-min-width that book.css applies on narrow screens, where the figure then
- * scrolls sideways inside its own box. The browser check measures the result on every page.
+ * scrolls sideways inside its own box. Wide figures carry a narrower rendition for phones
+ * (lib.book.plotting.phone_png, served by _ext/book_sphinx/phone.py as a <picture> source), which
+ * fits the column at that size. The browser check measures the result on every page.
  */
 /* Search results: Sphinx's snippet is the start of the page's main block, which holds the
  * print-only table of contents and the header buttons; drop those before it reads the text.
@@ -59,7 +61,10 @@ window.bookOnReady = function (fn) {
     document.querySelectorAll(
       ".bd-article figure img, .bd-article div.cell_output img:not(.book-interactive-static)"
     ).forEach(function (img) {
-      if (img.complete) { size(img); } else { img.addEventListener("load", function () { size(img); }); }
+      // a <picture> loads its phone or desktop source again when the width crosses the phone's
+      // (_ext/book_sphinx/phone.py): every load sizes the image afresh
+      img.addEventListener("load", function () { size(img); });
+      if (img.complete) { size(img); }
     });
   }
 

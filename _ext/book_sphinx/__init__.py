@@ -37,6 +37,8 @@ build honest and every failure legible:
   API reference to the site.
 * :mod:`.numbering` keeps the stored figure numbers in a rebuild that read no page (Sphinx walks
   every page's doctree for them otherwise: 2 s of a 5 s rebuild).
+* :mod:`.phone` serves each wide figure's phone rendition (drawn by ``lib.book.plotting``) to
+  narrow screens through ``<picture>``, so figures fit a phone's column instead of scrolling.
 * :mod:`.patching` pins each run-time patch of another package (myst-nb, jupyter-cache, nbclient,
   sphinx-proof, Sphinx, sphinx-jupyterbook-latex) to the version it was written for: on another
   version the build stops, naming the patch and the upstream issue to check.
@@ -61,6 +63,7 @@ from . import (
     numbering,
     pages,
     parallel,
+    phone,
     proofs,
     search,
     tables,
@@ -106,4 +109,5 @@ def setup(app: Sphinx) -> dict:
     search.setup(app)
     latex.setup(app)
     numbering.setup(app)
+    phone.setup(app)
     return {"version": "0.2", "parallel_read_safe": False, "parallel_write_safe": True}

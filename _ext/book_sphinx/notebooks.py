@@ -46,6 +46,7 @@ from sphinx.application import Sphinx
 
 from .launch import setup_cell
 from .pages import add_page_filter
+from .phone import KEY as PHONE_KEY
 
 __all__ = [
     "Resolver",
@@ -550,10 +551,10 @@ def convert_notebook(
         A new nbformat v4 notebook: the run instructions, then every cell (the book's
         machinery collapsed, :func:`is_machinery`), Markdown cells converted
         (:func:`convert_markdown`, with glued images as attachments), code cells and their
-        outputs as executed, and after a code cell with a figure (``mystnb.figure``) a Markdown cell
-        "**Figure N.M:** caption" (the cell's ``mystnb.figure.caption`` metadata
-        holds the same converted caption). The ``jupytext`` metadata is dropped (the file is not
-        paired with the page's source).
+        outputs as executed (less the phone renditions of figures, :mod:`.phone`), and after
+        a code cell with a figure (``mystnb.figure``) a Markdown cell "**Figure N.M:** caption"
+        (the cell's ``mystnb.figure.caption`` metadata holds the same converted caption). The
+        ``jupytext`` metadata is dropped (the file is not paired with the page's source).
 
     Raises:
         ValueError: if ``notebook`` is not an nbformat v4 notebook.
@@ -593,6 +594,8 @@ def convert_notebook(
         elif cell.cell_type == "code":
             new = nbformat.from_dict(json.loads(json.dumps(cell)))
             new.id = _cell_id()
+            for output in new.get("outputs", []):  # the site's phone figures (:mod:`.phone`)
+                output.get("metadata", {}).get("image/png", {}).pop(PHONE_KEY, None)
             if is_machinery(cell):
                 new.source = f"{MACHINERY_NOTE}\n{new.source}"
                 new.outputs = []

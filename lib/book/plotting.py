@@ -35,6 +35,10 @@ __all__ = [
     "use_style",
     "figure",
     "figure_png",
+    "phone_png",
+    "figure_outputs",
+    "PHONE_COLUMN_PX",
+    "PHONE_FIGURE",
     "smallest_text_pt",
     "rate_axes",
 ]
@@ -63,6 +67,17 @@ PNG_DPI = 150
 #: never under 9 CSS px there.
 SMALLEST_TEXT_PX = 8.5 / 72 * PNG_DPI
 
+#: Width in CSS px that a figure may take on a 390 px phone (the text column, 358 px there, less
+#: a margin). A figure that could not fit it with its text at 9 CSS px or more gets a narrower
+#: rendition for phones (:func:`phone_png`).
+PHONE_COLUMN_PX = 340
+
+#: The attribute of a Figure that holds its own layout for phones (:func:`figure_outputs`).
+PHONE_FIGURE = "book_phone_figure"
+
+#: Smallest size in CSS px of figure text on a phone (``_static/book.js``, the browser check).
+MIN_TEXT_CSS_PX = 9
+
 #: Path of the book's matplotlib style sheet, ``book.mplstyle`` in the ``lib`` package.
 #:
 #: :meta hide-value:
@@ -89,7 +104,7 @@ def use_style() -> None:
     if shell is None:
         return
     formatters = shell.display_formatter.formatters
-    formatters["image/png"].for_type(Figure, figure_png)
+    formatters["image/png"].for_type(Figure, figure_outputs)
     # A DataFrame shown as it is also gets a MyST table, which the PDF prints as a table (its
     # text/plain would print as monospace text); the website keeps pandas' HTML.
     from lib.book.checks import markdown_table
@@ -150,22 +165,263 @@ def figure_png(fig: Figure) -> bytes:
 
     Used by IPython (through :func:`use_style`) for every figure of every chapter.
     """
+    return _png(fig, smallest_text_pt(fig))
+
+
+def _png(fig: Figure, smallest: float) -> bytes:
+    """``fig`` as PNG bytes whose smallest text (``smallest`` pt) is at least
+    :data:`SMALLEST_TEXT_PX` image pixels high (:func:`figure_png`)."""
     import io
     import math
 
-    smallest = smallest_text_pt(fig)
-    dpi = PNG_DPI
-    if not math.isnan(smallest) and smallest / 72 * PNG_DPI < SMALLEST_TEXT_PX:
-        dpi = math.ceil(SMALLEST_TEXT_PX * 72 / smallest)
     buffer = io.BytesIO()
     fig.savefig(
         buffer,
         format="png",
-        dpi=dpi,
+        dpi=_dpi(smallest),
         bbox_inches="tight",
         metadata={"Book-Smallest-Text-Pt": "none" if math.isnan(smallest) else f"{smallest:g}"},
     )
     return buffer.getvalue()
+
+
+def _dpi(smallest: float) -> int:
+    """The resolution :func:`figure_png` renders a figure whose smallest text is ``smallest``
+    pt at: :data:`PNG_DPI`, or finer so that the text is :data:`SMALLEST_TEXT_PX` pixels high."""
+    import math
+
+    if not math.isnan(smallest) and smallest / 72 * PNG_DPI < SMALLEST_TEXT_PX:
+        return math.ceil(SMALLEST_TEXT_PX * 72 / smallest)
+    return PNG_DPI
+
+
+def _png_width(png: bytes) -> int:
+    """The width in pixels of a PNG file (its header's IHDR chunk)."""
+    return int.from_bytes(png[16:20], "big")
+
+
+def phone_png(fig: Figure) -> bytes | None:
+    """A rendition of ``fig`` for phones, or ``None`` when the figure already fits one.
+
+    A page shows a figure no narrower than ``9 / SMALLEST_TEXT_PX`` of its pixel width on a
+    phone (``_static/book.js``), so that its smallest text stays at 9 CSS px. A full-width figure
+    is then wider than a phone's column and would scroll sideways. This renders the same figure
+    again (:func:`figure_png`: same fonts, same resolution rule) at a narrower width in inches,
+    the height unchanged, until its PNG fits :data:`PHONE_COLUMN_PX` at that scale; constrained
+    layout lays the axes out again for the narrower canvas, and a legend of more than two
+    columns gets two, then one. A layout is kept only when it lays no more labels on each other
+    than the figure has (axis labels, titles, annotations and legends against each other and
+    against the other panels' tick labels). When the panels cannot be that narrow side by side,
+    a grid of panels is drawn as one column, row by row (each panel 0.8 of its height). The
+    figure's size, legends and panel positions are restored.
+
+    Args:
+        fig: a :class:`matplotlib.figure.Figure`.
+
+    Returns:
+        The phone rendition's PNG bytes, whose pixel width times ``9 / SMALLEST_TEXT_PX`` is at
+        most :data:`PHONE_COLUMN_PX`; or ``None`` when :func:`figure_png` already fits, or when
+        the figure cannot be laid out that narrow (matplotlib warns that the layout collapsed),
+        and the page lets the full-width figure scroll sideways in its box.
+
+    Raises:
+        ValueError: if ``fig`` is not a matplotlib Figure.
+
+    Used through :func:`figure_outputs` for every figure of every chapter; the book's Sphinx
+    extension (``_ext/book_sphinx/phone.py``) serves it to narrow screens.
+    """
+    smallest = smallest_text_pt(fig)
+    return _phone(fig, smallest, _png(fig, smallest))
+
+
+def _phone(fig: Figure, smallest: float, png: bytes) -> bytes | None:
+    """:func:`phone_png` given the figure's smallest text (pt) and its :func:`figure_png`."""
+    from matplotlib.legend import Legend
+
+    target = PHONE_COLUMN_PX * SMALLEST_TEXT_PX / MIN_TEXT_CSS_PX  # PNG pixels
+    if _png_width(png) <= target:
+        return None
+    width_in, height_in = (float(v) for v in fig.get_size_inches())
+    start = width_in * target / _png_width(png)  # the narrowing's first try, in inches
+    drawn: list[Any] = fig.findobj(Legend)  # their column boxes are matplotlib's own
+    legends = [(g, list(g._legend_handle_box.get_children())) for g in drawn]
+    legends = [(g, columns) for g, columns in legends if len(columns) > 1]
+    specs = [(ax, ax.get_subplotspec()) for ax in fig.axes]
+    crowded = _collisions(fig)  # overlapping labels the figure itself has
+    try:
+        # a legend of many columns is as wide as the figure: two columns, then one; then the
+        # panels one above the other, each 0.8 of its height, with two columns, then one
+        phone, grid = None, None
+        for stack, ncols in ((False, 2), (False, 1), (True, 2), (True, 1)):
+            if stack and grid is None:
+                grid = _stack(fig)
+                if grid is None:
+                    break
+            if ncols == 1 and not legends:
+                continue
+            for legend, _ in legends:
+                _legend_columns(legend, ncols)
+            height = height_in * grid[1] * 0.8 if stack and grid else height_in
+            phone = _narrowed(fig, smallest, target, start, height)
+            if phone is not None and _collisions(fig) > crowded:
+                phone = None  # labels that the narrower layout laid on each other
+            if phone is not None:
+                break
+        return phone
+    finally:
+        fig.set_size_inches(width_in, height_in)
+        for legend, columns in legends:
+            legend._legend_handle_box._children = columns
+        for ax, spec in specs:
+            if spec is not None:
+                ax.set_subplotspec(spec)
+
+
+def _collisions(fig: Figure) -> int:
+    """How many pairs of the figure's labels overlap or come within 2 pixels, as laid out at its
+    present size: axis labels, titles, annotations, figure texts and legends (each legend as one
+    box) against each other; legends against every tick label, and axis labels, titles and
+    annotations against the tick labels of the other panels."""
+    from matplotlib.legend import Legend
+    from matplotlib.text import Text
+
+    fig.draw_without_rendering()
+    legends: list[Any] = fig.findobj(Legend)
+    inside = {id(t) for g in legends for t in g.findobj(Text)}
+    boxes = [g.get_window_extent() for g in legends]
+    owners: list[Any] = ["legend"] * len(boxes)  # a legend may cover no tick label at all
+    ticks = []
+    for ax in fig.axes:
+        texts = [ax.xaxis.label, ax.yaxis.label, ax.title, *ax.texts]
+        for t in texts:
+            if id(t) not in inside and _shown(t):
+                boxes.append(t.get_window_extent())
+                owners.append(ax)
+        for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            low, high = min(lo, hi), max(lo, hi)
+            for tick in axis.get_major_ticks():
+                if low <= tick.get_loc() <= high and _shown(tick.label1):
+                    ticks.append((tick.label1.get_window_extent(), ax))
+    loose: list[Any] = [*fig.texts, getattr(fig, "_suptitle", None)]
+    for text in loose:
+        if text is not None and _shown(text):
+            boxes.append(text.get_window_extent())
+            owners.append(None)
+    near = [b.padded(1) for b in boxes]  # labels closer than 2 pixels run into each other
+    count = sum(
+        near[i].overlaps(near[j]) for i in range(len(boxes)) for j in range(i + 1, len(boxes))
+    )
+    count += sum(
+        box.overlaps(near[i])
+        for box, ax in ticks
+        for i in range(len(boxes))
+        if owners[i] is not ax and owners[i] is not None
+    )
+    return count
+
+
+def _legend_columns(legend: Any, ncols: int) -> None:
+    """Lay a drawn legend's entries out in ``ncols`` columns, in their order.
+
+    matplotlib builds a legend's columns when the legend is made (``Legend._init_legend_box``,
+    matplotlib 3.11) and ``Legend.set_ncols`` only records the number, so this packs the entries
+    it built into new columns as that function does; :func:`_phone` puts the old ones back.
+    """
+    import numpy as np
+    from matplotlib.offsetbox import VPacker
+
+    box = legend._legend_handle_box
+    entries = [entry for column in box.get_children() for entry in column.get_children()]
+    old = box.get_children()[0]
+    box._children = [
+        VPacker(pad=0, sep=old.sep, align=old.align, children=[entries[i] for i in part])
+        for part in np.array_split(np.arange(len(entries)), ncols)
+        if len(part)
+    ]
+
+
+def _narrowed(
+    fig: Figure, smallest: float, target: float, width_in: float, height_in: float
+) -> bytes | None:
+    """``fig`` drawn ``height_in`` inches high and narrow enough for its PNG to be at most
+    ``target`` pixels wide (the first try ``width_in`` inches wide), or ``None`` when it cannot
+    be: constrained layout gives up (the axes would collapse), or a part of fixed width keeps
+    the PNG wider."""
+    import warnings
+
+    dpi = _dpi(smallest)
+    pad = 2 * float(mpl.rcParams["savefig.pad_inches"])
+    inches = width_in
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(8):
+            fig.set_size_inches(inches, height_in)
+            fig.draw_without_rendering()  # lays the figure out, without rasterizing it
+            if caught:
+                return None
+            width = (fig.get_tightbbox().width + pad) * dpi  # what savefig's tight box gives
+            if width <= 0.995 * target:
+                png = _png(fig, smallest)  # one render, at the width found
+                if caught:
+                    return None
+                if _png_width(png) <= target:
+                    return png
+                width = _png_width(png)
+            inches *= 0.98 * target / width
+    return None
+
+
+def _stack(fig: Figure) -> tuple[int, int] | None:
+    """Put a figure's grid of panels in one column, row by row (a twin axes stays with its
+    panel); the grid's ``(nrows, ncols)``, or ``None`` when the panels are not single cells of
+    one grid of two columns or more."""
+    panels = [(ax, spec) for ax in fig.axes if (spec := ax.get_subplotspec()) is not None]
+    grids = {id(spec.get_gridspec()) for _, spec in panels}
+    if len(panels) < 2 or len(grids) != 1:
+        return None
+    nrows, ncols = panels[0][1].get_gridspec().get_geometry()
+    cells = [spec.get_topmost_subplotspec() for _, spec in panels]
+    if ncols < 2 or any(c.num1 != c.num2 for c in cells):
+        return None
+    column = fig.add_gridspec(nrows * ncols, 1)
+    for (ax, _), cell in zip(panels, cells, strict=True):
+        ax.set_subplotspec(column[cell.num1, 0])
+    return nrows, ncols
+
+
+def figure_outputs(fig: Figure) -> bytes | tuple[bytes, dict[str, str]]:
+    """IPython's ``image/png`` form of a figure: :func:`figure_png`, with :func:`phone_png`'s
+    rendition (base64) as the output's metadata ``book-phone`` when there is one.
+
+    Args:
+        fig: a :class:`matplotlib.figure.Figure`.
+
+    Returns:
+        The PNG bytes, or ``(png bytes, {"book-phone": base64 text})``, the form of a formatter
+        that returns metadata.
+
+    Raises:
+        ValueError: if ``fig`` is not a matplotlib Figure.
+
+    A figure whose layout cannot be narrowed (a diagram of boxes in a row) may carry its own
+    layout for phones, a second Figure, as its attribute :data:`PHONE_FIGURE`; that one is
+    rendered instead of :func:`phone_png`'s.
+
+    Registered by :func:`use_style`; read by the book's Sphinx extension
+    (``_ext/book_sphinx/phone.py``).
+    """
+    import base64
+
+    smallest = smallest_text_pt(fig)
+    png = _png(fig, smallest)
+    own = getattr(fig, PHONE_FIGURE, None)
+    if isinstance(own, Figure):  # the figure's own layout for phones
+        phone: bytes | None = _png(own, smallest_text_pt(own))
+    else:
+        phone = _phone(fig, smallest, png)
+    if phone is None:
+        return png
+    return png, {"book-phone": base64.b64encode(phone).decode("ascii")}
 
 
 def figure(

@@ -214,6 +214,13 @@ def test_convert_notebook_keeps_code_adds_instructions_and_figure_captions():
         nbformat.v4.new_code_cell(
             "fig",
             metadata={"mystnb": {"figure": {"caption": "A plot of {eq}`eq-a`.", "name": "fig-x"}}},
+            outputs=[
+                nbformat.v4.new_output(
+                    "display_data",
+                    {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"},
+                    metadata={"image/png": {"book-phone": "iVBORw0KGgoK", "width": 300}},
+                )
+            ],
         ),
         nbformat.v4.new_markdown_cell("(only-a-target)="),
         nbformat.v4.new_code_cell(
@@ -242,6 +249,11 @@ def test_convert_notebook_keeps_code_adds_instructions_and_figure_captions():
     assert made.cells[1].source == "# A chapter\n\nValue 7."
     assert made.cells[2].source == "x = 1" and made.cells[2].metadata["tags"] == ["remove-cell"]
     assert made.cells[4].source == "**Figure 1.2:** A plot of (1.4)."
+    # the figure as the desktop page shows it; its phone rendition stays on the site
+    (figure,) = made.cells[3].outputs
+    assert figure.data["image/png"] == "iVBORw0KGgo="
+    assert figure.metadata == {"image/png": {"width": 300}}
+    assert "book-phone" in source.cells[2].outputs[0].metadata["image/png"]
     assert made.cells[3].metadata["mystnb"]["figure"]["caption"] == "A plot of (1.4)."
     assert source.cells[2].metadata["mystnb"]["figure"]["caption"] == "A plot of {eq}`eq-a`."
     assert "jupytext" not in made.metadata and "jupytext" in source.metadata

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 from docutils import nodes
 
-from book_sphinx import execution, latex, numbering, pages, patching, proofs
+from book_sphinx import execution, latex, numbering, pages, patching, phone, proofs
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -39,6 +39,7 @@ PATCHED = {
     "sphinx.jinja2glue.BuiltinTemplateLoader.render": {"sphinx"},
     "sphinx.environment.collectors.toctree.TocTreeCollector.assign_figure_numbers": {"sphinx"},
     "sphinx_jupyterbook_latex.nodes.visit_RootHeader": {"sphinx-jupyterbook-latex"},
+    "myst_nb.core.render.NbElementRenderer.render_image": {"myst-nb"},
 }
 MYST_PAGE = """\
 ---
@@ -163,6 +164,7 @@ def test_every_patch_site_pins_the_locked_version_and_names_its_issue(tmp_path, 
     from jupyter_cache.cache.main import JupyterCacheBase
     from myst_nb import sphinx_
     from myst_nb.core.execute import cache
+    from myst_nb.core.render import NbElementRenderer
     from myst_nb.ext.glue import crossref
     from sphinx.environment.collectors.toctree import TocTreeCollector
     from sphinx_proof.domain import ProofDomain
@@ -179,6 +181,7 @@ def test_every_patch_site_pins_the_locked_version_and_names_its_issue(tmp_path, 
         (JupyterCacheBase, "create_hashed_notebook"),
         (JupyterCacheBase, "merge_match_into_notebook"),
         (TocTreeCollector, "assign_figure_numbers"),
+        (NbElementRenderer, "render_image"),
     )
     for owner, name in installed:  # setup() patches them: put back as they were after the test
         monkeypatch.setattr(owner, name, getattr(owner, name))
@@ -209,6 +212,93 @@ def test_every_patch_site_pins_the_locked_version_and_names_its_issue(tmp_path, 
     ]
     for builder in ("html", "latex"):
         assert override[builder][1].__wrapped__ is depart_unenumerable_node
+
+
+# --- phone renditions of figures (book_sphinx.phone) --------------------------------------------
+
+
+def _image_output(metadata: dict):
+    png = b"\x89PNG desktop"
+    return SimpleNamespace(
+        mime_type="image/png",
+        content=base64.b64encode(png).decode(),
+        output_metadata={"image/png": metadata},
+    )
+
+
+def test_phone_rendition_is_written_and_recorded_on_the_image_node():
+    """myst-nb's render_image keeps only width and height of an image's output metadata; the
+    wrapped one writes the phone PNG beside it, registers it with the page's images and records
+    it on the node. An output without one is rendered as upstream renders it."""
+    written, added = {}, []
+
+    def write_file(path, content, overwrite=False, exists_ok=False):
+        written[path[0]] = content
+        return f"/_build/jupyter_execute/{path[0]}"
+
+    env = SimpleNamespace(
+        docname="chapters/x",
+        relfn2path=lambda uri, docname: (uri.lstrip("/"), "/abs" + uri),
+        images=SimpleNamespace(add_file=lambda doc, rel: added.append((doc, rel))),
+    )
+    renderer = SimpleNamespace(write_file=write_file, renderer=SimpleNamespace(sphinx_env=env))
+
+    def upstream(self, data):
+        return [nodes.image(uri="/_build/jupyter_execute/desktop.png")]
+
+    render = phone._render_image(upstream)
+    plain = render(renderer, _image_output({"width": "300"}))
+    assert phone.ATTR not in plain[0] and not written and not added
+    small = b"\x89PNG phone"
+    name = hashlib.sha256(small).hexdigest() + ".png"
+    (node,) = render(renderer, _image_output({phone.KEY: base64.b64encode(small).decode()}))
+    assert written == {name: small}
+    assert node[phone.ATTR] == f"_build/jupyter_execute/{name}"
+    assert added == [("chapters/x", f"_build/jupyter_execute/{name}")]
+    assert render.__wrapped__ is upstream
+
+
+def test_phone_rendition_is_a_picture_source_on_narrow_screens():
+    """The HTML writer's image becomes ``<picture>`` with the phone PNG as the narrow screens'
+    source, and the builder copies it to _images; an image without one is written unchanged."""
+
+    class Writer:
+        def __init__(self):
+            self.body = []
+            self.builder = SimpleNamespace(
+                env=SimpleNamespace(images={"p/phone.png": ({"x"}, "phone1.png")}),
+                images={},
+                imgpath="../_images",
+            )
+
+        def visit_image(self, node):
+            self.body.append("<img>")
+
+        def depart_image(self, node):
+            self.body.append("|")
+
+    writer = Writer()
+    node = nodes.image(uri="desktop.png")
+    node[phone.ATTR] = "p/phone.png"
+    phone.visit_image(writer, node)
+    phone.depart_image(writer, node)
+    assert writer.body == [
+        '<picture><source media="(max-width: 760px)" srcset="../_images/phone1.png">',
+        "<img>",
+        "|",
+        "</picture>",
+    ]
+    assert writer.builder.images == {"p/phone.png": "phone1.png"}
+    writer = Writer()
+    plain = nodes.image(uri="desktop.png")
+    phone.visit_image(writer, plain)
+    phone.depart_image(writer, plain)
+    assert writer.body == ["<img>", "|"] and writer.builder.images == {}
+
+
+def test_phone_media_is_the_width_of_book_css_phone_layout():
+    css = (ROOT / "_static" / "book.css").read_text()
+    assert f"@media {phone.MEDIA}" in css
 
 
 def _numbering_env(fmt: str | None, events: list[tuple]):

@@ -118,6 +118,150 @@ def test_use_style_shows_figures_through_figure_png():
         InteractiveShell.clear_instance()
 
 
+def _text_css_px(png_bytes: bytes, shown: float) -> float:
+    """CSS px of the smallest text of a book PNG shown ``shown`` CSS px wide (what the browser
+    check computes from the same PNG text chunk)."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    png = Image.open(BytesIO(png_bytes))
+    pt = float(png.text["Book-Smallest-Text-Pt"])
+    return pt / 72 * png.info["dpi"][0] * shown / png.size[0]
+
+
+@pytest.mark.parametrize("legend_pt", [8.5, 6.0])
+def test_phone_png_fits_a_phone_column_with_legible_text(legend_pt):
+    """A full-width figure cannot show its text at 9 CSS px in a phone's column; its phone
+    rendition can: at the column's width its smallest text is at least 9 CSS px, measured from
+    the PNG itself. The figure keeps its size, and the desktop PNG is unchanged."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    fig, axes = plotting.figure("full", 0.42, ncols=2)
+    for ax in axes:
+        ax.plot([0, 1], [0, 1], label="a line")
+        ax.set(xlabel="inverse temperature", ylabel="value")
+    axes[0].legend(fontsize=legend_pt)
+    desktop = plotting.figure_png(fig)
+    column = plotting.PHONE_COLUMN_PX
+    assert _text_css_px(desktop, column) < 9  # the desktop figure, fitted, is too small to read
+    phone = plotting.phone_png(fig)
+    assert phone is not None
+    width = Image.open(BytesIO(phone)).size[0]
+    # shown at the width book.js allows (its text at 9 px), the rendition fits the column
+    assert width * 9 / plotting.SMALLEST_TEXT_PX <= column
+    assert _text_css_px(phone, column) >= 9
+    assert Image.open(BytesIO(phone)).text["Book-Smallest-Text-Pt"] == f"{legend_pt:g}"
+    assert tuple(fig.get_size_inches()) == (6.8, 6.8 * 0.42)
+    assert plotting.figure_png(fig) == desktop
+
+
+def test_phone_png_stacks_a_row_of_panels_that_cannot_be_narrow_side_by_side():
+    """Four panels side by side collapse at a phone's width: the rendition draws them one above
+    the other (taller than wide), fits the column with 9 CSS px text, and leaves the figure's
+    panels where they were."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    fig, axes = plotting.figure("full", 0.35, ncols=4)
+    for ax in axes:
+        ax.plot([0, 1], [0, 1e5], label="a line")
+        ax.set(xlabel="inverse temperature", ylabel="a rather long label")
+    axes[0].legend(fontsize=7)
+    bx = axes[1]
+    bx.plot([0, 1], [1e5, 0], label="another line")
+    bx.plot([0, 1], [5e4, 5e4], label="a third line")
+    legend = bx.legend(ncols=3, fontsize=7)
+    specs = [ax.get_subplotspec() for ax in axes]
+    desktop = plotting.figure_png(fig)
+    phone = plotting.phone_png(fig)
+    width, height = Image.open(BytesIO(phone)).size
+    assert height > 2 * width  # four rows
+    assert _text_css_px(phone, plotting.PHONE_COLUMN_PX) >= 9
+    assert width * 9 / plotting.SMALLEST_TEXT_PX <= plotting.PHONE_COLUMN_PX
+    assert all(ax.get_subplotspec() is spec for ax, spec in zip(axes, specs, strict=True))
+    assert len(legend._legend_handle_box.get_children()) == 3  # its three columns, back
+    assert plotting.figure_png(fig) == desktop
+
+
+def test_phone_png_lays_a_wide_legend_out_in_fewer_columns():
+    """A figure legend of four long entries in four columns is wider than a phone's column
+    whatever the panels do: the rendition packs it in two columns (or one), fits, and the
+    figure keeps its four."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    fig, ax = plotting.figure("full", 0.4)
+    for k in range(4):
+        ax.plot([0, 1], [k, k + 1], label=f"a long legend entry number {k}")
+    legend = fig.legend(loc="outside lower center", ncols=4, fontsize=7)
+    desktop = plotting.figure_png(fig)
+    phone = plotting.phone_png(fig)
+    assert phone is not None
+    width = Image.open(BytesIO(phone)).size[0]
+    assert width * 9 / plotting.SMALLEST_TEXT_PX <= plotting.PHONE_COLUMN_PX
+    assert _text_css_px(phone, plotting.PHONE_COLUMN_PX) >= 9
+    assert len(legend._legend_handle_box.get_children()) == 4
+    assert plotting.figure_png(fig) == desktop
+
+
+def test_phone_png_does_not_lay_labels_on_each_other():
+    """Two panels whose long axis labels would run into each other side by side at a phone's
+    width (they fit the narrower canvas, but overlap) are drawn one above the other instead;
+    the desktop figure has no overlapping labels, and neither has the rendition."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    fig, axes = plotting.figure("full", 0.62, nrows=2, ncols=2, sharex="row")
+    names = ["label-flip ratio of the MNIST runs", "label-flip ratio of Fashion-MNIST"] * 2
+    for ax, name in zip(axes.ravel(), names, strict=True):
+        ax.plot([0, 0.5], [0, 1])
+        ax.set_xlabel(name)
+    assert plotting._collisions(fig) == 0
+    phone = plotting.phone_png(fig)
+    width, height = Image.open(BytesIO(phone)).size
+    assert height > 1.5 * width  # four panels in one column (side by side: 0.62 of it)
+    assert plotting._collisions(fig) == 0  # restored
+    axes[0, 0].annotate("here", (0.1, 0.5))
+    axes[0, 0].annotate("there", (0.1, 0.5))
+    assert plotting._collisions(fig) == 1
+
+
+def test_phone_png_is_none_for_a_figure_that_fits():
+    fig, ax = plotting.figure("half", 0.8)
+    ax.plot([0, 1])
+    assert plotting.phone_png(fig) is None
+    assert plotting.figure_outputs(fig) == plotting.figure_png(fig)
+    with pytest.raises(ValueError, match="fig must be a matplotlib Figure"):
+        plotting.phone_png("not a figure")
+
+
+def test_figure_outputs_carries_the_phone_rendition_as_metadata():
+    import base64
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    fig, ax = plotting.figure("full", 0.4)
+    ax.plot([0, 1])
+    ax.set_xlabel("x")
+    png, metadata = plotting.figure_outputs(fig)
+    assert png == plotting.figure_png(fig)
+    assert base64.b64decode(metadata["book-phone"]) == plotting.phone_png(fig)
+    shell = InteractiveShell.instance()
+    try:
+        plotting.use_style()
+        data, md = shell.display_formatter.format(fig)
+        assert data["image/png"] == png
+        assert md["image/png"]["book-phone"] == metadata["book-phone"]
+    finally:
+        InteractiveShell.clear_instance()
+
+
 def test_book_js_uses_the_smallest_text_size_of_lib_plotting():
     """_static/book.js sizes figures on phones from the constant lib.book.plotting renders with."""
     import re
