@@ -15,14 +15,15 @@ Gaussian pixel noise).
 * :func:`trend_test` is the book's test of a decline (Spearman's rank correlation with a one-sided
   permutation p-value), check C19; :func:`norm_trends` applies it to every norm of every
   experiment, :func:`curves_by_kind` counts the curves that do something per kind of noise and
-  :func:`norm_figure` draws the norms against the noise level;
+  :func:`seed_stats` gives the seed means and spreads of the norms per noise level (which
+  :func:`lib.book.figures.norm_figure` draws);
 * :func:`epochs_case` says whether every dataset trained for the same number of epochs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,9 +36,6 @@ from .._validate import as_float_array, flag, one_of, positive_int, require_size
 from ..book import config
 from ..models import PatchAttentionClassifier
 from . import store
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
 
 __all__ = [
     "NOISE_SETTINGS",
@@ -61,7 +59,7 @@ __all__ = [
     "norm_trends",
     "curves_by_kind",
     "epochs_case",
-    "norm_figure",
+    "seed_stats",
     "NOISE_KINDS",
 ]
 
@@ -877,71 +875,31 @@ def epochs_case(epochs: Mapping[str, int]) -> str:
     return "same" if len(set(epochs.values())) == 1 else "per_dataset"
 
 
-def norm_figure(
-    runs: pd.DataFrame,
-    datasets: Sequence[str],
-    norms: Sequence[str],
-    xlabel: Callable[[str, str], str],
-) -> Figure:
-    """The norms against the noise level: kinds of noise by rows (label flips, then pixel noise),
-    datasets by columns; seed means with bars of one standard deviation.
-
-    Spectral norms are blue and Frobenius norms orange (by whether a name holds
-    ``"spectral"``); :math:`W_K` solid and the others dashed (by whether it starts with
-    ``"W_K"``); a name ``"W_K spectral"`` is labelled :math:`W_K` spectral.
+def seed_stats(runs: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """The seed mean and standard deviation of each measure per experiment and noise level: the
+    points and bars of the chapter's figures of the norms against the noise level.
 
     Args:
-        runs: one row per run with columns ``dataset``, ``kind``, ``level`` and ``norms``.
-        datasets: the datasets to draw, one column each.
-        norms: the columns to draw.
-        xlabel: ``xlabel(kind, dataset)``, the label of the noise axis of that panel.
+        runs: one row per run with columns ``dataset``, ``kind``, ``level`` and ``columns`` (as
+            :func:`noise_runs` returns them, renamed as the caller shows them).
+        columns: the measures (e.g. the norms of :math:`W_K` and :math:`W_Q`), a non-empty
+            sequence of column names.
 
     Returns:
-        A matplotlib Figure (:func:`lib.book.plotting.figure`, full width).
+        A DataFrame indexed by ``(dataset, kind, level)`` with columns ``(column, "mean")`` and
+        ``(column, "std")`` for each of ``columns``, over the runs (seeds) at that level.
 
     Raises:
-        ValueError: for ``runs`` without those columns, empty ``datasets`` or ``norms``, or a
-            non-callable ``xlabel``.
+        ValueError: for ``runs`` not a DataFrame with those columns, or empty ``columns``.
 
     Accuracy:
-        Exact: the seed means and standard deviations are pandas' float64 statistics.
+        Exact: pandas' float64 mean and standard deviation (one degree of freedom removed).
 
-    Source: the book's figure of check C19 (LHSL Appendix B's Figure 2 shows the label-flip
+    Source: the book's figures of check C19 (LHSL Appendix B's Figure 2 shows the label-flip
     case), Chapter 5.
     """
-    from ..book import plotting
-    from ..book.plotting import PALETTE
-
-    norms, datasets = list(norms), list(datasets)
-    if not norms or not datasets:
-        raise ValueError("datasets and norms must be non-empty")
-    runs = _runs_frame(runs, norms)
-    if not callable(xlabel):
-        raise ValueError(f"xlabel must be callable (kind, dataset) -> str, got {xlabel!r}")
-    fig, axes = plotting.figure("full", 0.62, nrows=2, ncols=len(datasets), sharex="row")
-    # one column per dataset
-    axes = np.asarray(axes).reshape(2, len(datasets))
-    for col, ds in enumerate(datasets):
-        for row, kind in enumerate(NOISE_KINDS):
-            ax = axes[row, col]
-            stats = (
-                runs[(runs.dataset == ds) & (runs.kind == kind)]
-                .groupby("level")[norms]
-                .agg(["mean", "std"])
-            )
-            for norm in norms:
-                ax.errorbar(
-                    stats.index,
-                    stats[norm]["mean"],
-                    yerr=stats[norm]["std"],
-                    color=PALETTE["blue"] if "spectral" in norm else PALETTE["orange"],
-                    marker="o",
-                    ms=3,
-                    capsize=2,
-                    lw=1,
-                    ls="-" if norm.startswith("W_K") else "--",
-                    label=norm.replace("_", "$_").replace(" ", "$ ", 1),
-                )
-            ax.set(xlabel=xlabel(kind, ds), ylabel="norm" if col == 0 else None, ylim=(0, None))
-    axes[0, 0].legend(fontsize=7, ncols=2, loc="lower left")
-    return fig
+    columns = list(columns) if not isinstance(columns, str) else []
+    if not columns:
+        raise ValueError(f"columns must be a non-empty sequence of column names, got {columns!r}")
+    runs = _runs_frame(runs, columns)
+    return runs.groupby(["dataset", "kind", "level"])[columns].agg(["mean", "std"])

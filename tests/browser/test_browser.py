@@ -342,7 +342,9 @@ FIGURE_IMAGES = """
 return Array.from(document.querySelectorAll(
     '.bd-article figure img, .bd-article div.cell_output img'))
   .filter(i => i.getClientRects().length > 0 && getComputedStyle(i).display !== 'none')
-  .map(i => ({src: i.src, natural: i.naturalWidth, shown: i.getBoundingClientRect().width}));
+  .map(i => ({src: i.currentSrc || i.src, natural: i.naturalWidth,
+               shown: i.getBoundingClientRect().width,
+               box: i.closest('figure, div.cell_output').clientWidth}));
 """
 
 PLOT_TEXT_SIZES = """
@@ -431,7 +433,9 @@ def test_table_links_keep_their_words_whole_on_a_phone(phone, site, page):
 
 @pytest.mark.parametrize("page", all_pages())
 def test_page_fits_a_phone(phone, site, page):
-    """At 390 CSS px: the page never scrolls sideways, and figure text is at least 9 CSS px."""
+    """At 390 CSS px: the page never scrolls sideways, every figure fits the column (wide
+    figures are drawn again for phones, _ext/book_sphinx/phone.py), and figure text is at least
+    9 CSS px."""
     phone.get((site / f"{page}.html").as_uri())
     assert not wait_for_images(phone)
     if phone.execute_script("return !!document.querySelector('script[src*=mathjax]')"):
@@ -460,11 +464,15 @@ def test_page_fits_a_phone(phone, site, page):
         sizes = phone.execute_script(PLOT_TEXT_SIZES)
         assert sizes, f"{page}: the interactive figure drew no text"
         small += [f"interactive figure: {s:.1f} px" for s in sizes if s < MIN_FIGURE_TEXT_PX]
+    scrolling = []
     for image in phone.execute_script(FIGURE_IMAGES):
         px = png_text_size(image["src"], image["natural"], image["shown"])
         if px < MIN_FIGURE_TEXT_PX - 0.05:
             small.append(f"{Path(image['src']).name[:12]}: {px:.1f} px")
+        if image["shown"] > image["box"] + 1:
+            scrolling.append(f"{Path(image['src']).name[:12]}: {image['shown']:.0f} px")
     assert not small, f"{page}: figure text under {MIN_FIGURE_TEXT_PX} CSS px on a phone: {small}"
+    assert not scrolling, f"{page}: figures wider than the phone's column: {scrolling}"
     shots = ROOT / "_build" / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
     phone.save_screenshot(str(shots / f"phone__{page.replace('/', '__')}.png"))

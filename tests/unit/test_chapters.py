@@ -274,6 +274,66 @@ def test_chapters_show_their_constructions(path):
     assert len(found) >= 3, found
 
 
+#: Tags that fold a cell's code behind a toggle (the page shows its output).
+FOLDED = {"hide-input", "hide-cell"}
+
+
+def folded_computations(source: str, names: set[str]) -> list[str]:
+    """What a folded cell computes rather than draws: calls of a module of lib's mathematics
+    (``names``, from :func:`maths_names`), of torch, and of glue or record."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        func, parts = node.func, []
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        root = getattr(func, "id", None)
+        if parts and root in names | {"torch"} or (not parts and root in GLUE_CALLS):
+            found.append(ast.unparse(node.func))
+    return sorted(set(found))
+
+
+def test_folded_computations_finds_maths_torch_and_glue():
+    names = {"boltzmann", "nx"}
+    source = (
+        "y = [boltzmann.boltz(a, beta=b) for b in betas]\n"
+        "w = torch.softmax(t, dim=0)\nglue('x', 1)\nnx.results.load()\n"
+        "fig, ax = plotting.figure('full')\nax.plot(np.linspace(0, 1, 3))\nfig"
+    )
+    assert folded_computations(source, names) == [
+        "boltzmann.boltz",
+        "glue",
+        "nx.results.load",
+        "torch.softmax",
+    ]
+    assert folded_computations("ax.plot(x, curves[0])\nfigures.slider(a, b)", names) == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*CHAPTERS, ROOT / "chapters" / "atlas.md", ROOT / "chapters" / "epilogue.md"],
+    ids=lambda p: p.stem,
+)
+def test_folded_cells_only_draw(path):
+    """A folded cell draws a figure or lays out a table from values computed in view: the calls
+    of lib's mathematics, of torch and of glue/record that produce what it shows sit in a
+    visible cell before it, so that a reader sees the computation and folds away only the
+    plotting."""
+    nb = jupytext.read(path)
+    names = maths_names("\n".join(c.source for c in nb.cells if c.cell_type == "code"))
+    computing = {}
+    for i, c in enumerate(code_cells(path), start=1):
+        if FOLDED & set(c.metadata.get("tags", [])):
+            found = folded_computations(c.source, names)
+            if found:
+                computing[f"code cell {i}"] = found
+    assert not computing, computing
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_prose_numbers_are_glued(path):
     """Prose cites computed results through {glue:text}; flag scientific notation typed by hand."""

@@ -189,15 +189,25 @@ def test_curves_by_kind_counts_in_the_chapters_order():
         noise.curves_by_kind(t.fall)
 
 
-def test_epochs_case_and_norm_figure():
+def test_epochs_case():
     assert noise.epochs_case({"mnist": 5, "fashion-mnist": 5}) == "same"
     assert noise.epochs_case({"mnist": 90, "fashion-mnist": 73}) == "per_dataset"
     with pytest.raises(ValueError, match="non-empty mapping"):
         noise.epochs_case({})
-    fig = noise.norm_figure(_runs(), ["d"], ["a", "b"], lambda kind, ds: f"{kind} on {ds}")
-    axes = fig.axes
-    assert len(axes) == 2 and [ax.get_xlabel() for ax in axes] == ["label on d", "input on d"]
-    # one errorbar per norm and panel, at the seed means
-    means = np.asarray(axes[0].containers[0].lines[0].get_ydata(), dtype=float)
-    np.testing.assert_allclose(means, [2.01, 1.01, 0.01])
-    assert len(axes[1].containers) == 2
+
+
+def test_seed_stats_are_the_seed_means_and_deviations_per_level():
+    stats = noise.seed_stats(_runs(), ["a", "b"])
+    assert list(stats.index.names) == ["dataset", "kind", "level"] and len(stats) == 6
+    label = stats.loc[("d", "label")]
+    np.testing.assert_allclose(label[("a", "mean")], [2.01, 1.01, 0.01])
+    np.testing.assert_allclose(label[("a", "std")], [0.01] * 3)  # seeds 0.00, 0.01, 0.02
+    np.testing.assert_allclose(stats.loc[("d", "input"), ("b", "mean")], [1.01, 1.11, 1.21])
+    with pytest.raises(ValueError, match="columns"):
+        noise.seed_stats(_runs(), [])
+    with pytest.raises(ValueError, match="columns"):
+        noise.seed_stats(_runs(), "a")
+    with pytest.raises(ValueError, match="lacks the columns"):
+        noise.seed_stats(_runs(), ["c"])
+    with pytest.raises(ValueError, match="DataFrame"):
+        noise.seed_stats({"a": [1.0]}, ["a"])
