@@ -9,6 +9,10 @@
 * **Back matter.** The site numbers the chapters of the first part only; the pages after it are
   unnumbered, and their figures and tables are numbered 1, 2, ... across them. The preamble
   (``book_latex_backmatter``, added by this module) does the same from the PDF's second part on.
+* **Wide tables in a smaller type.** A table of :data:`WIDE_TABLE` columns or more (the
+  chapters' tables of runs and lattices have up to 12) crushed its columns at the PDF's text
+  width, breaking numbers and words mid-way; it is set in ``footnotesize``, and one of
+  :data:`VERY_WIDE_TABLE` or more in ``scriptsize`` (:func:`_small_wide_tables`).
 * **Pages left to the site.** ``book_site_only_pages`` (the API reference: 90-odd pages of
   docstrings in print) keep their title in the PDF and a paragraph that points to the site;
   references to them from the chapters become plain text.
@@ -140,6 +144,33 @@ def _leave_to_site(app: Sphinx, doctree: nodes.document, docname: str) -> None:
             ref.replace_self(ref.children)
 
 
+#: Tables of this many columns or more are set in ``\footnotesize`` in the PDF.
+WIDE_TABLE = 8
+#: Tables of this many columns or more are set in ``\scriptsize`` in the PDF.
+VERY_WIDE_TABLE = 10
+
+
+def table_columns(table: nodes.table) -> int:
+    """The number of columns of a docutils table (its first ``tgroup``'s ``cols``)."""
+    group = next(iter(table.findall(nodes.tgroup)), None)
+    return int(group["cols"]) if group is not None else 0
+
+
+def _small_wide_tables(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """For the PDF: wrap each table of :data:`WIDE_TABLE` columns or more in a group set in a
+    smaller type (LaTeX raw nodes before and after it; the site is untouched)."""
+    if app.builder.format != "latex":
+        return
+    for table in list(doctree.findall(nodes.table)):
+        columns = table_columns(table)
+        if columns < WIDE_TABLE or table.parent is None:
+            continue
+        size = "\\scriptsize" if columns >= VERY_WIDE_TABLE else "\\footnotesize"
+        index = table.parent.index(table)
+        table.parent.insert(index + 1, nodes.raw("", "\\endgroup\n", format="latex"))
+        table.parent.insert(index, nodes.raw("", f"\\begingroup{size}\n", format="latex"))
+
+
 def setup(app: Sphinx) -> None:
     require_version(
         "sphinx-jupyterbook-latex", JUPYTERBOOK_LATEX, target=HEADER_TARGET, issue=HEADER_ISSUE
@@ -151,3 +182,4 @@ def setup(app: Sphinx) -> None:
     app.connect("config-inited", _backmatter)
     app.connect("builder-inited", _keep_root_headings_with_text, priority=900)
     app.connect("doctree-resolved", _leave_to_site)
+    app.connect("doctree-resolved", _small_wide_tables)

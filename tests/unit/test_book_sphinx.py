@@ -520,3 +520,42 @@ def test_repeated_exercise_ids_are_numbered():
     assert 'id="exercise-content-2"' in fixed and 'id="exercise-content-3"' in fixed
     assert 'id="solution-content"' in fixed
     assert a11y.fix_html(fixed) == fixed
+
+
+def _table(columns: int):
+    from docutils import nodes
+
+    group = nodes.tgroup(cols=columns)
+    group += [nodes.colspec(colwidth=1) for _ in range(columns)]
+    return nodes.table("", group)
+
+
+@pytest.mark.parametrize(
+    ("columns", "size"), [(4, None), (7, None), (8, "footnotesize"), (11, "scriptsize")]
+)
+def test_pdf_sets_wide_tables_in_a_smaller_type(columns, size):
+    """The PDF sets a table of 8 or 9 columns in footnotesize and one of 10 or more in
+    scriptsize, in a group closed after the table; the site's doctree is left alone."""
+    from types import SimpleNamespace
+
+    from docutils import nodes
+    from docutils.utils import new_document
+
+    from book_sphinx import latex
+
+    for fmt in ("html", "latex"):
+        doctree = new_document("x")
+        section = nodes.section()
+        doctree += section
+        table = _table(columns)
+        section += [nodes.paragraph(text="before"), table, nodes.paragraph(text="after")]
+        app = SimpleNamespace(builder=SimpleNamespace(format=fmt))
+        latex._small_wide_tables(app, doctree, "x")
+        raws = [(c.astext(), c["format"]) for c in section.children if isinstance(c, nodes.raw)]
+        if fmt == "html" or size is None:
+            assert raws == []
+        else:
+            assert raws == [(f"\\begingroup\\{size}\n", "latex"), ("\\endgroup\n", "latex")]
+            at = section.index(table)
+            assert isinstance(section[at - 1], nodes.raw) and isinstance(section[at + 1], nodes.raw)
+    assert latex.table_columns(_table(columns)) == columns
