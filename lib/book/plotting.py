@@ -205,11 +205,14 @@ def phone_png(fig: Figure) -> bytes | None:
 
     A page shows a figure no narrower than ``9 / SMALLEST_TEXT_PX`` of its pixel width on a
     phone (``_static/book.js``), so that its smallest text stays at 9 CSS px. A full-width figure
-    is then wider than a phone's column and would scroll sideways. This renders the same figure
-    again (:func:`figure_png`: same fonts, same resolution rule) at a narrower width in inches,
-    the height unchanged, until its PNG fits :data:`PHONE_COLUMN_PX` at that scale; constrained
-    layout lays the axes out again for the narrower canvas, and a legend of more than two
-    columns gets two, then one. A layout is kept only when it lays no more labels on each other
+    is then wider than a phone's column and would scroll sideways.
+
+    This renders the same figure again (:func:`figure_png`: same fonts, same resolution rule) at
+    a narrower width in inches, the height unchanged, until its PNG fits
+    :data:`PHONE_COLUMN_PX` at that scale; constrained layout lays the axes out again for the
+    narrower canvas, and a legend of more than two columns gets two, then one.
+
+    A layout is kept only when it lays no more labels on each other
     than the figure has (axis labels, titles, annotations and legends against each other and
     against the other panels' tick labels). When the panels cannot be that narrow side by side,
     a grid of panels is drawn as one column, row by row (each panel 0.8 of its height). The
