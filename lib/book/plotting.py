@@ -224,8 +224,8 @@ def phone_png(fig: Figure) -> bytes | None:
     Returns:
         The phone rendition's PNG bytes, whose pixel width times ``9 / SMALLEST_TEXT_PX`` is at
         most :data:`PHONE_COLUMN_PX`; or ``None`` when :func:`figure_png` already fits, or when
-        the figure cannot be laid out that narrow (matplotlib warns that the layout collapsed),
-        and the page lets the full-width figure scroll sideways in its box.
+        no layout tried fits without collapsing (matplotlib warns) or laying labels on each
+        other; the page then lets the full-width figure scroll sideways in its box.
 
     Raises:
         ValueError: if ``fig`` is not a matplotlib Figure.
