@@ -36,9 +36,11 @@ __all__ = [
     "projection_bound",
     "projection_miss_expectation",
     "miss_exponent",
+    "dimension_exponent",
     "projection_rate_check",
     "RATE_TOLERANCE",
     "SLOPE_TOLERANCE",
+    "DIMENSION_TOLERANCE",
     "best_direction",
     "MAX_PAIR_ENTRIES",
     "MAX_DRAWS",
@@ -422,13 +424,63 @@ def miss_exponent(vocab_sizes: ArrayLike, rates: ArrayLike, draws: int) -> float
         raise ValueError(f"vocab_sizes must be distinct whole numbers >= 1, got {sizes.tolist()}")
     if np.any(shares < 0) or np.any(shares > 1):
         raise ValueError(f"rates must lie in [0, 1], got {shares.tolist()}")
+    x = np.log(sizes + 1.0)
+    return _miss_slope(x, shares, draws, f"vocab_sizes {sizes.tolist()}", "log(|V| + 1)")
+
+
+def dimension_exponent(dims: ArrayLike, rates: ArrayLike, draws: int) -> float:
+    r"""How the expected number of missed pairs changes with the dimension at a fixed vocabulary
+    size: the least-squares slope of :math:`\log \hat\lambda` against :math:`\log d`, with
+    :math:`\hat\lambda = -\log(\text{rate})` as in :func:`miss_exponent`.
+
+    The factor :math:`\sqrt{8/(\pi d)}` of :func:`projection_bound` pays for the density of a
+    random cosine near 0, which grows like :math:`\sqrt d`; a constant without the square root
+    (:math:`8/(\pi d)`) or without the factor has :math:`\lambda` smaller or larger by a factor
+    of about :math:`\sqrt d`, a slope lower or higher by 1/2. Check C9 compares the measured
+    slope with the one the closed form predicts. Rates of 0 or 1 are clipped at half a draw.
+
+    Args:
+        dims: at least two distinct dimensions :math:`d \ge 1`, shape ``(k,)``.
+        rates: the share of good directions at each dimension, in ``[0, 1]``, shape ``(k,)``.
+        draws: the number of draws behind each rate (``>= 1``).
+
+    Returns:
+        The slope as a Python float.
+
+    Raises:
+        ValueError: for dimensions and rates of different or too short lengths, dimensions that
+            are not distinct whole numbers >= 1, rates outside ``[0, 1]``, or a bad ``draws``
+            (not an integer in ``[1, 10**9]``).
+
+    Accuracy:
+        As :func:`miss_exponent`, with :math:`\log d` in place of :math:`\log(|V|+1)`.
+
+    Source: the book's check of the reconstructed projection constant behind K&S Theorem 2
+    (Park et al. 2021). Chapter 2 (check C9).
+    """
+    ds = as_float_array("dims", dims)
+    shares = as_float_array("rates", rates)
+    draws = positive_int("draws", draws, maximum=10**9)
+    if ds.ndim != 1 or shares.shape != ds.shape or len(ds) < 2:
+        raise ValueError(
+            f"dims and rates must be 1-d of one length >= 2, got shapes {ds.shape} and "
+            f"{shares.shape}"
+        )
+    if np.any(ds < 1) or np.any(ds != np.round(ds)) or len(set(ds)) != len(ds):
+        raise ValueError(f"dims must be distinct whole numbers >= 1, got {ds.tolist()}")
+    if np.any(shares < 0) or np.any(shares > 1):
+        raise ValueError(f"rates must lie in [0, 1], got {shares.tolist()}")
+    return _miss_slope(np.log(ds), shares, draws, f"dims {ds.tolist()}", "log d")
+
+
+def _miss_slope(x: np.ndarray, shares: np.ndarray, draws: int, name: str, axis: str) -> float:
+    """Least-squares slope of ``log(-log(rate))`` (rates clipped at half a draw) against ``x``."""
     half = 0.5 / draws
     lam = -np.log(np.clip(shares, half, 1.0 - half))
-    x = np.log(sizes + 1.0)
     if len(set(x.tolist())) < len(x):
         raise ValueError(
-            f"vocab_sizes {sizes.tolist()} are so close that two of their log(|V| + 1) round to "
-            f"one float64 number: the slope is undefined; spread vocab_sizes"
+            f"{name} are so close that two of their {axis} round to one float64 number: the "
+            f"slope is undefined; spread {name.split()[0]}"
         )
     # the least-squares slope from centred logarithms (no Vandermonde matrix to condition)
     dx = x - x.mean()
@@ -442,6 +494,9 @@ RATE_TOLERANCE = 0.1
 #: Check C9's tolerance on the slope of :func:`miss_exponent`, half the change of slope that one
 #: power of :math:`|V|+1` more or less in the constant makes.
 SLOPE_TOLERANCE = 0.5
+#: Check C9's tolerance on the slope of :func:`dimension_exponent`, half the change of slope
+#: (1/2) that a missing or extra square root of :math:`8/(\pi d)` in the constant makes.
+DIMENSION_TOLERANCE = 0.25
 
 
 def projection_rate_check(
@@ -451,7 +506,7 @@ def projection_rate_check(
     :func:`projection_bound` (with exponent ``power``) behave as the reconstructed constant
     predicts on every vocabulary size and dimension measured.
 
-    Three comparisons, each able to fail:
+    Four comparisons, each able to fail:
 
     * **floor** (a derivation, not a fit): by the union bound a random direction reaches the
       constant with probability at least :math:`1 - \lambda > 1 - 2/\pi` on every vocabulary
@@ -461,6 +516,14 @@ def projection_rate_check(
     * **trend**: per dimension, :func:`miss_exponent` of the measured rates within
       :data:`SLOPE_TOLERANCE` of the slope the closed form predicts for the reconstructed
       constant; a power of :math:`|V|+1` more or less moves the slope by about 1;
+    * **dimension**: per vocabulary size, :func:`dimension_exponent` of the measured rates within
+      :data:`DIMENSION_TOLERANCE` of the slope a derivation predicts without
+      :func:`projection_bound`: to first order in :math:`b`, the union bound's
+      :math:`\lambda` is proportional to :math:`b\,f_d(0)`, with
+      :math:`f_d(0) = \Gamma(d/2) / (\sqrt\pi\,\Gamma((d-1)/2))` the density of a random
+      cosine at 0, so the reconstructed :math:`b \propto d^{-1/2}` predicts the slope of
+      :math:`\log(f_d(0)/\sqrt d)` against :math:`\log d`; a missing or extra square root of
+      :math:`8/(\pi d)` moves the measured slope by 1/2;
     * **Poisson**: every rate within :data:`RATE_TOLERANCE` of :math:`e^{-\lambda}` for the
       constant measured (the Poisson reading; it holds for a constant of any form, so alone it
       cannot tell the form).
@@ -474,14 +537,17 @@ def projection_rate_check(
 
     Returns:
         dict with ``lowest_rate``, ``floor``, ``slopes`` (per dimension, ``(measured,
-        predicted)``), ``largest_slope_gap``, ``poisson_dev`` (largest ``|rate - e^{-lambda}|``)
-        and ``floor_ok``, ``trend_ok``, ``poisson_ok`` and ``holds`` (all three).
+        predicted)``), ``largest_slope_gap``, ``dimension_slopes`` (per vocabulary size, the
+        same), ``largest_dimension_gap``, ``poisson_dev`` (largest ``|rate - e^{-lambda}|``) and
+        ``floor_ok``, ``trend_ok``, ``dimension_ok``, ``poisson_ok`` and ``holds`` (all four).
 
     Raises:
         ValueError: for arrays of different lengths, sizes or dimensions that are not whole
             numbers >= 1 (or above ``10**12``), a dimension with fewer than two sizes or a
-            size repeated within one dimension, rates outside ``[0, 1]``, a bad ``draws``
-            (as :func:`miss_exponent`) or a ``power`` :func:`projection_bound` refuses.
+            size repeated within one dimension (the same for sizes and their dimensions; every
+            dimension at least 2), rates
+            outside ``[0, 1]``, a bad ``draws`` (as :func:`miss_exponent`) or a ``power``
+            :func:`projection_bound` refuses.
 
     Accuracy:
         Deterministic, no random draws. ``lowest_rate`` is exact (an input); ``floor`` and
@@ -516,6 +582,17 @@ def projection_rate_check(
                 f"vocab_sizes must be distinct within each dimension of dims, got vocab_sizes "
                 f"{sizes[ds == d].tolist()} at dims = {int(d)}"
             )
+    if np.any(ds < 2):
+        raise ValueError(
+            f"dims must be >= 2 (in d = 1 every cosine is ±1: no density at 0 to predict the "
+            f"dimension's slope from), got {ds.tolist()}"
+        )
+    for K in set(sizes.tolist()):
+        if len(ds[sizes == K]) < 2:
+            raise ValueError(
+                f"dims must hold at least two dimensions for each vocabulary size, got dims "
+                f"{ds[sizes == K].tolist()} at vocab_sizes = {int(K)}"
+            )
     floor = 1.0 - 2.0 / math.pi - RATE_TOLERANCE
     cells = [(int(K), int(d)) for K, d in zip(sizes, ds, strict=True)]
     with blame("vocab_sizes", "dims"):
@@ -533,19 +610,35 @@ def projection_rate_check(
             miss_exponent(sizes[at], shares[at], draws),
             miss_exponent(sizes[at], np.exp(-right[at]), draws),
         )
+    dimension_slopes = {}
+    for K in sorted(set(sizes.tolist())):
+        at = sizes == K
+        x = np.log(ds[at])
+        # log(f_d(0) / sqrt(d)): the first-order lambda of a constant proportional to d^(-1/2)
+        y = np.array([math.lgamma(d / 2) - math.lgamma((d - 1) / 2) for d in ds[at]]) - x / 2
+        dx = x - x.mean()
+        dimension_slopes[int(K)] = (
+            dimension_exponent(ds[at], shares[at], draws),
+            float((dx * (y - y.mean())).sum() / (dx * dx).sum()),
+        )
     gap = float(max(abs(m - p) for m, p in slopes.values()))
+    d_gap = float(max(abs(m - p) for m, p in dimension_slopes.values()))
     lowest, dev = float(shares.min()), float(np.abs(shares - predicted_rates).max())
     floor_ok, trend_ok, poisson_ok = lowest >= floor, gap <= SLOPE_TOLERANCE, dev <= RATE_TOLERANCE
+    dimension_ok = d_gap <= DIMENSION_TOLERANCE
     return {
         "lowest_rate": lowest,
         "floor": floor,
         "slopes": slopes,
         "largest_slope_gap": gap,
+        "dimension_slopes": dimension_slopes,
+        "largest_dimension_gap": d_gap,
         "poisson_dev": dev,
         "floor_ok": floor_ok,
         "trend_ok": trend_ok,
+        "dimension_ok": dimension_ok,
         "poisson_ok": poisson_ok,
-        "holds": bool(floor_ok and trend_ok and poisson_ok),
+        "holds": bool(floor_ok and trend_ok and dimension_ok and poisson_ok),
     }
 
 

@@ -153,6 +153,10 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             separation.miss_exponent,
             dict(vocab_sizes=[5, 10, 20], rates=[0.6, 0.55, 0.5], draws=400),
         ),
+        "separation.dimension_exponent": (
+            separation.dimension_exponent,
+            dict(dims=[2, 4, 8], rates=[0.7, 0.65, 0.6], draws=400),
+        ),
         "separation.projection_rate_check": (
             separation.projection_rate_check,
             dict(

@@ -484,15 +484,17 @@ def test_projection_constant_subtracts_tokens_before_scaling():
         )
 
 
-def _c9_rates(power: float, draws: int = 400, seed: int = 9) -> dict:
+def _c9_rates(power: float, draws: int = 400, seed: int = 9, root: float = 0.5) -> dict:
     """Check C9's measurement, as Chapter 2 makes it, against the constant with exponent
-    ``power`` of |V|+1: the share of random directions on fresh Gaussian vocabularies whose
+    ``power`` of |V|+1 and exponent ``root`` of 8/(pi d) (the reconstruction's 1/2 unless a test
+    asks for a wrong form): the share of random directions on fresh Gaussian vocabularies whose
     projection constant reaches it, per (|V|, d) cell."""
     rng = np.random.default_rng(seed)
     sizes, dims, rates = [], [], []
     for K in (5, 10, 20, 50):
         for d in (2, 4, 8, 16):
-            bound = separation.projection_bound(K, d, power=power)
+            factor = (8.0 / (math.pi * d)) ** (root - 0.5)
+            bound = separation.projection_bound(K, d, power=power) * factor
             hits = sum(
                 separation.projection_constant(rng.normal(size=d), rng.normal(size=(K, d))) >= bound
                 for _ in range(draws)
@@ -512,6 +514,40 @@ def test_c9_tells_the_reconstructed_constant_from_its_wrong_forms():
     assert not too_large["holds"] and not too_large["floor_ok"], too_large
     assert not too_small["holds"] and not too_small["trend_ok"], too_small
     assert too_small["poisson_ok"]  # why the old criterion alone could not fail
+
+
+def test_c9_tells_the_square_root_of_d_from_its_wrong_forms():
+    """The factor sqrt(8/(pi d)): without its square root (8/(pi d), as a dropped root would
+    write it) or without the factor, the expected misses change by about sqrt(d) and the slope
+    against log d by 1/2; C9's dimension comparison fails on both, and the right form passes it
+    (above, with the three others)."""
+    right = _c9_rates(2)
+    assert right["dimension_ok"] and right["largest_dimension_gap"] < 0.5 * 0.25, right
+    for root in (1.0, 0.0):
+        wrong = _c9_rates(2, root=root)
+        assert not wrong["holds"] and not wrong["dimension_ok"], (root, wrong)
+        assert wrong["largest_dimension_gap"] > 0.4, (root, wrong)
+
+
+def test_dimension_exponent_closed_forms():
+    dims = np.array([2.0, 4.0, 8.0, 16.0])
+    for s in (-0.5, 0.0, 0.25):  # lambda = c d^s exactly: the slope is s
+        lam = 0.3 * dims**s
+        assert separation.dimension_exponent(dims, np.exp(-lam), 10**6) == pytest.approx(
+            s, abs=1e-9
+        )
+    # the closed form's own lambda at |V| = 20: the slope np.polyfit finds
+    lam = [separation.projection_miss_expectation(20, int(d)) for d in dims]
+    assert separation.dimension_exponent(dims, np.exp(-np.array(lam)), 400) == pytest.approx(
+        np.polyfit(np.log(dims), np.log(lam), 1)[0], rel=1e-12
+    )
+    for bad in ([4], [4, 4], [0, 3], [2.5, 4]):
+        with pytest.raises(ValueError, match="dims"):
+            separation.dimension_exponent(bad, [0.5] * len(bad), 400)
+    with pytest.raises(ValueError, match="rates"):
+        separation.dimension_exponent([2, 3], [0.5, 1.5], 400)
+    with pytest.raises(ValueError, match="dims must hold at least two"):
+        separation.projection_rate_check([5, 10, 5], [2, 2, 4], [0.6, 0.6, 0.6], 400)
 
 
 def test_miss_exponent_closed_forms():
