@@ -1112,24 +1112,28 @@ def described_row(
         level: the accuracy whose first epoch is shown (:data:`REPORTED_ACCURACY`).
 
     Returns:
-        A dict from column to cell, with ``seeds`` and ``parameters``; ``train at epoch e`` for
-        each of ``epochs``, a band of :func:`lib.seeds.band_text`, or ``None`` where a seed ended
-        before that epoch; the final training accuracy, the first epoch at ``level``
-        (:func:`lib.seeds.reached_band_text`), how many seeds levelled off, the validation
-        accuracy and the median minutes of training.
+        A dict from column to cell, in the table's order: first the first epoch at ``level``
+        (:func:`lib.seeds.reached_band_text`), the column the chapter's text reads; then
+        ``seeds`` and ``parameters``; ``train at epoch e`` for each of ``epochs``, a band of
+        :func:`lib.seeds.band_text`, or ``None`` where a seed ended before that epoch; the final
+        training accuracy, how many seeds levelled off, the validation accuracy and the median
+        minutes of training.
 
     Raises:
         ValueError: as :func:`first_epochs`, or for an epoch that is not an integer >= 1.
     """
     group = _runs(runs)
     level = finite_real("level", level)
-    row: dict[str, Any] = {"seeds": len(group), "parameters": f"{group[0].parameters:,}"}
+    row: dict[str, Any] = {
+        f"first epoch ≥ {level}": seeds.reached_band_text(first_epochs(runs, level)),
+        "seeds": len(group),
+        "parameters": f"{group[0].parameters:,}",
+    }
     for e in epochs:
         values = [training.accuracy_at(r.history, e) for r in group]
         row[f"train at epoch {e}"] = None if None in values else seeds.band_text(values)
     return row | {
         "final train (evaluation mode)": seeds.band_text([r.train_acc for r in group]),
-        f"first epoch ≥ {level}": seeds.reached_band_text(first_epochs(runs, level)),
         "levelled off": f"{sum(r.stopped is not None for r in group)} of {len(group)}",
         "validation": seeds.band_text([r.val_acc for r in group]),
         "minutes": f"{run_minutes(runs):.1f}",

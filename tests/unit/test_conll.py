@@ -168,6 +168,7 @@ def test_seed_summaries_of_hand_made_runs():
         "validation": "0.7000 (0.6000–0.8000, 3 seeds)",
         "minutes": "1.5",
     }
+    assert next(iter(row)) == "first epoch ≥ 0.99"  # the column the chapter's text reads
     for call, match in [
         (lambda: conll.first_epochs({}, 0.9), "^runs must be a non-empty dict"),
         (lambda: conll.first_epochs([runs[0]], 0.9), "^runs must be a non-empty dict"),
