@@ -307,8 +307,8 @@ def read(name: str, environ: Mapping[str, object] | None = None) -> object | Non
         environ: the environment to read (default ``os.environ``).
 
     Returns:
-        What :attr:`Setting.parse` makes of the stripped value: a ``str``, ``int``, ``float``,
-        ``bool``, ``pathlib.Path`` or tuple of check ids, by variable.
+        What :attr:`Setting.parse` makes of the stripped value (a ``str``, ``int``, ``float``,
+        ``bool``, ``pathlib.Path`` or tuple of check ids, by variable).
 
     Raises:
         ValueError: for a name that is not in :data:`SETTINGS`, an ``environ`` that is not a

@@ -569,10 +569,10 @@ def error_along_line(
             is Theorem 2's).
 
     Returns:
-        ``(x, output, error, on_ramp, duplicate)``, each of shape ``(R,)``: the first token's
-        values (sorted, float64), the approximation at token 1 (first coordinate), its absolute
-        error against ``f``, and the bool masks of :func:`lib.quantize.bad_sets` (a token on a
-        ramp; two tokens in one cell).
+        The tuple ``(x, output, error, on_ramp, duplicate)`` of arrays of shape ``(R,)``, in order
+        the first token's values (sorted, float64), the approximation at token 1 (first
+        coordinate), its absolute error against ``f``, and the bool masks of
+        :func:`lib.quantize.bad_sets` (a token on a ramp; two tokens in one cell).
 
     Raises:
         ValueError: as :func:`ks_approximator` for ``f``, ``m``, ``tau`` and ``gamma``; if

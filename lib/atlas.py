@@ -208,7 +208,7 @@ def lipschitz_packing_bits(lipschitz: float, eps: float, dim: int) -> int:
         lipschitz: :math:`L > 0`, finite; eps: :math:`\epsilon > 0`, finite; dim: :math:`D \ge 1`.
 
     Returns:
-        A Python int (0 when :math:`L \le 2\epsilon`: one constant function serves).
+        A Python int (0 when :math:`L \le 2\epsilon`, as one constant function serves).
 
     Raises:
         ValueError: naming ``lipschitz``, ``eps`` or ``dim`` for a value out of range, or ``eps``

@@ -308,8 +308,8 @@ def dscaled_boltz_dbeta(
         dim: the dimension that holds the ``n`` entries.
 
     Returns:
-        The slope with ``dim`` reduced, in the units of ``a``: a torch tensor (of ``a``'s dtype)
-        for torch input, else a numpy array (a numpy float64 scalar for 1-D input).
+        The slope with ``dim`` reduced, in the units of ``a``, as a torch tensor (of ``a``'s
+        dtype) for torch input, else a numpy array (a numpy float64 scalar for 1-D input).
 
     Raises:
         ValueError: as :func:`boltz` and :func:`dboltz_dbeta` for ``a``, ``beta`` and ``dim``;

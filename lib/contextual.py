@@ -528,8 +528,9 @@ def order_flips(runs: list) -> list[tuple[float, float, int]]:
             in increasing order of ``gamma``; at least two.
 
     Returns:
-        One ``(gamma_a, gamma_b, flips)`` per neighbouring pair of runs: ``flips`` is the number of
-        pairs of ids (same query token, different sequences) in opposite order at the two ends.
+        One ``(gamma_a, gamma_b, flips)`` per neighbouring pair of runs, where ``flips`` is the
+        number of pairs of ids (same query token, different sequences) in opposite order at the
+        two ends.
 
     Raises:
         ValueError: for fewer than two runs, runs whose sequences differ, or ``gamma`` not
@@ -732,7 +733,7 @@ def id_shifts(run: ContextIds) -> np.ndarray:
         run: a result of :func:`context_ids`.
 
     Returns:
-        float64 array ``(N, n, d)``, in the units of the tokens: entry ``[i, k, c]`` is
+        A float64 array ``(N, n, d)``, in the units of the tokens. Entry ``[i, k, c]`` is
         coordinate ``c`` of the id of token ``k`` of sequence ``i`` (of ``run.X``) minus that
         coordinate of the token.
 

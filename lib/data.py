@@ -420,10 +420,10 @@ def load_mnist(split: str) -> tuple[np.ndarray, np.ndarray]:
             which is the official training set in its order) or ``"test"`` (the official 10,000).
 
     Returns:
-        ``(images, labels)``: images a uint8 array of shape ``(N, 28, 28)`` with values 0 to 255,
-        labels an int64 array of shape ``(N,)`` with the digits 0 to 9. Both are **read-only**
-        views of arrays cached for the process (decoded on the first call, about 1.3 s); use
-        ``.copy()`` for arrays you may modify.
+        The pair ``(images, labels)``, images a uint8 array of shape ``(N, 28, 28)`` with values 0
+        to 255, labels an int64 array of shape ``(N,)`` with the digits 0 to 9. Both are
+        **read-only** views of arrays cached for the process (decoded on the first call, about
+        1.3 s); use ``.copy()`` for arrays you may modify.
 
     Raises:
         ValueError: for an unknown ``split``, or a data file of unexpected shape.
@@ -620,10 +620,10 @@ def load_fashion_mnist(
             the project's ``_data/fashion-mnist``).
 
     Returns:
-        ``(images, labels)``: images a uint8 array of shape ``(N, 28, 28)`` with values 0 to 255,
-        labels an int64 array of shape ``(N,)`` indexing :data:`FASHION_MNIST_CLASSES`. Both are
-        **read-only** views of arrays cached for the process (per folder and split); use
-        ``.copy()`` for arrays you may modify.
+        The pair ``(images, labels)``, images a uint8 array of shape ``(N, 28, 28)`` with values 0
+        to 255, labels an int64 array of shape ``(N,)`` indexing the class names
+        :data:`FASHION_MNIST_CLASSES`. Both are **read-only** views of arrays cached for the
+        process (per folder and split); use ``.copy()`` for arrays you may modify.
 
     Raises:
         ValueError: for an unknown ``split``, a ``root`` that is not a path, or a malformed file
@@ -661,10 +661,10 @@ def cifar10_root(root: str | os.PathLike | None = None) -> Path | None:
         root: as for :func:`load_cifar10`; default: the environment variable ``BOOK_CIFAR10``.
 
     Returns:
-        The resolved folder holding all six batch files (:data:`CIFAR10_FILES`): ``root`` itself or
-        its ``cifar-10-batches-py`` subfolder. ``None``, without an error, when neither ``root``
-        nor ``BOOK_CIFAR10`` is given or ``root`` lacks a batch file, so that a chapter can say
-        whether its CIFAR-10 run took place.
+        The resolved folder holding all six batch files (:data:`CIFAR10_FILES`), either ``root``
+        itself or its ``cifar-10-batches-py`` subfolder. ``None``, without an error, when
+        neither ``root`` nor ``BOOK_CIFAR10`` is given or ``root`` lacks a batch file, so that a
+        chapter can say whether its CIFAR-10 run took place.
 
     Raises:
         ValueError: for a ``root`` that is not a path, or a ``BOOK_CIFAR10`` that does not name
@@ -738,10 +738,11 @@ def load_cifar10(
             the environment variable ``BOOK_CIFAR10``.
 
     Returns:
-        ``(images, labels)``: images a uint8 array of shape ``(N, 32, 32, 3)`` (height, width,
-        RGB channel), labels an int64 array of shape ``(N,)`` indexing :data:`CIFAR10_CLASSES`.
-        ``N`` is whatever the batches hold. Both are **read-only** views of arrays cached for the
-        process (per folder and split); use ``.copy()`` for arrays you may modify.
+        The pair ``(images, labels)``, images a uint8 array of shape ``(N, 32, 32, 3)`` (height,
+        width, RGB channel), labels an int64 array of shape ``(N,)`` indexing the class names
+        :data:`CIFAR10_CLASSES`. ``N`` is whatever the batches hold. Both are **read-only**
+        views of arrays cached for the process (per folder and split); use ``.copy()`` for
+        arrays you may modify.
 
     Raises:
         ValueError: for an unknown ``split``, a ``root`` that is not a path, or a malformed batch

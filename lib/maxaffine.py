@@ -352,7 +352,7 @@ def voronoi_affine(centres: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         centres: ``(N, D)`` real, finite, ``N >= 1``.
 
     Returns:
-        ``(A, b)``: float64 ``(N, D)`` and ``(N,)``.
+        The pair ``(A, b)`` of float64 arrays, of shapes ``(N, D)`` and ``(N,)``.
 
     Raises:
         ValueError: for an empty, non-finite, complex, bool or non-2-D ``centres``, or centres whose
@@ -512,7 +512,7 @@ def grid_margin_summary(x: ArrayLike, margins: ArrayLike, m: int) -> dict[str, f
         m: cells per axis, ``m >= 3`` (for ``m = 2`` every cube is a corner cube).
 
     Returns:
-        A dict of Python floats (``m`` an int): ``m``; ``diff``, the largest
+        A dict of Python floats (``m`` an int) with the keys ``m``; ``diff``, the largest
         :math:`|\text{margin} - \text{closed form}|`; ``max``, the largest margin; ``max outside
         corners``, the largest margin outside the corner cubes (all three over :math:`h^2`);
         ``share above h2``, the share of the points whose margin exceeds :math:`h^2`; and

@@ -455,8 +455,8 @@ def float64_network(memorizer: MemorizingNetwork) -> FeedForward:
         memorizer: the :class:`MemorizingNetwork` of :func:`memorizing_transformer`.
 
     Returns:
-        A float64 residual ``FeedForward(d, M, d)`` (:func:`lib.interpolation.residual_ffn`): ``W1 =
-        1_M v^T``, ``b1 = -biases``, ``W2`` the output weights, ``b2 = 0``.
+        A float64 residual ``FeedForward(d, M, d)`` (:func:`lib.interpolation.residual_ffn`) with
+        ``W1 = 1_M v^T``, ``b1 = -biases``, ``W2`` the output weights and ``b2 = 0``.
 
     Raises:
         ValueError: if ``memorizer`` is not a :class:`MemorizingNetwork`, or a weight overflows

@@ -51,8 +51,8 @@ def uniform_sampler(n: int, d: int, low: float = 0.0, high: float = 1.0) -> Call
         low, high: finite real bounds with ``low < high``.
 
     Returns:
-        ``sampler(rng, k)``: ``rng`` a ``numpy.random.Generator``, ``k`` a positive integer;
-        it returns a float64 array of shape ``(k, n, d)``.
+        A function ``sampler(rng, k)``, ``rng`` a ``numpy.random.Generator`` and ``k`` a positive
+        integer, that returns a float64 array of shape ``(k, n, d)``.
 
     Raises:
         ValueError: for non-positive sizes or bad bounds; the sampler for a non-positive ``k``
@@ -230,7 +230,8 @@ def sup_error(
         f, g, sampler, n_samples, seed: as :func:`lp_error`.
 
     Returns:
-        ``(largest_error, sample_index)``: a Python float and int (the first sample attaining it).
+        The pair ``(largest_error, sample_index)``, a Python float and int (the first sample
+        attaining it).
 
     Raises:
         ValueError: as :func:`lp_error`.

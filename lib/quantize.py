@@ -320,8 +320,8 @@ def bad_sets(
     it), so rounding in ``(x - low) / h`` cannot put a point on the wrong side of a line.
 
     Returns:
-        Two bool arrays ``(batch,)``: ``on_ramp`` (some coordinate in ``(t_j - tau, t_j)`` for a
-        grid line ``t_j``) and ``duplicate`` (two tokens in the same cell).
+        Two bool arrays ``(batch,)``, namely ``on_ramp`` (some coordinate in ``(t_j - tau, t_j)``
+        for a grid line ``t_j``) and ``duplicate`` (two tokens in the same cell).
 
     Raises:
         ValueError: as :func:`quantizer` (among them ``tau`` outside ``(0, h)``, NaN, bool or

@@ -110,8 +110,8 @@ def mean_product_flat(p: ArrayLike) -> np.ndarray:
         p: points ``(batch, n)``, real and finite, one scalar token per coordinate.
 
     Returns:
-        float64 ``(batch, n)``: output ``k`` is that of token ``k``; permutation equivariant in
-        the coordinates.
+        A float64 array ``(batch, n)``. Output ``k`` is that of token ``k``; permutation
+        equivariant in the coordinates.
 
     Raises:
         ValueError: naming ``p`` for a shape other than ``(batch, n)``, non-finite, complex or
@@ -187,7 +187,7 @@ def wave_and_product(p: ArrayLike) -> np.ndarray:
         p: finite real points ``(batch, 2)``.
 
     Returns:
-        float64 ``(batch, 2)``: column 0 is :func:`wave`, column 1 the product of the
+        A float64 array ``(batch, 2)``. Column 0 is :func:`wave`, column 1 the product of the
         coordinates.
 
     Raises:

@@ -71,7 +71,7 @@ def bucket_batches(
         device: where the tensors live (default :data:`lib.book.config.DEVICE`).
 
     Returns:
-        A list of ``(ids, targets)``: int64 tensors ``(b, n_max)``, padding ``pad_id`` in
+        A list of pairs ``(ids, targets)`` of int64 tensors ``(b, n_max)``, padding ``pad_id`` in
         ``ids`` and :data:`IGNORE` in ``targets``.
 
     Raises:
@@ -208,7 +208,7 @@ def evaluate(model: nn.Module, batches: Sequence[tuple[torch.Tensor, torch.Tenso
         batches: ``(inputs, targets)`` pairs, e.g. from :func:`bucket_batches`.
 
     Returns:
-        A float in ``[0, 1]``: correct positions over counted positions, pooled over batches.
+        A float in ``[0, 1]``, correct positions over counted positions, pooled over batches.
 
     Raises:
         ValueError: for malformed batches or logits that do not match the targets.

@@ -660,7 +660,7 @@ def clip_outcome(run: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
             and ``overflow`` (``fit``'s error, or ``None``).
 
     Returns:
-        ``(case, fields)``: a str and a dict of numbers and text for the phrase.
+        The pair ``(case, fields)``, a str and a dict of numbers and text for the phrase.
 
     Raises:
         ValueError: if ``run`` is not such an entry.
@@ -1009,7 +1009,8 @@ def versus(x: float, ref: float) -> tuple[str, float]:
             compared with).
 
     Returns:
-        ``(side, by)``: ``"above"``, ``"below"`` or ``"same"``, and ``|x - ref|`` as a float.
+        The pair ``(side, by)``, ``side`` one of ``"above"``, ``"below"`` or ``"same"`` and ``by``
+        the float ``|x - ref|``.
 
     Raises:
         ValueError: if ``x`` or ``ref`` is not a finite real number.
@@ -1112,7 +1113,7 @@ def described_row(
         level: the accuracy whose first epoch is shown (:data:`REPORTED_ACCURACY`).
 
     Returns:
-        A dict from column to cell, in the table's order: first the first epoch at ``level``
+        A dict from column to cell, in the table's order. First comes the first epoch at ``level``
         (:func:`lib.seeds.reached_band_text`), the column the chapter's text reads; then
         ``seeds`` and ``parameters``; ``train at epoch e`` for each of ``epochs``, a band of
         :func:`lib.seeds.band_text`, or ``None`` where a seed ended before that epoch; the final

@@ -677,7 +677,7 @@ def trend_test(
         permutations: random relabellings (>= 100).
 
     Returns:
-        ``(rho, p)``: floats, ``rho`` in ``[-1, 1]`` and ``p`` in ``(0, 1]``.
+        The floats ``(rho, p)``, ``rho`` in ``[-1, 1]`` and ``p`` in ``(0, 1]``.
 
     Raises:
         ValueError: for arrays of different lengths, fewer than 3 runs, non-finite, complex or
