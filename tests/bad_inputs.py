@@ -460,7 +460,11 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
         ),
         "metrics.error_summary": (metrics.error_summary, dict(errors=[0.1, -0.2])),
         "seeds.band": (seeds.band, dict(values=[0.1, 0.3, 0.2])),
-        "seeds.separated": (seeds.separated, dict(a=[1.0, 2.0, 3.0], b=[4.0, 5.0, 6.0])),
+        "seeds.separated": (
+            seeds.separated,
+            dict(a=[1.0, 2.0, 3.0, 3.5, 3.7], b=[4.0, 5.0, 6.0, 6.5, 7.0]),
+        ),
+        "seeds.order_p_value": (seeds.order_p_value, dict(n_a=5, n_b=5)),
         "seeds.band_text": (seeds.band_text, dict(values=[0.1, 0.3, 0.2], spec=".2f")),
         "seeds.reached_band_text": (seeds.reached_band_text, dict(epochs=[412, 388, 400])),
         "targets.mean_product": (targets.mean_product, dict(X=np.full((3, 2, 1), 0.5))),

@@ -23,19 +23,35 @@ def test_band_is_the_median_and_range():
     ],
 )
 def test_separated_states_an_order_only_for_disjoint_ranges(a, b, expected):
-    assert seeds.separated(a, b) == expected
-    assert seeds.separated(b, a) == -expected
+    assert seeds.separated(a, b, min_seeds=3) == expected
+    assert seeds.separated(b, a, min_seeds=3) == -expected
 
 
 def test_a_level_never_reached_is_later_than_any_reached():
-    assert seeds.separated([None, None, None], [30, 40, 50], allow_none=True) == 1
-    assert seeds.separated([None, 10, 20], [30, 40, 50], allow_none=True) == 0
+    assert seeds.separated([None, None, None], [30, 40, 50], allow_none=True, min_seeds=3) == 1
+    assert seeds.separated([None, 10, 20], [30, 40, 50], allow_none=True, min_seeds=3) == 0
+
+
+def test_order_p_value_counts_the_orderings():
+    """1 / C(n_a + n_b, n_a), checked against a count of every assignment of ranks: the share of
+    the ways to choose which ranks of 1..n_a+n_b go to a in which a holds all the top ones."""
+    import itertools
+
+    for n_a, n_b in ((1, 1), (3, 3), (5, 5), (2, 4), (4, 3)):
+        splits = list(itertools.combinations(range(n_a + n_b), n_a))
+        top = sum(set(c) == set(range(n_b, n_a + n_b)) for c in splits)
+        assert seeds.order_p_value(n_a, n_b) == pytest.approx(top / len(splits), rel=1e-15)
+    assert seeds.order_p_value(5, 5) == 1 / 252 and seeds.order_p_value(3, 3) == 1 / 20
+    assert seeds.MIN_SEEDS == 5  # the rule the chapters state, p = 1/252 one-sided
+    for bad in (0, -1, 2.5, True, 10**7):
+        with pytest.raises(ValueError, match="n_a"):
+            seeds.order_p_value(bad, 3)
 
 
 @pytest.mark.parametrize(
     "call, match",
     [
-        (lambda: seeds.separated([1, 2], [3, 4, 5]), "a must hold at least 3 seeds"),
+        (lambda: seeds.separated([1, 2, 3, 4], [3, 4, 5, 6, 7]), "a must hold at least 5 seeds"),
         (lambda: seeds.band([]), "at least one value"),
         (lambda: seeds.band([1, math.nan]), "NaN"),
         (lambda: seeds.band([1, None]), "real numbers"),
