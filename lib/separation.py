@@ -14,6 +14,7 @@ Functions that form pairwise differences or random draws check the count first a
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -412,20 +413,7 @@ def miss_exponent(vocab_sizes: ArrayLike, rates: ArrayLike, draws: int) -> float
     Source: the book's check of the reconstructed projection constant behind K&S Theorem 2
     (Park et al. 2021). Chapter 2 (check C9).
     """
-    sizes = as_float_array("vocab_sizes", vocab_sizes)
-    shares = as_float_array("rates", rates)
-    draws = positive_int("draws", draws, maximum=10**9)
-    if sizes.ndim != 1 or shares.shape != sizes.shape or len(sizes) < 2:
-        raise ValueError(
-            f"vocab_sizes and rates must be 1-d of one length >= 2, got shapes {sizes.shape} "
-            f"and {shares.shape}"
-        )
-    if np.any(sizes < 1) or np.any(sizes != np.round(sizes)) or len(set(sizes)) != len(sizes):
-        raise ValueError(f"vocab_sizes must be distinct whole numbers >= 1, got {sizes.tolist()}")
-    if np.any(shares < 0) or np.any(shares > 1):
-        raise ValueError(f"rates must lie in [0, 1], got {shares.tolist()}")
-    x = np.log(sizes + 1.0)
-    return _miss_slope(x, shares, draws, f"vocab_sizes {sizes.tolist()}", "log(|V| + 1)")
+    return _miss_slope("vocab_sizes", vocab_sizes, rates, draws, lambda v: np.log(v + 1.0))
 
 
 def dimension_exponent(dims: ArrayLike, rates: ArrayLike, draws: int) -> float:
@@ -458,33 +446,45 @@ def dimension_exponent(dims: ArrayLike, rates: ArrayLike, draws: int) -> float:
     Source: the book's check of the reconstructed projection constant behind K&S Theorem 2
     (Park et al. 2021). Chapter 2 (check C9).
     """
-    ds = as_float_array("dims", dims)
+    return _miss_slope("dims", dims, rates, draws, np.log)
+
+
+def _miss_slope(
+    name: str,
+    values: ArrayLike,
+    rates: ArrayLike,
+    draws: int,
+    axis: Callable[[np.ndarray], np.ndarray],
+) -> float:
+    """Least-squares slope of ``log(-log(rate))`` (rates clipped at half a draw) against
+    ``axis(values)``, after checking ``values`` (distinct whole numbers >= 1, named ``name``),
+    ``rates`` and ``draws`` (:func:`miss_exponent`, :func:`dimension_exponent`)."""
+    vals = as_float_array(name, values)
     shares = as_float_array("rates", rates)
     draws = positive_int("draws", draws, maximum=10**9)
-    if ds.ndim != 1 or shares.shape != ds.shape or len(ds) < 2:
+    if vals.ndim != 1 or shares.shape != vals.shape or len(vals) < 2:
         raise ValueError(
-            f"dims and rates must be 1-d of one length >= 2, got shapes {ds.shape} and "
+            f"{name} and rates must be 1-d of one length >= 2, got shapes {vals.shape} and "
             f"{shares.shape}"
         )
-    if np.any(ds < 1) or np.any(ds != np.round(ds)) or len(set(ds)) != len(ds):
-        raise ValueError(f"dims must be distinct whole numbers >= 1, got {ds.tolist()}")
+    if np.any(vals < 1) or np.any(vals != np.round(vals)) or len(set(vals)) != len(vals):
+        raise ValueError(f"{name} must be distinct whole numbers >= 1, got {vals.tolist()}")
     if np.any(shares < 0) or np.any(shares > 1):
         raise ValueError(f"rates must lie in [0, 1], got {shares.tolist()}")
-    return _miss_slope(np.log(ds), shares, draws, f"dims {ds.tolist()}", "log d")
-
-
-def _miss_slope(x: np.ndarray, shares: np.ndarray, draws: int, name: str, axis: str) -> float:
-    """Least-squares slope of ``log(-log(rate))`` (rates clipped at half a draw) against ``x``."""
-    half = 0.5 / draws
-    lam = -np.log(np.clip(shares, half, 1.0 - half))
+    x = axis(vals)
     if len(set(x.tolist())) < len(x):
         raise ValueError(
-            f"{name} are so close that two of their {axis} round to one float64 number: the "
-            f"slope is undefined; spread {name.split()[0]}"
+            f"{name} {vals.tolist()} are so close that two of their logarithms round to one "
+            f"float64 number: the slope is undefined; spread {name}"
         )
-    # the least-squares slope from centred logarithms (no Vandermonde matrix to condition)
+    half = 0.5 / draws
+    return _slope(x, np.log(-np.log(np.clip(shares, half, 1.0 - half))))
+
+
+def _slope(x: np.ndarray, y: np.ndarray) -> float:
+    """The least-squares slope of ``y`` against ``x`` from centred values (no Vandermonde
+    matrix to condition)."""
     dx = x - x.mean()
-    y = np.log(lam)
     return float((dx * (y - y.mean())).sum() / (dx * dx).sum())
 
 
@@ -616,11 +616,7 @@ def projection_rate_check(
         x = np.log(ds[at])
         # log(f_d(0) / sqrt(d)): the first-order lambda of a constant proportional to d^(-1/2)
         y = np.array([math.lgamma(d / 2) - math.lgamma((d - 1) / 2) for d in ds[at]]) - x / 2
-        dx = x - x.mean()
-        dimension_slopes[int(K)] = (
-            dimension_exponent(ds[at], shares[at], draws),
-            float((dx * (y - y.mean())).sum() / (dx * dx).sum()),
-        )
+        dimension_slopes[int(K)] = (dimension_exponent(ds[at], shares[at], draws), _slope(x, y))
     gap = float(max(abs(m - p) for m, p in slopes.values()))
     d_gap = float(max(abs(m - p) for m, p in dimension_slopes.values()))
     lowest, dev = float(shares.min()), float(np.abs(shares - predicted_rates).max())
