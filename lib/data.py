@@ -63,6 +63,7 @@ __all__ = [
     "as_pairs",
     "build_vocab",
     "encode_pairs",
+    "SingletonDropout",
     "load_mnist",
     "load_fashion_mnist",
     "load_cifar10",
@@ -325,6 +326,81 @@ def encode_pairs(
             )
         )
     return out
+
+
+class SingletonDropout:
+    """Train the ``<unk>`` embedding: each presentation of a training singleton (a word id that
+    occurs once in the training pairs) is replaced by :data:`UNK` with probability ``p``.
+
+    A vocabulary built from the training split alone (:func:`build_vocab`) never shows ``UNK``
+    in training, so its embedding stays at its initialisation and every validation word outside
+    the vocabulary is read through that random vector. Replacing singletons by ``UNK`` with
+    probability 1/2 each time they are presented is what the reference implementation of Lample
+    et al. (2016) does (``insert_singletons``). The draw of a batch depends only on ``seed``,
+    the epoch and the batch's index, so a training run resumed from a checkpoint draws what an
+    uninterrupted one draws (:func:`lib.training.fit`'s ``augment``).
+
+    Args:
+        pairs: the encoded training pairs (:func:`encode_pairs`) whose singletons are counted.
+        p: the replacement probability, in ``[0, 1]``.
+        seed: the seed of the draws (an integer >= 0).
+
+    Attributes:
+        singletons: int64 tensor of the singleton ids, sorted.
+        p, seed: as given.
+
+    Calling it with ``(inputs, epoch, batch)`` (an int64 tensor of word ids of any shape and two
+    integers >= 0) returns a copy of ``inputs`` with the drawn singleton positions set to
+    :data:`UNK`.
+
+    Raises:
+        ValueError: for ``pairs`` that are not a non-empty list of ``(word_ids, tag_ids)`` arrays,
+            a ``p`` outside ``[0, 1]``, a negative ``seed``, or (when called) inputs that are
+            not an int64 tensor or a negative epoch or batch.
+
+    Source: Lample, Ballesteros, Subramanian, Kawakami and Dyer (NAACL 2016), the singleton
+    replacement of their code; used for K&S Section 5's experiment in Chapter 3.
+    """
+
+    def __init__(
+        self, pairs: Sequence[tuple[ArrayLike, ArrayLike]], p: float = 0.5, *, seed: int = 0
+    ) -> None:
+        if not isinstance(pairs, Sequence) or not pairs:
+            raise ValueError(
+                f"pairs must be a non-empty list of (word_ids, tag_ids), got {short_repr(pairs)}"
+            )
+        counts: Counter = Counter()
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError(
+                    f"pairs[{i}] must be a (word_ids, tag_ids) pair, got {short_repr(pair)}"
+                )
+            ids = np.asarray(pair[0])
+            if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
+                raise ValueError(
+                    f"pairs[{i}]'s word ids must be a 1-d integer array, got {short_repr(pair[0])}"
+                )
+            counts.update(ids.tolist())
+        self.p = finite_real("p", p, minimum=0.0, maximum=1.0)
+        self.seed = positive_int("seed", seed, minimum=0, maximum=2**62)
+        once = sorted(w for w, c in counts.items() if c == 1 and w not in (PAD, UNK))
+        self.singletons = torch.tensor(once, dtype=torch.int64)
+
+    def __repr__(self) -> str:
+        return f"SingletonDropout({len(self.singletons)} singletons, p={self.p}, seed={self.seed})"
+
+    def __call__(self, inputs: torch.Tensor, epoch: int, batch: int) -> torch.Tensor:
+        if not isinstance(inputs, torch.Tensor) or inputs.dtype != torch.int64:
+            raise ValueError(
+                f"inputs must be an int64 tensor of word ids, got {short_repr(inputs)}"
+            )
+        epoch = positive_int("epoch", epoch, minimum=0)
+        batch = positive_int("batch", batch, minimum=0)
+        state = np.random.SeedSequence([self.seed, epoch, batch]).generate_state(1)[0]
+        gen = torch.Generator().manual_seed(int(state))
+        drawn = torch.rand(inputs.shape, generator=gen) < self.p
+        rare = torch.isin(inputs.cpu(), self.singletons)
+        return inputs.masked_fill((drawn & rare).to(inputs.device), UNK)
 
 
 # --------------------------------------------------------------------------------------------

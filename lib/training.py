@@ -283,19 +283,19 @@ OPTIMIZERS = ("adam", "sgd")
 
 
 def _optimizers(
-    model: nn.Module, lr: float, optimizer: str = "adam"
+    model: nn.Module, lr: float, optimizer: str = "adam", momentum: float = 0.0
 ) -> list[torch.optim.Optimizer]:
     """Adam for the dense parameters; torch's SparseAdam ("lazy" Adam: only the rows a batch
     touches are updated, their moments included) for the weights of embeddings built with
-    ``sparse=True``. For ``"sgd"`` one plain SGD (no momentum, no weight decay) for all of them:
-    on a sparse gradient its step is exactly the dense step, since untouched rows have gradient
-    zero."""
+    ``sparse=True``. For ``"sgd"`` one SGD (no weight decay; heavy-ball ``momentum``, default
+    none) for all of them: without momentum, its step on a sparse gradient is exactly the dense
+    step, since untouched rows have gradient zero."""
     sparse_ids = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding) and m.sparse}
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("model has no trainable parameters")
     if optimizer == "sgd":
-        return [torch.optim.SGD(params, lr=lr)]
+        return [torch.optim.SGD(params, lr=lr, momentum=momentum)]
     dense = [p for p in params if id(p) not in sparse_ids]
     sparse = [p for p in params if id(p) in sparse_ids]
     out = [torch.optim.Adam(dense, lr=lr, fused=True)] if dense else []
@@ -331,10 +331,18 @@ def _fingerprint(
     seed: int,
     optimizer: str = "adam",
     clip_norm: float | None = None,
+    augment: object = None,
+    train_eval: bool = False,
+    momentum: float = 0.0,
+    schedule: str = "linear",
 ) -> dict[str, Any]:
     return {  # Adam without clipping adds no keys: checkpoints saved before these options resume
         **({} if optimizer == "adam" else {"optimizer": optimizer}),
         **({} if clip_norm is None else {"clip_norm": clip_norm}),
+        **({} if augment is None else {"augment": repr(augment)}),
+        **({"train_eval": True} if train_eval else {}),
+        **({"momentum": momentum} if momentum else {}),
+        **({} if schedule == "linear" else {"schedule": schedule}),
         "parameters": [list(p.shape) for p in model.parameters()],
         "batches": [list(x.shape) for x, _ in batches],
         "epochs": epochs,
@@ -362,6 +370,10 @@ def fit(
     progress: bool = True,
     optimizer: str = "adam",
     clip_norm: float | None = None,
+    augment: Callable[[torch.Tensor, int, int], torch.Tensor] | None = None,
+    train_eval: bool = False,
+    momentum: float = 0.0,
+    schedule: str = "linear",
 ) -> pd.DataFrame:
     """Train ``model`` with Adam (or plain SGD) on ``batches`` and return its per-epoch history.
 
@@ -380,9 +392,9 @@ def fit(
             nothing is predicted), e.g. from :func:`bucket_batches`.
         epochs: number of passes over ``batches`` (the cap when ``stop`` is given).
         lr: Adam's learning rate (> 0).
-        final_lr: if given, the learning rate falls linearly from ``lr`` in the first epoch to
-            ``final_lr`` in the last (``torch.optim.lr_scheduler.LinearLR``; ``0 < final_lr <=
-            lr``); ``None`` keeps it constant.
+        final_lr: if given, the learning rate falls from ``lr`` in the first epoch to
+            ``final_lr`` in the last (``0 < final_lr <= lr``), along ``schedule``; ``None`` keeps
+            it constant.
         seed: seed of the batch order.
         validation: optional batches scored with :func:`evaluate` every ``eval_every`` epochs
             and after the last one.
@@ -400,26 +412,43 @@ def fit(
             about 40 MB, so saving one per epoch would write gigabytes in a ``make full``.
         desc: label of the progress bar (silent during book builds).
         progress: ``False`` hides the bar also outside builds (for callers that show their own).
-        optimizer: ``"adam"`` (default, as above) or ``"sgd"``: plain stochastic gradient descent
-            at rate ``lr`` (``torch.optim.SGD``, no momentum), the optimiser the AI-written report
-            on K&S names (Chapter 3).
+        optimizer: ``"adam"`` (default, as above) or ``"sgd"``: stochastic gradient descent at
+            rate ``lr`` (``torch.optim.SGD``, with ``momentum``), the optimiser the AI-written
+            report on K&S names (Chapter 3).
+        momentum: SGD's heavy-ball momentum, in ``[0, 1)`` (``torch.optim.SGD``'s ``momentum``;
+            default 0, plain SGD); only with ``optimizer="sgd"``.
+        schedule: how the rate falls to ``final_lr``: ``"linear"`` (default,
+            ``torch.optim.lr_scheduler.LinearLR``) or ``"cosine"`` (half a cosine,
+            ``CosineAnnealingLR`` with ``eta_min=final_lr``).
         clip_norm: if given (> 0), every step first scales the gradient down to this Euclidean
             norm over all parameters when it is longer (``torch.nn.utils.clip_grad_norm_``);
             default ``None``, no clipping.
+        augment: optional callable ``augment(inputs, epoch, batch)`` returning the inputs a step
+            trains on in place of batch ``batch``'s ``inputs`` in epoch ``epoch`` (same shape and
+            dtype; e.g. :class:`lib.data.SingletonDropout`). It must depend on its arguments only,
+            so that a resumed run draws what an uninterrupted one draws.
+        train_eval: ``True`` scores ``batches`` with :func:`evaluate` (the model in eval mode,
+            inputs as given, not augmented) after every epoch: ``train_acc`` is then that score and
+            ``running_acc`` the accuracy during the epoch. It costs a forward pass over the
+            training batches per epoch.
 
     Returns:
         A DataFrame with one row per epoch and the columns ``epoch`` (1-based), ``loss`` (mean
-        cross-entropy per counted position, nats), ``train_acc`` (accuracy on the batches as they
-        were trained on during the epoch, padding excluded), ``val_acc`` (NaN on epochs without a
-        validation score), ``lr`` and ``seconds`` (cumulative wall time, resumed runs included).
-        ``attrs["stopped"]`` holds the stop rule's reason, or ``None`` when the cap ended it.
+        cross-entropy per counted position during the epoch, nats), ``train_acc`` (accuracy on the
+        batches as they were trained on during the epoch, padding excluded; with ``train_eval``
+        the eval-mode score after it), ``val_acc`` (NaN on epochs without a validation score),
+        ``lr``, ``seconds`` (cumulative wall time, resumed runs included) and, with
+        ``train_eval``, ``running_acc``. ``attrs["stopped"]`` holds the stop rule's reason, or
+        ``None`` when the cap ended it.
 
     Raises:
         ValueError: for a model that is not a module, malformed batches, targets outside the
             model's classes, non-finite logits, a non-positive ``epochs`` or ``eval_every``, a
             non-positive or non-finite ``lr`` or ``final_lr`` (or ``final_lr > lr``), a ``stop``
             that is not callable, a checkpoint saved for another model, batches or settings, or a
-            loss that becomes NaN/inf (the epoch is named).
+            loss that becomes NaN/inf (the epoch is named), an ``augment`` that is not callable or
+            returns inputs of another shape or dtype, a ``train_eval`` that is not a bool, a
+            ``momentum`` outside ``[0, 1)`` or with Adam, or an unknown ``schedule``.
 
     Source: the training of K&S (ICLR 2024) Section 5, whose optimiser and sizes are
     unknown (the sources do not give them; the choices here are the book's own; see the Sources and
@@ -439,7 +468,17 @@ def fit(
     optimizer = one_of("optimizer", optimizer, OPTIMIZERS)
     if clip_norm is not None:
         clip_norm = finite_real("clip_norm", clip_norm, minimum=0.0, strict=True)
-    optimizers = _optimizers(model, lr, optimizer)
+    if augment is not None and not callable(augment):
+        raise ValueError(f"augment must be callable, got {short_repr(augment)}")
+    train_eval = flag("train_eval", train_eval)
+    momentum = finite_real("momentum", momentum, minimum=0.0)
+    if momentum >= 1.0 or (momentum and optimizer != "sgd"):
+        raise ValueError(
+            f"momentum must lie in [0, 1) and needs optimizer='sgd', got momentum={momentum!r} "
+            f"with optimizer={optimizer!r}"
+        )
+    schedule = one_of("schedule", schedule, ("linear", "cosine"))
+    optimizers = _optimizers(model, lr, optimizer, momentum)
     trainable = [p for p in model.parameters() if p.requires_grad]
     schedules = (
         []
@@ -448,13 +487,28 @@ def fit(
             torch.optim.lr_scheduler.LinearLR(
                 opt, start_factor=1.0, end_factor=final_lr / lr, total_iters=epochs - 1
             )
+            if schedule == "linear"
+            else torch.optim.lr_scheduler.CosineAnnealingLR(opt, epochs - 1, eta_min=final_lr)
             for opt in optimizers
         ]
     )
     checkpoint_every = finite_real("checkpoint_every", checkpoint_every, minimum=0.0)
     gen = torch.Generator().manual_seed(seed)
     rows, done_seconds, stopped = [], 0.0, None
-    fingerprint = _fingerprint(model, batches, epochs, lr, final_lr, seed, optimizer, clip_norm)
+    fingerprint = _fingerprint(
+        model,
+        batches,
+        epochs,
+        lr,
+        final_lr,
+        seed,
+        optimizer,
+        clip_norm,
+        augment,
+        train_eval,
+        momentum,
+        schedule,
+    )
     if checkpoint is not None:
         checkpoint = Path(checkpoint)
         if checkpoint.exists():
@@ -483,6 +537,8 @@ def fit(
         loss_sum, correct, total = 0.0, 0, 0
         for b in torch.randperm(len(batches), generator=gen).tolist():
             inputs, targets = batches[b]
+            if augment is not None:
+                inputs = _augmented(augment, inputs, epoch, b)
             try:
                 logits = model(inputs)
             except ValueError as err:  # e.g. scores that overflow: say when training broke
@@ -505,16 +561,17 @@ def fit(
             {
                 "epoch": epoch,
                 "loss": loss_sum / total,
-                "train_acc": correct / total,
+                "train_acc": evaluate(model, batches) if train_eval else correct / total,
                 "val_acc": val,
                 "lr": optimizers[0].param_groups[0]["lr"],
                 "seconds": done_seconds + time.perf_counter() - start,
+                **({"running_acc": correct / total} if train_eval else {}),
             }
         )
         for sch in schedules:
             sch.step()
         if hasattr(bar, "set_postfix"):
-            bar.set_postfix(acc=f"{correct / total:.4f}")
+            bar.set_postfix(acc=f"{rows[-1]['train_acc']:.4f}")
         if on_epoch is not None:
             on_epoch(model, pd.DataFrame(rows))
         if stop is not None:
@@ -534,6 +591,22 @@ def fit(
     history = pd.DataFrame(rows)
     history.attrs["stopped"] = stopped
     return history
+
+
+def _augmented(
+    augment: Callable[[torch.Tensor, int, int], torch.Tensor],
+    inputs: torch.Tensor,
+    epoch: int,
+    batch: int,
+) -> torch.Tensor:
+    """``augment(inputs, epoch, batch)``, refused unless it keeps the inputs' shape and dtype."""
+    out = augment(inputs, epoch, batch)
+    if not isinstance(out, torch.Tensor) or out.shape != inputs.shape or out.dtype != inputs.dtype:
+        raise ValueError(
+            f"augment must return inputs of shape {tuple(inputs.shape)} and dtype {inputs.dtype}, "
+            f"got {short_repr(out)}"
+        )
+    return out
 
 
 def _save_checkpoint(

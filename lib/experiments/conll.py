@@ -68,6 +68,12 @@ __all__ = [
     "clip_pilot_settings",
     "clip_pilot_compute",
     "full_runs",
+    "SGD_GRID",
+    "GRID_KINDS",
+    "sgd_grid_settings",
+    "sgd_grid",
+    "sgd_best_settings",
+    "sgd_best",
     "repeat_share",
     "versus",
     "clip_outcome",
@@ -257,6 +263,24 @@ CLIP_PILOT = {"seed": 1, "epochs": 40, "clip_norms": [None, 1.0]}
 #: epochs" (half the described runs' 800, which keeps ``make full`` within its budget).
 FIXED_EPOCHS = 400
 
+#: The grid of SGD settings the described model is trained with (seed 0, full mode, gradients
+#: clipped at ``clip_norm``, a constant rate, ``epochs`` epochs each): every ``momentum`` with
+#: every ``lr``. The setting of the grid with the best final training accuracy is then trained
+#: for ``best_epochs`` epochs with its rate falling along half a cosine to ``lr *
+#: final_lr_share`` (:func:`sgd_best_settings`). The grid and the schedule are ours: the
+#: sources name plain SGD and nothing else.
+SGD_GRID: dict[str, Any] = {
+    "momenta": [0.0, 0.9],
+    "lrs": [0.1, 0.3, 1.0],
+    "epochs": 200,
+    "clip_norm": 1.0,
+    "best_epochs": 800,
+    "final_lr_share": 0.01,
+}
+
+#: The kinds of :func:`sgd_grid_settings` and :func:`sgd_best_settings`' runs.
+GRID_KINDS = ("described-grid", "described-sgd-best")
+
 #: The seeds of every full-scale comparison the book states in Chapter 3. Seed 0 is each
 #: configuration's first stored run, seeds 1 and 2 its repeats.
 SEEDS = (0, 1, 2)
@@ -334,6 +358,10 @@ class ConllRun:
             (:func:`lib.experiments.store.provenance`); ``None`` for a live run.
         construction: for a run whose projection is fixed at Theorem 2's value, the constants of
             :func:`theorem2_projection` (without ``w``); else ``None``.
+        val_acc_iv, val_acc_oov: the final validation accuracy on the tokens whose word is in the
+            training vocabulary and on those read as ``<unk>`` (``None`` for a stored run that
+            predates the split, or a split without such tokens); oov_share: the share of
+            validation tokens read as ``<unk>``.
     """
 
     history: pd.DataFrame
@@ -346,6 +374,9 @@ class ConllRun:
     stopped: str | None = None
     provenance: dict | None = None
     construction: dict | None = None
+    val_acc_iv: float | None = None
+    val_acc_oov: float | None = None
+    oov_share: float | None = None
 
     def epochs_to(self, levels: Iterable[float] = THRESHOLDS) -> dict:
         """The first epoch whose training accuracy reaches each level (``None``: not reached)."""
@@ -373,6 +404,10 @@ def conll_experiment(
     fixed_projection: str | None = None,
     clip_norm: float | None = None,
     dtype: str = "float32",
+    unk_dropout: float = 0.0,
+    train_eval: bool = False,
+    momentum: float = 0.0,
+    schedule: str = "linear",
 ) -> ConllRun:
     """Train one :class:`~lib.models.TokenTagger` on CoNLL-2003 pairs: K&S Section 5, our settings.
 
@@ -396,13 +431,21 @@ def conll_experiment(
         dtype: ``"float32"`` (the paper-scale runs) or ``"float64"`` (fast mode: a model trained
             in float64 ends at the same token counts on every CPU, where float32's rounding,
             which differs with the CPU's vector instructions, moves a count by one).
+        unk_dropout: the probability with which each presentation of a training singleton is
+            read as ``<unk>`` (:class:`lib.data.SingletonDropout`, drawn from ``seed``); ``0``
+            leaves ``<unk>`` untrained, at its initialisation.
+        train_eval: score the training pairs in eval mode after every epoch
+            (:func:`lib.training.fit`); the history's ``train_acc`` is then that score.
+        momentum, schedule: SGD's momentum and the shape of the fall to ``final_lr``
+            (:func:`lib.training.fit`).
 
     Returns:
-        A :class:`ConllRun` (with empty ``settings``).
+        A :class:`ConllRun` (with empty ``settings``), the validation accuracy also split into
+        words in and out of the training vocabulary.
 
     Raises:
-        ValueError: as :func:`lib.data.build_vocab`, :class:`~lib.models.TokenTagger` and
-            :func:`lib.training.fit`.
+        ValueError: as :func:`lib.data.build_vocab`, :class:`~lib.models.TokenTagger`,
+            :class:`lib.data.SingletonDropout` and :func:`lib.training.fit`.
 
     Source: K&S (ICLR 2024) Section 5, the CoNLL-2003 experiment. Chapter 3.
     """
@@ -412,6 +455,7 @@ def conll_experiment(
     batches = training.bucket_batches(train, batch_size, seed=seed)
     val_batches = training.bucket_batches(valid, 256, seed=seed)
     tied = flag("tied", tied)
+    train_eval = flag("train_eval", train_eval)
     if fixed_projection not in (None, "theorem2"):
         raise ValueError(f"fixed_projection must be None or 'theorem2', got {fixed_projection!r}")
     if fixed_projection is not None and not tied:
@@ -433,6 +477,9 @@ def conll_experiment(
     if fixed_projection is not None:
         model = _fix_projection(model, train, seed)
     model = model.to(config.DEVICE)
+    augment = None
+    if finite_real("unk_dropout", unk_dropout, minimum=0.0, maximum=1.0) > 0:
+        augment = data.SingletonDropout(train, unk_dropout, seed=seed)
     label = (
         "described, " if tied else ""
     ) + f"{n_layers} layer{'s' if n_layers > 1 else ''}, rank {rank or 'full'}"
@@ -450,7 +497,12 @@ def conll_experiment(
         desc=label,
         optimizer=optimizer,
         clip_norm=clip_norm,
+        augment=augment,
+        train_eval=train_eval,
+        momentum=momentum,
+        schedule=schedule,
     )
+    iv, oov, share = _split_by_vocabulary(model, val_batches)
     return ConllRun(
         history,
         training.evaluate(model, batches),
@@ -461,7 +513,24 @@ def conll_experiment(
         {},
         history.attrs["stopped"],
         construction=getattr(model, "theorem2", None),
+        val_acc_iv=iv,
+        val_acc_oov=oov,
+        oov_share=share,
     )
+
+
+def _split_by_vocabulary(model: Any, batches: list) -> tuple[float | None, float | None, float]:
+    """Accuracy of ``model`` on the counted positions of ``batches`` whose input is a vocabulary
+    word and on those whose input is ``<unk>`` (``None`` where there are none), and the share of
+    counted positions read as ``<unk>``."""
+    parts = []
+    for keep in (lambda x: x != data.UNK, lambda x: x == data.UNK):
+        parts.append([(x, y.masked_fill(~keep(x), training.IGNORE)) for x, y in batches])
+    counts = [sum(int((y != training.IGNORE).sum()) for _, y in part) for part in parts]
+    iv, oov = (
+        training.evaluate(model, part) if n else None for part, n in zip(parts, counts, strict=True)
+    )
+    return iv, oov, counts[1] / sum(counts)
 
 
 def theorem2_projection(
@@ -615,6 +684,8 @@ def _pilot_run(
             tied=True,
             optimizer="sgd",
             clip_norm=clip_norm,
+            unk_dropout=settings.get("unk_dropout", 0.0),
+            train_eval=settings.get("train_eval", False),
         )
     except ValueError as err:  # the scores, outputs or loss overflowed
         return None, str(err)
@@ -733,6 +804,88 @@ def sgd_pilot(*, allow_compute: bool | None = None) -> dict:
     return {"rates": rates, "chosen": chosen, "provenance": stored.provenance}
 
 
+def _grid_run(settings: Mapping[str, Any]) -> str:
+    """The stored run's name of a grid or best-SGD run's ``settings``."""
+    if settings["kind"] == "described-sgd-best":
+        return "described-sgd-best"
+    return f"described-grid-momentum-{settings['momentum']:g}-lr-{settings['lr']:g}"
+
+
+def sgd_grid_settings(momentum: float, lr: float) -> tuple[str, dict]:
+    """The stored run's name and settings of one point of :data:`SGD_GRID`: the described model's
+    full-mode settings (seed 0) with this ``momentum`` and constant ``lr``, clipped at
+    ``SGD_GRID["clip_norm"]``, for ``SGD_GRID["epochs"]`` epochs.
+
+    Raises:
+        ValueError: for a ``momentum`` or ``lr`` that is not a point of the grid.
+    """
+    one_of("momentum", momentum, tuple(SGD_GRID["momenta"]))
+    one_of("lr", lr, tuple(SGD_GRID["lrs"]))
+    _, base = conll_run_settings(1, 1, "full", kind="described")
+    settings = {**base, "kind": "described-grid", "momentum": float(momentum), "lr": float(lr),
+                "epochs": SGD_GRID["epochs"], "clip_norm": SGD_GRID["clip_norm"]}  # fmt: skip
+    return _grid_run(settings), settings
+
+
+def sgd_grid(*, allow_compute: bool | None = None) -> dict[tuple[float, float], ConllRun]:
+    """The stored runs of :data:`SGD_GRID`, keyed ``(momentum, lr)``.
+
+    Raises:
+        lib.experiments.store.StaleResultError: in a book build whose stored run is missing or
+            stale (``make full`` computes it).
+    """
+    return {
+        (m, lr): _stored_grid_run(*sgd_grid_settings(m, lr), allow_compute)
+        for m in SGD_GRID["momenta"]
+        for lr in SGD_GRID["lrs"]
+    }
+
+
+def sgd_best_settings(
+    grid: Mapping[tuple[float, float], ConllRun] | None = None,
+) -> tuple[str, dict]:
+    """The stored run's name and settings of the grid's best setting trained longer: the
+    ``(momentum, lr)`` of :func:`sgd_grid` whose run ends at the highest training accuracy (the
+    first in grid order on a tie), ``SGD_GRID["best_epochs"]`` epochs, the rate falling along half
+    a cosine to ``lr * SGD_GRID["final_lr_share"]``.
+
+    Args:
+        grid: the runs of :func:`sgd_grid` (default: read them, stored only).
+
+    Raises:
+        lib.experiments.store.StaleResultError: when the grid is not stored yet.
+    """
+    grid = sgd_grid(allow_compute=False) if grid is None else grid
+    (momentum, lr), _ = max(grid.items(), key=lambda item: item[1].train_acc)
+    _, settings = sgd_grid_settings(momentum, lr)
+    settings.update(kind="described-sgd-best", epochs=SGD_GRID["best_epochs"], schedule="cosine",
+                    final_lr=lr * SGD_GRID["final_lr_share"])  # fmt: skip
+    return _grid_run(settings), settings
+
+
+def sgd_best(*, allow_compute: bool | None = None) -> ConllRun:
+    """The stored run of :func:`sgd_best_settings`.
+
+    Raises:
+        lib.experiments.store.StaleResultError: as :func:`sgd_grid`.
+    """
+    return _stored_grid_run(*sgd_best_settings(), allow_compute)
+
+
+def _stored_grid_run(run: str, settings: dict, allow_compute: bool | None) -> ConllRun:
+    """A grid or best-SGD run through :func:`lib.experiments.store.load_or_run`."""
+    stored = store.load_or_run(
+        "conll",
+        run,
+        CONLL_VERSION,
+        settings,
+        lambda: conll_compute(settings),
+        allow_compute=not config.IN_BUILD if allow_compute is None else allow_compute,
+        device=str(config.DEVICE),
+    )
+    return _as_run(stored.result, settings, stored.provenance)
+
+
 def full_runs() -> list[tuple[int, int | None, int, str]]:
     """Every stored CoNLL-2003 run of ``make full``, as ``(n_layers, rank, seed, kind)``: our
     model at each depth of :data:`CONLL_SETTINGS` (rank 1) and one full-rank layer, the described
@@ -841,8 +994,11 @@ def conll_compute(settings: dict) -> dict:
         ValueError: as :func:`conll_experiment`.
     """
     mode, n_layers, rank = settings["mode"], settings["n_layers"], settings["rank"]
-    run, _ = conll_run_settings(
-        n_layers, rank, mode, seed=settings["seed"], kind=settings.get("kind", "ours")
+    kind = settings.get("kind", "ours")
+    run = (
+        _grid_run(settings)
+        if kind in GRID_KINDS
+        else conll_run_settings(n_layers, rank, mode, seed=settings["seed"], kind=kind)[0]
     )
     train = conll_subset("train", settings["sentences"], settings["seed"])
     valid = conll_subset("validation", settings["validation_sentences"], settings["seed"])
@@ -865,6 +1021,10 @@ def conll_compute(settings: dict) -> dict:
         fixed_projection=settings.get("fixed_projection"),
         clip_norm=settings.get("clip_norm"),
         dtype=settings.get("dtype", "float32"),
+        unk_dropout=settings.get("unk_dropout", 0.0),
+        train_eval=settings.get("train_eval", False),
+        momentum=settings.get("momentum", 0.0),
+        schedule=settings.get("schedule", "linear"),
         checkpoint=None
         if mode == "fast"
         else store.checkpoint_path("conll", run, CONLL_VERSION, settings),
@@ -880,6 +1040,9 @@ def conll_compute(settings: dict) -> dict:
         "tokens": out.tokens,
         "stopped": out.stopped,
         **({} if out.construction is None else {"construction": out.construction}),
+        "val_acc_iv": out.val_acc_iv,
+        "val_acc_oov": out.val_acc_oov,
+        "oov_share": out.oov_share,
     }
 
 
@@ -945,6 +1108,11 @@ def conll_run(
             device=str(config.DEVICE),
         )
         result, provenance = stored.result, stored.provenance
+    return _as_run(result, settings, provenance)
+
+
+def _as_run(result: Mapping[str, Any], settings: dict, provenance: dict | None) -> ConllRun:
+    """A :class:`ConllRun` from what :func:`conll_compute` returns (or a stored file holds)."""
     history = pd.DataFrame(result["history"])  # a stored file has its columns sorted: fit's order
     order = ["epoch", "loss", "train_acc", "val_acc", "lr", "seconds"]
     history = history[[c for c in order if c in history] + [c for c in history if c not in order]]
@@ -960,6 +1128,9 @@ def conll_run(
         result.get("stopped"),
         provenance,
         result.get("construction"),
+        result.get("val_acc_iv"),
+        result.get("val_acc_oov"),
+        result.get("oov_share"),
     )
 
 

@@ -177,3 +177,58 @@ def test_seed_summaries_of_hand_made_runs():
     ]:
         with pytest.raises(ValueError, match=match):
             call()
+
+
+def test_validation_split_by_vocabulary_recombines_and_counts_oov():
+    """The in-vocabulary and out-of-vocabulary accuracies weigh back to the whole validation
+    accuracy by the OOV share, and that share is the share of validation tokens whose word is
+    not a training word (counted here from the words)."""
+    train = conll.conll_subset("train", 60, seed=2)
+    valid = conll.conll_subset("validation", 30, seed=2)
+    words = {w for tokens, _ in train for w in tokens}
+    tokens = [w for t, _ in valid for w in t]
+    out = conll.conll_experiment(
+        train, valid, n_layers=1, rank=1, d=16, batch_size=8, lr=1e-2, epochs=3, eval_every=3,
+        unk_dropout=0.5, train_eval=True,
+    )  # fmt: skip
+    assert out.oov_share == sum(w not in words for w in tokens) / len(tokens)
+    assert out.val_acc == pytest.approx(
+        (1 - out.oov_share) * out.val_acc_iv + out.oov_share * out.val_acc_oov, abs=1e-12
+    )
+    assert out.history["train_acc"].iloc[-1] == out.train_acc  # the eval-mode score per epoch
+    with pytest.raises(ValueError, match="unk_dropout"):
+        conll.conll_experiment(
+            train, valid, n_layers=1, rank=1, d=16, batch_size=8, lr=1e-2, epochs=1,
+            eval_every=1, unk_dropout=2.0,
+        )  # fmt: skip
+
+
+def test_sgd_grid_settings_and_the_best_setting():
+    """Every grid point differs from the described model's settings in its momentum, rate and
+    epochs only; the best setting is the grid run with the highest final training accuracy."""
+    _, described = conll.conll_run_settings(1, 1, "full", kind="described")
+    names = set()
+    for m in conll.SGD_GRID["momenta"]:
+        for lr in conll.SGD_GRID["lrs"]:
+            run, s = conll.sgd_grid_settings(m, lr)
+            names.add(run)
+            changed = {k for k in s if s[k] != described.get(k)}
+            assert changed <= {"kind", "momentum", "lr", "epochs"} and s["momentum"] == m
+            assert s["lr"] == lr and s["epochs"] == conll.SGD_GRID["epochs"]
+    assert len(names) == 6
+    grid = {
+        key: conll.ConllRun(pd.DataFrame(), acc, 0.0, 1, 1, 1, {})
+        for key, acc in zip(
+            [(m, lr) for m in conll.SGD_GRID["momenta"] for lr in conll.SGD_GRID["lrs"]],
+            [0.5, 0.7, 0.6, 0.9, 0.8, 0.1],
+            strict=True,
+        )
+    }
+    run, best = conll.sgd_best_settings(grid)
+    assert run == "described-sgd-best" and (best["momentum"], best["lr"]) == (0.9, 0.1)
+    assert best["schedule"] == "cosine" and best["epochs"] == conll.SGD_GRID["best_epochs"]
+    assert best["final_lr"] == pytest.approx(0.1 * conll.SGD_GRID["final_lr_share"])
+    with pytest.raises(ValueError, match="momentum"):
+        conll.sgd_grid_settings(0.5, 0.1)
+    with pytest.raises(ValueError, match="lr"):
+        conll.sgd_grid_settings(0.0, 0.2)

@@ -538,3 +538,57 @@ def test_fetch_data_checks_official_content(tmp_path):
         raw[-1] = (raw[-1] + 1) % 10
         (copy / "t10k-labels-idx1-ubyte.gz").write_bytes(gzip.compress(bytes(raw)))
         assert "SHA-256" in fetch.verify(copy)
+
+
+def test_singleton_dropout_replaces_singletons_only_at_rate_p():
+    """Singletons are the ids seen once (counted here independently); over 40,000 presentations
+    the replaced share lies within 4 binomial standard deviations of p, other words never move,
+    and a draw depends on (seed, epoch, batch) only."""
+    from collections import Counter
+
+    import torch
+
+    pairs = [(np.array([2, 3, 4, 3]), np.zeros(4, int)), (np.array([5, 2, 6]), np.zeros(3, int))]
+    counts = Counter(int(w) for ids, _ in pairs for w in ids)
+    drop = data.SingletonDropout(pairs, 0.3, seed=7)
+    assert drop.singletons.tolist() == sorted(w for w, c in counts.items() if c == 1) == [4, 5, 6]
+    x = torch.tensor([[4, 2, 5, 3, 6, 0]] * 10_000)
+    y = drop(x, 2, 5)
+    rare = torch.isin(x, drop.singletons)
+    assert torch.equal(y[~rare], x[~rare])  # frequent words and padding untouched
+    share = float((y[rare] == data.UNK).double().mean())
+    n = int(rare.sum())
+    assert abs(share - 0.3) < 4 * (0.3 * 0.7 / n) ** 0.5
+    assert torch.equal(drop(x, 2, 5), y) and not torch.equal(drop(x, 2, 6), y)
+    assert not torch.equal(drop(x, 3, 5), y)
+    assert not torch.equal(data.SingletonDropout(pairs, 0.3, seed=8)(x, 2, 5), y)
+    assert torch.equal(data.SingletonDropout(pairs, 0.0)(x, 0, 0), x)
+    assert (data.SingletonDropout(pairs, 1.0)(x, 0, 0)[rare] == data.UNK).all()
+    assert repr(drop) == "SingletonDropout(3 singletons, p=0.3, seed=7)"
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, match",
+    [
+        (([],), {}, "pairs must be a non-empty list"),
+        (([(np.array([1.5]), np.array([0]))],), {}, r"pairs\[0\]'s word ids"),
+        (([np.array([2])],), {}, r"pairs\[0\] must be a \(word_ids, tag_ids\) pair"),
+        (([(np.array([2]), np.array([0]))], 1.5), {}, "p must"),
+        (([(np.array([2]), np.array([0]))],), {"seed": -1}, "seed"),
+    ],
+)
+def test_singleton_dropout_refuses_bad_arguments(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        data.SingletonDropout(*args, **kwargs)
+
+
+def test_singleton_dropout_refuses_bad_calls():
+    import torch
+
+    drop = data.SingletonDropout([(np.array([2, 3]), np.array([0, 0]))])
+    with pytest.raises(ValueError, match="inputs must be an int64 tensor"):
+        drop(torch.zeros(2), 0, 0)
+    with pytest.raises(ValueError, match="epoch"):
+        drop(torch.zeros(2, dtype=torch.int64), -1, 0)
+    with pytest.raises(ValueError, match="batch"):
+        drop(torch.zeros(2, dtype=torch.int64), 0, -1)

@@ -386,3 +386,97 @@ def test_accuracy_at_and_epoch_seconds_read_a_history():
     ]:
         with pytest.raises(ValueError, match=match):
             call()
+
+
+def test_augmented_run_resumes_and_scores_training_in_eval_mode(tmp_path):
+    """With singleton dropout and an eval-mode score per epoch: an interrupted and resumed run has
+    the history and weights of an uninterrupted one; ``train_acc`` is the eval-mode score (the
+    last row equals a separate evaluate) and ``running_acc`` the accuracy under the dropout."""
+    vocab, batches = toy_batches(batch_size=1)
+    drop = data.SingletonDropout(data.encode_pairs(TOY, vocab), 0.5, seed=2)
+    kw = dict(epochs=6, lr=1e-2, seed=4, augment=drop, train_eval=True)
+
+    def model():
+        return TokenTagger(len(vocab), 9, d=8, n_layers=1, rank=1, seed=3)
+
+    straight = model()
+    h_straight = training.fit(straight, batches, **kw)
+    assert h_straight["train_acc"].iloc[-1] == training.evaluate(straight, batches)
+    assert "running_acc" in h_straight and not h_straight["running_acc"].equals(
+        h_straight["train_acc"]
+    )
+
+    class Interrupt(Exception):
+        pass
+
+    def stop_in_epoch_four(history):
+        if len(history) == 4:
+            raise Interrupt
+        return None
+
+    ckpt = tmp_path / "run.pt"
+    with pytest.raises(Interrupt):
+        training.fit(
+            model(), batches, checkpoint=ckpt, checkpoint_every=0, stop=stop_in_epoch_four, **kw
+        )
+    resumed = model()
+    h_resumed = training.fit(resumed, batches, checkpoint=ckpt, **kw)
+    pd.testing.assert_frame_equal(
+        h_resumed.drop(columns="seconds"), h_straight.drop(columns="seconds")
+    )
+    for a, b in zip(resumed.state_dict().values(), straight.state_dict().values(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    plain = training.fit(model(), batches, epochs=6, lr=1e-2, seed=4)
+    assert not plain["train_acc"].equals(h_straight["running_acc"])  # the dropout acted
+
+
+def test_augment_and_train_eval_refused_when_malformed():
+    vocab, batches = toy_batches()
+    model = TokenTagger(len(vocab), 9, d=8, n_layers=1, rank=1, seed=3)
+    with pytest.raises(ValueError, match="augment must be callable"):
+        training.fit(model, batches, epochs=1, augment="dropout")
+    with pytest.raises(ValueError, match="augment must return inputs of shape"):
+        training.fit(model, batches, epochs=1, augment=lambda x, e, b: x[:, :1])
+    with pytest.raises(ValueError, match="augment must return inputs of shape"):
+        training.fit(model, batches, epochs=1, augment=lambda x, e, b: x.double())
+    with pytest.raises(ValueError, match="train_eval"):
+        training.fit(model, batches, epochs=1, train_eval="yes")
+
+
+def test_momentum_and_cosine_schedule_match_torch():
+    """SGD with momentum 0.9 and a cosine fall from 0.1 to 0.001 over 5 epochs: the history's
+    rates are the closed form lr_min + (lr - lr_min)(1 + cos(pi t / 4)) / 2, and the weights are
+    those of torch.optim.SGD driven by hand over the same batch order."""
+    vocab, batches = toy_batches(batch_size=1)
+
+    def model():
+        return TokenTagger(len(vocab), 9, d=8, n_layers=1, rank=1, seed=5, dtype=torch.float64)
+
+    trained = model()
+    history = training.fit(
+        trained, batches, epochs=5, lr=0.1, final_lr=1e-3, seed=2, optimizer="sgd",
+        momentum=0.9, schedule="cosine",
+    )  # fmt: skip
+    t = np.arange(5)
+    expected = 1e-3 + (0.1 - 1e-3) * (1 + np.cos(np.pi * t / 4)) / 2
+    np.testing.assert_allclose(history["lr"].to_numpy(), expected, rtol=1e-12)
+    ref = model()
+    opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    gen = torch.Generator().manual_seed(2)
+    for epoch in range(5):
+        for group in opt.param_groups:
+            group["lr"] = float(expected[epoch])
+        for b in torch.randperm(len(batches), generator=gen).tolist():
+            x, y = batches[b]
+            loss, _, n = training._counts(ref(x), y)
+            opt.zero_grad()
+            (loss / n).backward()
+            opt.step()
+    for a, b in zip(trained.parameters(), ref.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="momentum must lie in"):
+        training.fit(model(), batches, epochs=1, momentum=0.9)  # Adam
+    with pytest.raises(ValueError, match="momentum must lie in"):
+        training.fit(model(), batches, epochs=1, optimizer="sgd", momentum=1.0)
+    with pytest.raises(ValueError, match="schedule"):
+        training.fit(model(), batches, epochs=1, schedule="step")
