@@ -196,8 +196,9 @@ class StackedPatchAttention(StackedModel):
     dtype. Output: logits ``(K, batch, n_classes)``.
 
     Raises:
-        ValueError: for an empty list, a model that is not a ``PatchAttentionClassifier``, or models
-            of different shapes; in :meth:`forward` for images of the wrong shape or dtype.
+        ValueError: for an empty list, a model that is not a ``PatchAttentionClassifier``, models
+            of different shapes, or a model with a ReLU head (``head_width``, not stacked here); in
+            :meth:`forward` for images of the wrong shape or dtype.
 
     Source: the model of LHSL Appendix B's experiment as the book builds it (Chapter 5), batched
     for ``make full``.
@@ -227,6 +228,12 @@ class StackedPatchAttention(StackedModel):
             "head_weight": "head_weight",
             "head_bias": "head_bias",
         }
+        for k, m in enumerate(models if isinstance(models, (list, tuple)) else []):
+            if getattr(m, "head_width", None) is not None:
+                raise ValueError(
+                    f"models[{k}] has a ReLU head (head_width={m.head_width}), which is not "
+                    "stacked here; train it with lib.training.fit"
+                )
         super().__init__(models, names, _patch_shape)
         self.template = models[0]
 

@@ -217,7 +217,9 @@ class PatchAttentionClassifier(nn.Module):
 
     Patch embedding (each ``patch x patch`` patch flattened and mapped linearly to ``d``,
     plus a learned position embedding), one :class:`~lib.layers.SelfAttention` (single head, dense,
-    no residual: attention alone, as in LHSL), mean pooling over the patches and a linear head.
+    no residual: attention alone, as in LHSL), mean pooling over the patches and a linear head, or
+    with ``head_width`` a ReLU feed-forward head (``d -> head_width -> n_classes``) that can
+    memorise labels the linear head cannot fit.
 
     Args:
         image_size: side of the square input images (a multiple of ``patch``).
@@ -225,6 +227,7 @@ class PatchAttentionClassifier(nn.Module):
         channels: colour channels (1 for MNIST/Fashion-MNIST, 3 for CIFAR-10).
         d: token width ``d``; head_dim: head size ``s`` (default ``d``).
         n_classes: output classes.
+        head_width: ``None`` (default, a linear head) or the hidden width of a ReLU head.
         qk_init: factor on the initial ``W_Q`` and ``W_K`` (default 1:
             :class:`~lib.layers.SelfAttention`'s normal initialisation, standard deviation
             ``1/sqrt(d)``; between 1e-6 and 1e6). Chapter 5 starts them small so that their final
@@ -267,6 +270,7 @@ class PatchAttentionClassifier(nn.Module):
         qk_init: float = 1.0,
         dtype: torch.dtype = torch.float32,
         seed: int = 0,
+        head_width: int | None = None,
     ) -> None:
         super().__init__()
         self.image_size = positive_int("image_size", image_size)
@@ -280,7 +284,9 @@ class PatchAttentionClassifier(nn.Module):
         self.d = positive_int("d", d)
         self.n_classes = positive_int("n_classes", n_classes, minimum=2)
         head_dim = self.d if head_dim is None else positive_int("head_dim", head_dim)
+        self.head_width = None if head_width is None else positive_int("head_width", head_width)
         seed = positive_int("seed", seed, minimum=0, maximum=2**62)
+        width = self.d if self.head_width is None else self.head_width
         float_dtype("dtype", dtype)
         self.n_patches = (self.image_size // self.patch) ** 2
         fan_in = self.patch * self.patch * self.channels
@@ -292,7 +298,8 @@ class PatchAttentionClassifier(nn.Module):
             + d
             + self.n_patches * d
             + SingleHead.parameter_count(d, d, d, head_dim, None)
-            + self.n_classes * d
+            + (0 if self.head_width is None else self.head_width * (d + 1))
+            + self.n_classes * width
             + self.n_classes,
         )
         gen = torch.Generator().manual_seed(seed)
@@ -310,7 +317,10 @@ class PatchAttentionClassifier(nn.Module):
         with torch.no_grad():
             self.attn.W_Q.mul_(qk_init)
             self.attn.W_K.mul_(qk_init)
-        self.head_weight = normal(self.n_classes, self.d, std=1 / math.sqrt(self.d))
+        if self.head_width is not None:
+            self.hidden_weight = normal(self.head_width, self.d, std=1 / math.sqrt(self.d))
+            self.hidden_bias = nn.Parameter(torch.zeros(self.head_width, dtype=dtype))
+        self.head_weight = normal(self.n_classes, width, std=1 / math.sqrt(width))
         self.head_bias = nn.Parameter(torch.zeros(self.n_classes, dtype=dtype))
 
     def patches(self, images: torch.Tensor) -> torch.Tensor:
@@ -337,7 +347,10 @@ class PatchAttentionClassifier(nn.Module):
         if not all_finite(x):
             raise ValueError("images must be finite")
         Z = nn.functional.linear(x, self.embed_weight, self.embed_bias) + self.position
-        logits = nn.functional.linear(self.attn(Z).mean(dim=1), self.head_weight, self.head_bias)
+        pooled = self.attn(Z).mean(dim=1)
+        if self.head_width is not None:
+            pooled = torch.relu(nn.functional.linear(pooled, self.hidden_weight, self.hidden_bias))
+        logits = nn.functional.linear(pooled, self.head_weight, self.head_bias)
         if not all_finite(logits):
             raise ValueError(
                 f"the logits overflow {logits.dtype} or are NaN; check the head's weights"
@@ -390,4 +403,5 @@ class PatchAttentionClassifier(nn.Module):
         return (
             f"image_size={self.image_size}, patch={self.patch}, channels={self.channels}, "
             f"d={self.d}, n_classes={self.n_classes}"
+            + ("" if self.head_width is None else f", head_width={self.head_width}")
         )

@@ -298,3 +298,14 @@ def test_a_run_whose_loss_is_not_finite_is_named():
         models[1].head_weight.fill_(float("nan"))
     with pytest.raises(ValueError, match="training loss of run 1 became nan in epoch 1"):
         batched.fit_stacked(models, batches, epochs=1, seeds=[0, 1], progress=False)
+
+
+def test_a_classifier_with_a_relu_head_is_not_stacked():
+    from lib.batched import StackedPatchAttention
+    from lib.models import PatchAttentionClassifier
+
+    models = [
+        PatchAttentionClassifier(image_size=4, patch=2, d=3, seed=s, head_width=4) for s in (0, 1)
+    ]
+    with pytest.raises(ValueError, match=r"models\[0\] has a ReLU head"):
+        StackedPatchAttention(models)

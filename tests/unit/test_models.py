@@ -76,3 +76,26 @@ def test_patch_classifier_entropy_bounds_and_controls():
     assert norms["w_v_frobenius"] == pytest.approx(
         float(torch.linalg.matrix_norm(model.attn.W_V.detach().double()))
     )
+
+
+def test_patch_classifier_relu_head_is_the_linear_model_plus_a_hidden_layer():
+    """With ``head_width`` the logits are W2 relu(W1 pooled + b1) + b2 of the same pooled
+    attention output (computed here by hand), the parameter count adds (d + 1) h and the head
+    takes h inputs; without it the model is unchanged (same draws, same logits)."""
+    from lib.models import PatchAttentionClassifier
+
+    kw = dict(image_size=4, patch=2, d=3, n_classes=2, seed=0, dtype=torch.float64)
+    plain, wide = PatchAttentionClassifier(**kw), PatchAttentionClassifier(**kw, head_width=5)
+    images = torch.rand(7, 4, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    x = wide.patches(images)
+    z = torch.nn.functional.linear(x, wide.embed_weight, wide.embed_bias) + wide.position
+    pooled = wide.attn(z).mean(dim=1)
+    hidden = torch.relu(pooled @ wide.hidden_weight.T + wide.hidden_bias)
+    expected = hidden @ wide.head_weight.T + wide.head_bias
+    torch.testing.assert_close(wide(images), expected, rtol=0, atol=1e-14)
+    count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    assert count(wide) - count(plain) == 5 * (3 + 1) + 2 * (5 - 3)
+    torch.testing.assert_close(wide.embed_weight, plain.embed_weight, rtol=0, atol=0)
+    assert "head_width=5" in repr(wide) and "head_width" not in repr(plain)
+    with pytest.raises(ValueError, match="head_width"):
+        PatchAttentionClassifier(**kw, head_width=0)

@@ -211,3 +211,49 @@ def test_seed_stats_are_the_seed_means_and_deviations_per_level():
         noise.seed_stats(_runs(), ["c"])
     with pytest.raises(ValueError, match="DataFrame"):
         noise.seed_stats({"a": [1.0]}, ["a"])
+
+
+def test_factorial_design_is_balanced_and_its_main_effects_orthogonal():
+    """Each factor is at each level in four of the eight rows and any two factors' columns are
+    orthogonal (the main effects are estimated independently of each other); the full corner
+    (every factor at its full level) is a row."""
+    import numpy as np
+
+    rows = noise.factorial_design()
+    signs = np.array([[r[f] for f in noise.FACTORIAL["factors"]] for r in rows])
+    assert signs.shape == (8, 5) and set(np.unique(signs)) == {-1, 1}
+    assert (signs.sum(axis=0) == 0).all()
+    gram = signs.T @ signs
+    assert (gram == 8 * np.eye(5, dtype=int)).all()
+    assert len({tuple(r) for r in signs}) == 8 and [1] * 5 in signs.tolist()
+
+
+def test_factorial_and_memorising_run_keys(monkeypatch):
+    """A row's settings take each factor's fast or full value by its sign (the full epochs from
+    the dataset's pilot); the memorising arm's keys add its head width and falling rate."""
+    monkeypatch.setattr(
+        noise,
+        "noise_pilot",
+        lambda ds, allow_compute=None: type("S", (), {"result": {"epochs": 7}}),
+    )
+    for row, signs in enumerate(noise.factorial_design()):
+        run, s = noise.factorial_run_key("mnist", row, 0.5)
+        assert run == f"factorial-{row}-mnist-label-0.5-seed-0" and s["row"] == row
+        for f, sign in signs.items():
+            fast, full = noise.FACTORIAL["factors"][f]
+            want = (7 if full == "pilot" else full) if sign > 0 else fast
+            assert s[f] == want
+    with pytest.raises(ValueError, match="row"):
+        noise.factorial_run_key("mnist", 8, 0.5)
+    run, s = noise.memorising_run_key("fashion-mnist", 0.3, 1)
+    assert run == "memorising-fashion-mnist-label-0.3-seed-1"
+    assert s["head_width"] == noise.MEMORISING_SETTINGS["head_width"] and s["arm"] == "memorising"
+    assert s["final_lr"] < s["lr"] and s["level"] == 0.3
+
+
+def test_noise_experiment_with_a_relu_head_and_a_falling_rate():
+    settings = {**noise.NOISE_SETTINGS["fast"], "train_images": 128, "test_images": 100,
+                "epochs": 2, "head_width": 16, "final_lr": 1e-4}  # fmt: skip
+    row = noise.noise_experiment("mnist", "label", 0.5, 0, **settings)
+    plain = noise.noise_experiment("mnist", "label", 0.5, 0, **settings | {"head_width": None})
+    assert row["w_k_spectral"] != plain["w_k_spectral"] and 0.0 <= row["train_acc"] <= 1.0
