@@ -1,0 +1,169 @@
+r"""LHSL's lookup layer trained by gradient descent, against the partition its construction builds.
+
+LHSL's construction (Chapter 5, :func:`lib.lookup.soft_lookup`) puts one key per cell of an
+``m x m`` grid, the values ``f(c_i)`` at the cell centres and an inverse temperature
+:math:`\beta = \kappa m^2`: the arg-max key partitions the square into the grid's cells.
+:func:`learned_lookup` trains the same layer (the output :math:`\sigma(-\beta\|x - c_i\|^2)^\top v`
+at a query point ``x``, keys ``c_i`` and values ``v_i`` learnable, :math:`\log\beta` too) by Adam
+on the squared error at random points, from random keys; :func:`compare_partitions` measures
+what it found against the construction on a grid of evaluation points: the share of points
+whose learned cell is the construction cell most of its points fall in (each learned cell
+matched to the construction cell it overlaps most), and both layers' sup and :math:`L_2`
+errors. The training settings are the book's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from numpy.typing import ArrayLike
+
+from .._validate import finite_real, positive_int, short_repr
+from ..lookup import soft_lookup
+from ..maxaffine import grid_centres
+
+__all__ = ["LearnedLookup", "learned_lookup", "compare_partitions"]
+
+
+@dataclass(frozen=True)
+class LearnedLookup:
+    """A lookup layer trained on a target (:func:`learned_lookup`).
+
+    Attributes:
+        centres: the learned keys ``(m*m, 2)``; values: the learned values ``(m*m,)``; beta: the
+            learned inverse temperature (all float64 numpy / float).
+        m: the grid side it was sized for; losses: the mean squared error per epoch.
+    """
+
+    centres: np.ndarray
+    values: np.ndarray
+    beta: float
+    m: int
+    losses: list
+
+    def __call__(self, x: ArrayLike) -> np.ndarray:
+        """The layer's output at points ``x`` ``(batch, 2)`` (:func:`lib.lookup.soft_lookup`)."""
+        return soft_lookup(x, self.centres, self.values, self.beta)
+
+    def cells(self, x: ArrayLike) -> np.ndarray:
+        """The arg-max key of each point of ``x`` ``(batch, 2)``: its learned cell, int64."""
+        pts = np.asarray(x, dtype=np.float64)
+        return ((pts[:, None, :] - self.centres[None]) ** 2).sum(-1).argmin(1)
+
+
+def learned_lookup(
+    target: Callable[[np.ndarray], np.ndarray],
+    m: int,
+    *,
+    kappa: float = 10.0,
+    samples: int = 4096,
+    epochs: int = 500,
+    lr: float = 1e-2,
+    seed: int = 0,
+) -> LearnedLookup:
+    r"""Train a lookup layer of ``m * m`` keys on ``target`` over the unit square.
+
+    The keys start uniform on the square, the values at 0 and :math:`\beta` at the
+    construction's :math:`\kappa m^2`; ``samples`` uniform points (drawn once from ``seed``)
+    are fitted by full-batch Adam for ``epochs`` steps at rate ``lr`` on the mean squared error.
+
+    Args:
+        target: a function of points ``(batch, 2)`` returning ``(batch,)`` (e.g.
+            :func:`lib.targets.wave`); m: keys per axis of the grid it is sized for.
+        kappa, samples, epochs, lr, seed: as above.
+
+    Returns:
+        A :class:`LearnedLookup`.
+
+    Raises:
+        ValueError: for a ``target`` that is not callable or returns the wrong shape, or bad
+            sizes or rates (named).
+
+    Source: LHSL (NeurIPS 2025)'s lookup layer as the book reconstructs it (Chapter 5); its
+    training is the book's (Chapter 7).
+    """
+    if not callable(target):
+        raise ValueError(f"target must be callable, got {short_repr(target)}")
+    m = positive_int("m", m, maximum=64)
+    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
+    samples = positive_int("samples", samples, maximum=1 << 20)
+    epochs = positive_int("epochs", epochs, maximum=1 << 20)
+    lr = finite_real("lr", lr, minimum=0.0, strict=True)
+    seed = positive_int("seed", seed, minimum=0, maximum=2**62)
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0.0, 1.0, size=(samples, 2))
+    y = np.asarray(target(x), dtype=np.float64)
+    if y.shape != (samples,):
+        raise ValueError(f"target must return shape ({samples},), got {y.shape}")
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    centres = torch.tensor(rng.uniform(0.0, 1.0, size=(m * m, 2)), requires_grad=True)
+    values = torch.zeros(m * m, dtype=torch.float64, requires_grad=True)
+    log_beta = torch.tensor(float(np.log(kappa * m * m)), dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.Adam([centres, values, log_beta], lr=lr)
+    losses = []
+    for _ in range(epochs):
+        scores = -log_beta.exp() * ((xt[:, None, :] - centres[None]) ** 2).sum(-1)
+        out = torch.softmax(scores, dim=1) @ values
+        loss = ((out - yt) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    return LearnedLookup(
+        centres.detach().numpy().copy(),
+        values.detach().numpy().copy(),
+        float(log_beta.detach().exp()),
+        m,
+        losses,
+    )
+
+
+def compare_partitions(
+    layer: LearnedLookup,
+    target: Callable[[np.ndarray], np.ndarray],
+    *,
+    kappa: float = 10.0,
+    points: int = 128,
+) -> dict[str, float]:
+    r"""The learned layer against the construction on ``points x points`` cell-centred points.
+
+    The construction is :func:`lib.lookup.soft_lookup` with keys at the centres of the
+    ``m x m`` grid, values ``target`` there and :math:`\beta = \kappa m^2`; its cell of a point is
+    the nearest grid centre.
+
+    Returns:
+        A dict with ``matching``, the share of points in matching cells (each learned cell
+        matched to the construction cell holding most of its points; 1 for the same partition up
+        to relabelling); ``cells_used``, the number of learned keys that are the arg-max somewhere;
+        ``sup_learned``, ``l2_learned``, ``sup_built``, ``l2_built``: the sup and root-mean-square
+        errors against ``target`` of both layers.
+
+    Raises:
+        ValueError: for a ``layer`` of the wrong type or a bad ``points`` or ``kappa``.
+
+    Source: LHSL (NeurIPS 2025)'s max-affine partition; the comparison is the book's (Chapter 7).
+    """
+    if not isinstance(layer, LearnedLookup):
+        raise ValueError(f"layer must be a LearnedLookup, got {short_repr(layer)}")
+    points = positive_int("points", points, minimum=2, maximum=1024)
+    kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
+    x = grid_centres(points, 2)
+    truth = np.asarray(target(x), dtype=np.float64)
+    grid = grid_centres(layer.m, 2)
+    built = soft_lookup(x, grid, np.asarray(target(grid), dtype=np.float64), kappa * layer.m**2)
+    learned = layer(x)
+    own = ((x[:, None, :] - grid[None]) ** 2).sum(-1).argmin(1)
+    cells = layer.cells(x)
+    overlap = np.zeros((len(layer.centres), len(grid)), dtype=np.int64)
+    np.add.at(overlap, (cells, own), 1)
+    return {
+        "matching": float(overlap.max(axis=1).sum() / len(x)),
+        "cells_used": int((overlap.sum(axis=1) > 0).sum()),
+        "sup_learned": float(np.abs(learned - truth).max()),
+        "l2_learned": float(np.sqrt(((learned - truth) ** 2).mean())),
+        "sup_built": float(np.abs(built - truth).max()),
+        "l2_built": float(np.sqrt(((built - truth) ** 2).mean())),
+    }

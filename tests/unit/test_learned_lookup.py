@@ -1,0 +1,58 @@
+"""lib.experiments.learned_lookup: the lookup layer trained, and compared with its construction."""
+
+import numpy as np
+import pytest
+
+from lib import targets
+from lib.experiments import learned_lookup as L
+from lib.maxaffine import grid_centres
+
+
+def built(m, kappa=10.0, order=None):
+    grid = grid_centres(m, 2)
+    order = np.arange(m * m) if order is None else order
+    return L.LearnedLookup(grid[order], targets.wave(grid)[order], kappa * m * m, m, [])
+
+
+def test_the_construction_compared_with_itself_matches_everywhere():
+    """The construction's own keys, values and temperature, in any order of the keys: every
+    point in its matching cell, every key used, and the same errors as the construction."""
+    for order in (None, np.random.default_rng(0).permutation(16)):
+        cmp = L.compare_partitions(built(4, order=order), targets.wave, points=40)
+        assert cmp["matching"] == 1.0 and cmp["cells_used"] == 16
+        assert cmp["sup_learned"] == pytest.approx(cmp["sup_built"], abs=1e-15)
+        assert cmp["l2_learned"] == pytest.approx(cmp["l2_built"], abs=1e-15)
+
+
+def test_a_half_shifted_partition_matches_in_part():
+    """Keys moved by half a cell along x1: each learned cell straddles two grid cells, so at
+    most about half of its points lie in the cell it is matched to (plus the border column)."""
+    layer = built(4)
+    shifted = L.LearnedLookup(layer.centres + [0.125, 0.0], layer.values, layer.beta, 4, [])
+    cmp = L.compare_partitions(shifted, targets.wave, points=64)
+    assert 0.5 <= cmp["matching"] < 0.75
+
+
+def test_training_lowers_the_error_and_is_seeded():
+    a = L.learned_lookup(targets.wave, 3, samples=256, epochs=60, lr=3e-2, seed=1)
+    b = L.learned_lookup(targets.wave, 3, samples=256, epochs=60, lr=3e-2, seed=1)
+    assert a.losses[-1] < a.losses[0] / 2 and a.losses == b.losses
+    assert a.centres.shape == (9, 2) and a.values.shape == (9,) and a.beta > 0
+    assert (a.cells(grid_centres(5, 2)) < 9).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"target": "wave"}, "target must be callable"),
+        ({"target": lambda x: x}, "target must return shape"),
+        ({"m": 0}, "m"),
+        ({"kappa": -1.0}, "kappa"),
+        ({"epochs": 0}, "epochs"),
+    ],
+)
+def test_learned_lookup_refuses_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        L.learned_lookup(**({"target": targets.wave, "m": 2, "epochs": 1} | kwargs))
+    with pytest.raises(ValueError, match="layer must be"):
+        L.compare_partitions("layer", targets.wave)
