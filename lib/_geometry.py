@@ -43,7 +43,7 @@ CHUNK = 2048
 CHUNK_ENTRIES = 2**22
 
 
-#: Largest float64 matrix one evaluation step holds (``2**27`` entries, 1 GiB): the scores of a
+#: Largest float64 matrix one evaluation step holds (``2**27`` entries, 1 GiB), e.g. the scores of a
 #: chunk, the permutations of :func:`trend_test`.
 MAX_MATRIX_ENTRIES = 2**27
 

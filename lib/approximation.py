@@ -77,7 +77,7 @@ __all__ = [
     "MAX_TABLE_ENTRIES",
 ]
 
-#: Largest lookup table :func:`ks_approximator` builds: ``binom(m^d, n) n`` context ids.
+#: Largest lookup table :func:`ks_approximator` builds, in context ids (``binom(m^d, n) n``).
 MAX_TABLE_ENTRIES = 200_000
 
 

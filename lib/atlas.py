@@ -61,7 +61,7 @@ __all__ = [
     "MAX_DIGITS",
 ]
 
-#: Largest number of digits :func:`round_to_digits` emulates: float64 holds about 16.
+#: Largest number of digits :func:`round_to_digits` emulates (float64 holds about 16).
 MAX_DIGITS = 300
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import hashlib
 import os
 import pickle
 from collections import Counter
@@ -365,7 +366,7 @@ class SingletonDropout:
     def __init__(
         self, pairs: Sequence[tuple[ArrayLike, ArrayLike]], p: float = 0.5, *, seed: int = 0
     ) -> None:
-        if not isinstance(pairs, Sequence) or not pairs:
+        if not isinstance(pairs, Sequence) or isinstance(pairs, (str, bytes)) or not pairs:
             raise ValueError(
                 f"pairs must be a non-empty list of (word_ids, tag_ids), got {short_repr(pairs)}"
             )
@@ -376,9 +377,10 @@ class SingletonDropout:
                     f"pairs[{i}] must be a (word_ids, tag_ids) pair, got {short_repr(pair)}"
                 )
             ids = np.asarray(pair[0])
-            if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
+            if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer) or (ids < 0).any():
                 raise ValueError(
-                    f"pairs[{i}]'s word ids must be a 1-d integer array, got {short_repr(pair[0])}"
+                    f"pairs[{i}]'s word ids must be a 1-d array of integers >= 0, "
+                    f"got {short_repr(pair[0])}"
                 )
             counts.update(ids.tolist())
         self.p = finite_real("p", p, minimum=0.0, maximum=1.0)
@@ -387,7 +389,13 @@ class SingletonDropout:
         self.singletons = torch.tensor(once, dtype=torch.int64)
 
     def __repr__(self) -> str:
-        return f"SingletonDropout({len(self.singletons)} singletons, p={self.p}, seed={self.seed})"
+        # the digest names the singleton set: a checkpoint keyed on this repr resumes only a
+        # run that drops the same words
+        digest = hashlib.sha256(self.singletons.numpy().tobytes()).hexdigest()[:12]
+        return (
+            f"SingletonDropout({len(self.singletons)} singletons {digest}, p={self.p}, "
+            f"seed={self.seed})"
+        )
 
     def __call__(self, inputs: torch.Tensor, epoch: int, batch: int) -> torch.Tensor:
         if not isinstance(inputs, torch.Tensor) or inputs.dtype != torch.int64:

@@ -209,7 +209,7 @@ def nadaraya_watson(
     return soft_lookup(x, centres, values, beta)
 
 
-#: The smallest ``kappa`` :func:`grid_lookup_bound` accepts: below it the rings whose weight
+#: The smallest ``kappa`` :func:`grid_lookup_bound` accepts. Below it the rings whose weight
 #: still counts number more than a few hundred and the bound is far above any error of interest.
 MIN_BOUND_KAPPA = 1e-3
 

@@ -293,7 +293,7 @@ class PatchAttentionClassifier(nn.Module):
         d = self.d
         _require_parameter_count(
             f"PatchAttentionClassifier(image_size={self.image_size}, patch={self.patch}, "
-            f"channels={self.channels}, d={d})",
+            f"channels={self.channels}, d={d}, head_width={self.head_width})",
             d * fan_in
             + d
             + self.n_patches * d

@@ -54,8 +54,8 @@ __all__ = [
 #: ``n log2(m^d)``).
 MAX_MEASURE_BITS = 2**20
 
-#: Largest work of :func:`duplicate_cell_measure`: ``n`` products of a rational of up to
-#: ``n log2(m^d)`` bits, so ``n`` times the bits. Measured at about 0.5 ns a unit on the book's
+#: Largest work of :func:`duplicate_cell_measure`, counted as ``n`` products of a rational of up
+#: to ``n log2(m^d)`` bits, so ``n`` times the bits. Measured at about 0.5 ns a unit on the book's
 #: 2-core machine (``(3, 5000, 40)``, 1.6e9 units, 0.8 s): the limit keeps a call near half a
 #: second.
 MAX_MEASURE_WORK = 2**30

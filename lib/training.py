@@ -391,7 +391,7 @@ def fit(
         batches: ``(inputs, targets)`` tensor pairs (targets int64, :data:`IGNORE` where
             nothing is predicted), e.g. from :func:`bucket_batches`.
         epochs: number of passes over ``batches`` (the cap when ``stop`` is given).
-        lr: Adam's learning rate (> 0).
+        lr: the learning rate (> 0), Adam's or SGD's.
         final_lr: if given, the learning rate falls from ``lr`` in the first epoch to
             ``final_lr`` in the last (``0 < final_lr <= lr``), along ``schedule``; ``None`` keeps
             it constant.
@@ -600,7 +600,13 @@ def _augmented(
     batch: int,
 ) -> torch.Tensor:
     """``augment(inputs, epoch, batch)``, refused unless it keeps the inputs' shape and dtype."""
-    out = augment(inputs, epoch, batch)
+    try:
+        out = augment(inputs, epoch, batch)
+    except TypeError as err:  # a callable of another signature
+        raise ValueError(
+            f"augment must take (inputs, epoch, batch) and return inputs, got {short_repr(augment)}"
+            f" ({err})"
+        ) from err
     if not isinstance(out, torch.Tensor) or out.shape != inputs.shape or out.dtype != inputs.dtype:
         raise ValueError(
             f"augment must return inputs of shape {tuple(inputs.shape)} and dtype {inputs.dtype}, "

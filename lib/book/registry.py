@@ -82,7 +82,7 @@ BASES = {
     ),
 }
 
-#: The registry of checks, each check's fixed text once (TOML), read by :func:`registry`: the
+#: The registry of checks, each check's fixed text once (TOML), read by :func:`registry`, in the
 #: file ``checks.toml`` beside this module.
 #:
 #: :meta hide-value:

@@ -249,12 +249,12 @@ DESCRIBED_SETTINGS: dict[str, dict[str, Any]] = {
              "batch_size": 64, "eval_every": 50},
 }  # fmt: skip
 
-#: The pilot that chose :data:`DESCRIBED_SETTINGS`' SGD learning rate: every rate trains the
+#: The pilot that chose :data:`DESCRIBED_SETTINGS`' SGD learning rate. Every rate trains the
 #: described model on the whole training split for ``epochs`` epochs from seed 0, without
 #: clipping.
 SGD_PILOT = {"lrs": [0.1, 0.3, 1.0, 3.0, 10.0], "epochs": 20}
 
-#: The pilot behind the gradient clipping of :data:`DESCRIBED_SETTINGS`: our first 800-epoch runs
+#: The pilot behind the gradient clipping of :data:`DESCRIBED_SETTINGS`. Our first 800-epoch runs
 #: at the chosen rate without clipping overflowed, so the chosen rate trains from ``seed`` for
 #: ``epochs`` epochs with each of ``clip_norms`` (``None``: no clipping).
 CLIP_PILOT = {"seed": 1, "epochs": 40, "clip_norms": [None, 1.0]}
@@ -310,7 +310,7 @@ def seeds_for(n_layers: int, rank: int | None, kind: str = "ours") -> tuple[int,
     return DEEP_SEEDS if kind == "ours" and n_layers > 1 else SEEDS
 
 
-#: The configurations of :func:`conll_run_settings`: ``"ours"`` (:data:`CONLL_SETTINGS`, the
+#: The configurations of :func:`conll_run_settings`, ``"ours"`` (:data:`CONLL_SETTINGS`, the
 #: book's own), ``"described"`` and ``"described-fixed"`` (:data:`DESCRIBED_SETTINGS`), and
 #: ``"described-adam"``: the described model trained as ours is (dense Adam at our rate, no
 #: clipping, in full mode our stopping rule within the 800 epochs), for where SGD falls short.
@@ -811,6 +811,13 @@ def _grid_run(settings: Mapping[str, Any]) -> str:
     return f"described-grid-momentum-{settings['momentum']:g}-lr-{settings['lr']:g}"
 
 
+def _grid_value(name: str, value: float, values: Sequence[float]) -> float:
+    """The grid's own number equal to ``value`` (a float32 0.9 equals 0.9 but is not the same
+    number, and the stored settings must hold the grid's), or a ValueError naming ``name``."""
+    one_of(name, value, tuple(values))
+    return next(float(v) for v in values if v == value)
+
+
 def sgd_grid_settings(momentum: float, lr: float) -> tuple[str, dict]:
     """The stored run's name and settings of one point of :data:`SGD_GRID`: the described model's
     full-mode settings (seed 0) with this ``momentum`` and constant ``lr``, clipped at
@@ -819,8 +826,8 @@ def sgd_grid_settings(momentum: float, lr: float) -> tuple[str, dict]:
     Raises:
         ValueError: for a ``momentum`` or ``lr`` that is not a point of the grid.
     """
-    one_of("momentum", momentum, tuple(SGD_GRID["momenta"]))
-    one_of("lr", lr, tuple(SGD_GRID["lrs"]))
+    momentum = _grid_value("momentum", momentum, SGD_GRID["momenta"])
+    lr = _grid_value("lr", lr, SGD_GRID["lrs"])
     _, base = conll_run_settings(1, 1, "full", kind="described")
     settings = {**base, "kind": "described-grid", "momentum": float(momentum), "lr": float(lr),
                 "epochs": SGD_GRID["epochs"], "clip_norm": SGD_GRID["clip_norm"]}  # fmt: skip
@@ -853,10 +860,22 @@ def sgd_best_settings(
         grid: the runs of :func:`sgd_grid` (default: read them, stored only).
 
     Raises:
+        ValueError: for a ``grid`` that does not map every point of :data:`SGD_GRID` to a
+            :class:`ConllRun` with a finite ``train_acc``.
         lib.experiments.store.StaleResultError: when the grid is not stored yet.
     """
     grid = sgd_grid(allow_compute=False) if grid is None else grid
-    (momentum, lr), _ = max(grid.items(), key=lambda item: item[1].train_acc)
+    keys = [(m, lr) for m in SGD_GRID["momenta"] for lr in SGD_GRID["lrs"]]
+    if (
+        not isinstance(grid, Mapping)
+        or set(grid) != set(keys)
+        or not all(isinstance(r, ConllRun) and np.isfinite(r.train_acc) for r in grid.values())
+    ):
+        raise ValueError(
+            f"grid must map every (momentum, lr) of SGD_GRID to a ConllRun with a finite "
+            f"train_acc, got {short_repr(grid)}"
+        )
+    momentum, lr = max(keys, key=lambda key: grid[key].train_acc)  # the first in grid order
     _, settings = sgd_grid_settings(momentum, lr)
     settings.update(kind="described-sgd-best", epochs=SGD_GRID["best_epochs"], schedule="cosine",
                     final_lr=lr * SGD_GRID["final_lr_share"])  # fmt: skip

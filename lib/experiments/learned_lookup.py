@@ -21,7 +21,8 @@ import numpy as np
 import torch
 from numpy.typing import ArrayLike
 
-from .._validate import finite_real, positive_int, short_repr
+from .._geometry import MAX_MATRIX_ENTRIES
+from .._validate import finite_real, positive_int, require_size, short_repr
 from ..lookup import soft_lookup
 from ..maxaffine import grid_centres
 
@@ -44,13 +45,34 @@ class LearnedLookup:
     m: int
     losses: list
 
+    def __post_init__(self) -> None:
+        keys = self.m * self.m if isinstance(self.m, int) else -1
+        if (
+            not isinstance(self.centres, np.ndarray)
+            or self.centres.shape != (keys, 2)
+            or not isinstance(self.values, np.ndarray)
+            or self.values.shape != (keys,)
+        ):
+            raise ValueError(
+                f"a LearnedLookup of m={self.m!r} holds centres (m*m, 2) and values (m*m,), got "
+                f"{short_repr(self.centres)} and {short_repr(self.values)}"
+            )
+        finite_real("beta", self.beta, minimum=0.0, strict=True)
+
     def __call__(self, x: ArrayLike) -> np.ndarray:
         """The layer's output at points ``x`` ``(batch, 2)`` (:func:`lib.lookup.soft_lookup`)."""
         return soft_lookup(x, self.centres, self.values, self.beta)
 
     def cells(self, x: ArrayLike) -> np.ndarray:
-        """The arg-max key of each point of ``x`` ``(batch, 2)``: its learned cell, int64."""
+        """The arg-max key of each point of ``x`` ``(batch, 2)``, int64: its learned cell (a point
+        equidistant from two keys goes to the one listed first).
+
+        Raises:
+            ValueError: for points that are not finite and of shape ``(batch, 2)``.
+        """
         pts = np.asarray(x, dtype=np.float64)
+        if pts.ndim != 2 or pts.shape[1] != 2 or not np.isfinite(pts).all():
+            raise ValueError(f"x must be finite points (batch, 2), got {short_repr(x)}")
         return ((pts[:, None, :] - self.centres[None]) ** 2).sum(-1).argmin(1)
 
 
@@ -79,8 +101,10 @@ def learned_lookup(
         A :class:`LearnedLookup`.
 
     Raises:
-        ValueError: for a ``target`` that is not callable or returns the wrong shape, or bad
-            sizes or rates (named).
+        ValueError: for a ``target`` that is not callable or returns values of the wrong shape or
+            not finite, bad sizes or rates (named), an inverse temperature
+            :math:`\kappa m^2` that overflows, more point-key differences than
+            :data:`lib._geometry.MAX_MATRIX_ENTRIES`, or a loss that stops being finite.
 
     Source: LHSL (NeurIPS 2025)'s lookup layer as the book reconstructs it (Chapter 5); its
     training is the book's (Chapter 7).
@@ -93,11 +117,13 @@ def learned_lookup(
     epochs = positive_int("epochs", epochs, maximum=1 << 20)
     lr = finite_real("lr", lr, minimum=0.0, strict=True)
     seed = positive_int("seed", seed, minimum=0, maximum=2**62)
+    require_size("the point-key differences", samples * m * m * 2, MAX_MATRIX_ENTRIES,
+                 "lib._geometry.MAX_MATRIX_ENTRIES")  # fmt: skip
+    if not np.isfinite(kappa * m * m):
+        raise ValueError(f"kappa * m**2 overflows float64, got kappa={kappa!r}, m={m}")
     rng = np.random.default_rng(seed)
     x = rng.uniform(0.0, 1.0, size=(samples, 2))
-    y = np.asarray(target(x), dtype=np.float64)
-    if y.shape != (samples,):
-        raise ValueError(f"target must return shape ({samples},), got {y.shape}")
+    y = _target_values(target, x)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     centres = torch.tensor(rng.uniform(0.0, 1.0, size=(m * m, 2)), requires_grad=True)
     values = torch.zeros(m * m, dtype=torch.float64, requires_grad=True)
@@ -112,6 +138,10 @@ def learned_lookup(
         loss.backward()
         opt.step()
         losses.append(float(loss.detach()))
+        if not np.isfinite(losses[-1]):
+            raise ValueError(
+                f"the loss became {losses[-1]} in step {len(losses)}; lower lr or rescale target"
+            )
     return LearnedLookup(
         centres.detach().numpy().copy(),
         values.detach().numpy().copy(),
@@ -136,24 +166,32 @@ def compare_partitions(
 
     Returns:
         A dict with ``matching``, the share of points in matching cells (each learned cell
-        matched to the construction cell holding most of its points; 1 for the same partition up
-        to relabelling); ``cells_used``, the number of learned keys that are the arg-max somewhere;
+        matched to the construction cell holding most of its points: 1 for the same partition up
+        to relabelling, where no point lies on a cell boundary, and also for any refinement of the
+        grid, so it measures how far each learned cell stays inside one grid cell);
+        ``cells_used``, the number of learned keys that are the arg-max somewhere;
         ``sup_learned``, ``l2_learned``, ``sup_built``, ``l2_built``: the sup and root-mean-square
         errors against ``target`` of both layers.
 
     Raises:
-        ValueError: for a ``layer`` of the wrong type or a bad ``points`` or ``kappa``.
+        ValueError: for a ``layer`` of the wrong type, a bad ``points`` or ``kappa``, a
+            ``target`` as :func:`learned_lookup` refuses it, or more point-key differences than
+            :data:`lib._geometry.MAX_MATRIX_ENTRIES`.
 
     Source: LHSL (NeurIPS 2025)'s max-affine partition; the comparison is the book's (Chapter 7).
     """
     if not isinstance(layer, LearnedLookup):
         raise ValueError(f"layer must be a LearnedLookup, got {short_repr(layer)}")
+    if not callable(target):
+        raise ValueError(f"target must be callable, got {short_repr(target)}")
     points = positive_int("points", points, minimum=2, maximum=1024)
     kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
+    require_size("the point-key differences", points**2 * layer.m**2 * 2, MAX_MATRIX_ENTRIES,
+                 "lib._geometry.MAX_MATRIX_ENTRIES")  # fmt: skip
     x = grid_centres(points, 2)
-    truth = np.asarray(target(x), dtype=np.float64)
+    truth = _target_values(target, x)
     grid = grid_centres(layer.m, 2)
-    built = soft_lookup(x, grid, np.asarray(target(grid), dtype=np.float64), kappa * layer.m**2)
+    built = soft_lookup(x, grid, _target_values(target, grid), kappa * layer.m**2)
     learned = layer(x)
     own = ((x[:, None, :] - grid[None]) ** 2).sum(-1).argmin(1)
     cells = layer.cells(x)
@@ -167,3 +205,15 @@ def compare_partitions(
         "sup_built": float(np.abs(built - truth).max()),
         "l2_built": float(np.sqrt(((built - truth) ** 2).mean())),
     }
+
+
+def _target_values(target: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """``target(x)`` as float64 ``(len(x),)``, refused unless finite and of that shape."""
+    if not callable(target):
+        raise ValueError(f"target must be callable, got {short_repr(target)}")
+    y = np.asarray(target(x), dtype=np.float64)
+    if y.shape != (len(x),) or not np.isfinite(y).all():
+        raise ValueError(
+            f"target must return finite values of shape ({len(x)},), got {short_repr(y)}"
+        )
+    return y

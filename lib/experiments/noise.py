@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 
 from .. import data, training
 from .._geometry import MAX_MATRIX_ENTRIES
-from .._validate import as_float_array, flag, one_of, positive_int, require_size
+from .._validate import as_float_array, finite_real, flag, one_of, positive_int, require_size
 from ..book import config
 from ..models import PatchAttentionClassifier
 from . import store
@@ -178,7 +178,7 @@ RUN_KEYS = (
     "snapshots",
 )
 
-#: The pilot that fixes the full runs' length (:func:`noise_pilot`): the clean model (label noise 0,
+#: The pilot that fixes the full runs' length (:func:`noise_pilot`). The clean model (label noise 0,
 #: seed 0) of a dataset trains in the full settings until :class:`lib.training.StopRule` with the
 #: CoNLL-2003 runs' window and gain (Chapter 3) says its training accuracy levelled off, above
 #: chance (one class in ten), or to ``max_epochs``; every run of that dataset then trains as many
@@ -252,7 +252,8 @@ def noise_experiment(
     flips at ratio ``level`` (:func:`lib.data.add_label_noise`) or Gaussian pixel noise of standard
     deviation ``level`` on the ``[0, 1]`` scale (:func:`lib.data.add_input_noise`, drawn once);
     inputs are then standardised with the clean training set's mean and standard deviation.
-    Training is :func:`lib.training.fit` (Adam, constant ``lr``, fixed shuffled batches).
+    Training is :func:`lib.training.fit` (Adam at ``lr``, constant unless ``final_lr`` is given;
+    fixed shuffled batches).
 
     Args:
         dataset: ``"mnist"``, ``"fashion-mnist"`` or ``"cifar10"`` (:data:`NOISE_DATASETS`).
@@ -728,14 +729,24 @@ def noise_runs(
     return out
 
 
+def _level_and_seed(level: float, seed: int) -> tuple[float, int]:
+    """A label-noise ratio in ``[0, 1)`` and a seed ``>= 0``, checked."""
+    level = finite_real("level", level, minimum=0.0, maximum=1.0)
+    if level >= 1.0:
+        raise ValueError(f"level must be a label-noise ratio in [0, 1), got {level!r}")
+    return level, positive_int("seed", seed, minimum=0, maximum=2**31)
+
+
 def memorising_run_key(dataset: str, level: float, seed: int) -> tuple[str, dict]:
     """The stored run's name and settings of one run of the memorising arm
     (:data:`MEMORISING_SETTINGS`): ``memorising-<dataset>-label-<level>-seed-<seed>``.
 
     Raises:
-        ValueError: for an unknown dataset.
+        ValueError: for a dataset the arm does not run, a ``level`` that is not a label-noise
+            ratio in ``[0, 1)`` or a ``seed`` that is not an integer ``>= 0``.
     """
-    one_of("dataset", dataset, NOISE_DATASETS)
+    one_of("dataset", dataset, MEMORISING_SETTINGS["datasets"])
+    level, seed = _level_and_seed(level, seed)
     run, settings = noise_run_key(dataset, "label", level, seed, MEMORISING_SETTINGS)
     extra = {k: MEMORISING_SETTINGS[k] for k in ("head_width", "final_lr")}
     return f"memorising-{run}", {**settings, **extra, "arm": "memorising"}
@@ -807,11 +818,13 @@ def factorial_run_key(
     label-noise ratio ``level``: ``factorial-<row>-<dataset>-label-<level>-seed-<seed>``.
 
     Raises:
-        ValueError: for an unknown dataset or a row outside the design.
+        ValueError: for a dataset the factorial does not run, a row outside the design or a
+            ``level`` that is not a label-noise ratio in ``[0, 1)``.
         lib.experiments.store.StaleResultError: as :func:`noise_pilot` (a row at the full number
             of epochs reads the dataset's pilot).
     """
-    one_of("dataset", dataset, NOISE_DATASETS)
+    one_of("dataset", dataset, FACTORIAL["datasets"])
+    level, _ = _level_and_seed(level, 0)
     design = factorial_design()
     row = positive_int("row", row, minimum=0, maximum=len(design) - 1)
     settings = {f: FACTORIAL["factors"][f][(sign + 1) // 2] for f, sign in design[row].items()} | {

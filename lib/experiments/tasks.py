@@ -108,7 +108,9 @@ def plan(
             ``BOOK_RESULTS``).
 
     Returns:
-        A list of :class:`Task`, CoNLL-2003 runs first (the longest), then the noise batches.
+        A list of :class:`Task`, CoNLL-2003 runs first (the longest), then the noise batches,
+        then (full mode with its own noise settings) the runs of the noise experiment's
+        memorising arm (:func:`lib.experiments.noise.memorising_runs`), one per task.
 
     Raises:
         ValueError: for an unknown mode, a bad batch size or run.
@@ -168,6 +170,32 @@ def plan(
                     },
                 )
             )
+    if mode == "full" and noise_settings is None:
+        tasks += _arm_tasks(datasets, root)
+    return tasks
+
+
+def _arm_tasks(datasets: Iterable[str], root: str | os.PathLike | None) -> list[Task]:
+    """One task per run of the noise experiment's memorising arm
+    (:func:`lib.experiments.noise.memorising_runs`) not stored yet, for the given datasets."""
+    tasks = []
+    arm = noise.MEMORISING_SETTINGS
+    for dataset in datasets:
+        if dataset not in arm["datasets"]:
+            continue
+        for _, level, seed in noise.noise_run_names_for(arm):
+            run, settings = noise.memorising_run_key(dataset, level, seed)
+            if store.lookup("noise", run, noise.NOISE_VERSION, settings, root) is None:
+                tasks.append(
+                    Task(
+                        f"noise {run}",
+                        "noise",
+                        noise.NOISE_VERSION,
+                        ((run, settings),),
+                        {"dataset": dataset, "runs": [["label", level, seed]], "arm": "memorising",
+                         "settings": {k: v for k, v in arm.items() if k not in ("datasets",)}},
+                    )
+                )  # fmt: skip
     return tasks
 
 
@@ -203,6 +231,12 @@ def execute(task: Task, root: str | os.PathLike | None = None) -> list[dict]:
             "clip": conll.clip_pilot_compute,
         }[task.params.get("pilot")]
         results = [compute(task.params["settings"])]
+    elif task.params.get("arm"):  # one run of a model the stacked trainer does not take
+        results = [
+            noise.noise_experiment(task.params["dataset"], *task.params["runs"][i],
+                                   **task.params["settings"])
+            for i in todo
+        ]  # fmt: skip
     else:
         runs = [tuple(task.params["runs"][i]) for i in todo]
         results = noise.noise_experiments(task.params["dataset"], runs, **task.params["settings"])

@@ -33,7 +33,8 @@ import pandas as pd
 import torch
 
 from .. import training
-from .._validate import finite_real, flag, one_of, positive_int, short_repr
+from .._geometry import MAX_MATRIX_ENTRIES
+from .._validate import finite_real, flag, one_of, positive_int, require_size, short_repr
 from ..book import config
 from ..contextual import RankOneAttention, theorem2_delta
 from ..memorization import corollary1_parameter_count
@@ -63,11 +64,11 @@ __all__ = [
 #: computes, so that stored results are recomputed (``make full``) rather than reused.
 TRAINED_VERSION = 1
 
-#: The capacity grid of Chapter 7 per book mode: an instance of :func:`corollary1_instance` with
-#: ``n``, ``vocab_size``, ``d`` and ``n_labels`` for every number of sequences in ``Ns``, and the
-#: model of :func:`tagger` at every feed-forward width in ``widths``, both kinds of attention head
-#: (``tied`` false and true), each from every seed of ``seeds`` (the seed draws the instance and
-#: the initialisation), trained by :func:`memorise` with ``epochs`` and ``lr``. Fast mode is a
+#: The capacity grid of Chapter 7 in each book mode. An instance of :func:`corollary1_instance`
+#: with ``n``, ``vocab_size``, ``d`` and ``n_labels`` for every number of sequences in ``Ns``, and
+#: the model of :func:`tagger` at every feed-forward width in ``widths``, both kinds of attention
+#: head (``tied`` false and true), each from every seed of ``seeds`` (the seed draws the instance
+#: and the initialisation), trained by :func:`memorise` with ``epochs`` and ``lr``. Fast mode is a
 #: corner of the full grid. All of it is the book's choice.
 PHASE_SETTINGS: dict[str, dict[str, Any]] = {
     "fast": {"Ns": [8, 32], "widths": [8, 64], "seeds": [0], "tied": [False],
@@ -163,8 +164,31 @@ def corollary1_instance(
 
 
 def _instance(inst: object) -> Corollary1Instance:
+    """``inst`` if it is a well-formed :class:`Corollary1Instance`, else a ValueError."""
     if not isinstance(inst, Corollary1Instance):
         raise ValueError(f"inst must be a Corollary1Instance, got {short_repr(inst)}")
+    vocab, ids, labels = inst.vocab, inst.ids, inst.labels
+    if (
+        not isinstance(vocab, np.ndarray)
+        or vocab.ndim != 2
+        or vocab.dtype != np.float64
+        or not isinstance(ids, np.ndarray)
+        or ids.ndim != 2
+        or ids.dtype != np.int64
+        or not isinstance(labels, np.ndarray)
+        or labels.shape != ids.shape
+        or labels.dtype != np.int64
+        or ids.size == 0
+        or ids.min() < 0
+        or ids.max() >= len(vocab)
+        or labels.min() < 0
+        or labels.max() >= inst.n_labels
+    ):
+        raise ValueError(
+            "inst must hold a float64 vocab (K, d), int64 ids (N, n) in [0, K) and int64 labels "
+            f"(N, n) in [0, n_labels), got vocab {short_repr(vocab)}, ids {short_repr(ids)}, "
+            f"labels {short_repr(labels)}"
+        )
     return inst
 
 
@@ -356,23 +380,41 @@ def trained_geometry(model: TokenTagger, inst: Corollary1Instance) -> dict[str, 
         :math:`W_Q^\top W_K` (the construction's is its inverse temperature :math:`\gamma`);
         ``ffn_scale``, the largest absolute entry of the feed-forward layer's output weights;
         ``digits``, :math:`\log_{10}` of ``id_norm / min_gap``, the decimal digits an id needs
-        to be told from its nearest neighbour (``inf`` when two ids coincide, ``min_gap`` 0).
+        to be told from its nearest neighbour (``inf`` when two ids coincide, ``min_gap`` 0;
+        negative when the ids lie further apart than their size). The model is evaluated in
+        eval mode and left in the mode it was in.
 
     Raises:
-        ValueError: for a model or instance of the wrong type.
+        ValueError: for an instance of the wrong form, a model that is not :func:`tagger`'s for
+            it, or more pairwise differences than :data:`lib._geometry.MAX_MATRIX_ENTRIES`.
 
     Source: the quantities of K&S (ICLR 2024) Theorem 2's construction; the measurement is the
     book's (Chapter 7).
     """
     inst = _instance(inst)
-    if not isinstance(model, TokenTagger) or model.n_layers != 1:
-        raise ValueError(f"model must be a one-layer TokenTagger, got {short_repr(model)}")
-    model.eval()
+    K, d = inst.vocab.shape
+    if (
+        not isinstance(model, TokenTagger)
+        or model.n_layers != 1
+        or (model.vocab_size, model.d) != (K + 1, d)
+    ):
+        raise ValueError(
+            f"model must be a one-layer TokenTagger built for inst (tagger(inst, ...): "
+            f"vocab_size {K + 1}, d {d}), got {short_repr(model)}"
+        )
+    tokens = inst.ids.size
+    require_size("the pairwise id differences", tokens * tokens * d, MAX_MATRIX_ENTRIES,
+                 "lib._geometry.MAX_MATRIX_ENTRIES")  # fmt: skip
     attn: Any = model.attn[0]  # a ModuleList item is typed Module
     ffn: Any = model.ffn[0]
     ids = torch.from_numpy(inst.ids + 1)
-    Z = model.embed(ids)
-    out = attn(Z, ids == model.pad_id).reshape(-1, Z.shape[-1]).double().numpy()
+    was_training = model.training
+    model.eval()
+    try:
+        Z = model.embed(ids)
+        out = attn(Z, ids == model.pad_id).reshape(-1, d).double().numpy()
+    finally:
+        model.train(was_training)
     gap = _min_gap(out)
     weights = {k: v.double() for k, v in attn.weights().items()}
     score = float(torch.linalg.matrix_norm(weights["W_Q"].T @ weights["W_K"], ord=2))
@@ -435,7 +477,7 @@ def phase_run_settings(
     base = PHASE_SETTINGS[mode]
     settings = {k: base[k] for k in ("n", "vocab_size", "d", "n_labels", "epochs", "lr")}
     settings |= {
-        "N": positive_int("N", N),
+        "N": positive_int("N", N, maximum=math.comb(base["vocab_size"], base["n"])),
         "width": positive_int("width", width),
         "seed": positive_int("seed", seed, minimum=0, maximum=2**31),
         "tied": flag("tied", tied),

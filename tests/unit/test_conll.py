@@ -226,6 +226,19 @@ def test_sgd_grid_settings_and_the_best_setting():
     }
     run, best = conll.sgd_best_settings(grid)
     assert run == "described-sgd-best" and (best["momentum"], best["lr"]) == (0.9, 0.1)
+    tied = {k: conll.ConllRun(pd.DataFrame(), 0.5, 0.0, 1, 1, 1, {}) for k in reversed(grid)}
+    assert conll.sgd_best_settings(tied)[1]["momentum"] == 0.0  # a tie: the first in grid order
+    for bad in (
+        {},
+        [],
+        {**grid, (0.0, 0.1): conll.ConllRun(pd.DataFrame(), float("nan"), 0.0, 1, 1, 1, {})},
+    ):
+        with pytest.raises(ValueError, match="grid must map"):
+            conll.sgd_best_settings(bad)
+    import numpy as np
+
+    _, s32 = conll.sgd_grid_settings(np.float32(0.9), np.float32(0.3))
+    assert (s32["momentum"], s32["lr"]) == (0.9, 0.3)  # the grid's numbers, not float32's
     assert best["schedule"] == "cosine" and best["epochs"] == conll.SGD_GRID["best_epochs"]
     assert best["final_lr"] == pytest.approx(0.1 * conll.SGD_GRID["final_lr_share"])
     with pytest.raises(ValueError, match="momentum"):

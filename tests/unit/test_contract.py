@@ -604,3 +604,37 @@ def test_no_returns_section_reads_as_a_type():
                         typed.append(f"{module.__name__}.{label}: {line[8:60]}")
     assert seen > 100  # the walk found lib's documented functions
     assert not typed, typed
+
+
+def test_no_attribute_comment_reads_as_a_type():
+    """The same for a documented module constant (a ``#:`` comment): napoleon reads the part of
+    its first line before a colon as the constant's *type* ("The capacity grid per book mode: an
+    instance ..." became a type "The capacity grid per book mode", a missing reference that broke
+    the strict build). Every ``#:`` comment of lib renders with no type, or a type name."""
+    import importlib
+    import pkgutil
+
+    import yaml
+    from sphinx.ext.napoleon import Config, GoogleDocstring
+    from sphinx.pycode import ModuleAnalyzer
+
+    import lib
+
+    conf = yaml.safe_load(open("_config.yml"))["sphinx"]["config"]
+    config = Config(napoleon_custom_sections=conf["napoleon_custom_sections"])
+    typed, seen = [], 0
+    for info in pkgutil.walk_packages(lib.__path__, "lib."):
+        importlib.import_module(info.name)
+        docs = ModuleAnalyzer.for_module(info.name).find_attr_docs()
+        for (scope, name), lines in docs.items():
+            if scope or name.startswith("_"):
+                continue
+            seen += 1
+            rendered = GoogleDocstring(
+                "\n".join(lines), config, what="attribute", name=f"{info.name}.{name}"
+            )
+            for line in str(rendered).splitlines():
+                if line.startswith(":type:") and not re.fullmatch(r"[\w.\[\], ]+", line[7:]):
+                    typed.append(f"{info.name}.{name}: {line[7:60]}")
+    assert seen > 50  # the walk found lib's documented constants
+    assert not typed, typed

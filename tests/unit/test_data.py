@@ -564,7 +564,14 @@ def test_singleton_dropout_replaces_singletons_only_at_rate_p():
     assert not torch.equal(data.SingletonDropout(pairs, 0.3, seed=8)(x, 2, 5), y)
     assert torch.equal(data.SingletonDropout(pairs, 0.0)(x, 0, 0), x)
     assert (data.SingletonDropout(pairs, 1.0)(x, 0, 0)[rare] == data.UNK).all()
-    assert repr(drop) == "SingletonDropout(3 singletons, p=0.3, seed=7)"
+    import hashlib
+
+    digest = hashlib.sha256(np.array([4, 5, 6], dtype=np.int64).tobytes()).hexdigest()[:12]
+    assert repr(drop) == f"SingletonDropout(3 singletons {digest}, p=0.3, seed=7)"
+    other = data.SingletonDropout(
+        [(np.array([2, 3, 7, 3]), np.zeros(4, int))] + pairs[1:], 0.3, seed=7
+    )
+    assert repr(other) != repr(drop)  # same count, p and seed; other words: another checkpoint
 
 
 @pytest.mark.parametrize(
@@ -573,6 +580,8 @@ def test_singleton_dropout_replaces_singletons_only_at_rate_p():
         (([],), {}, "pairs must be a non-empty list"),
         (([(np.array([1.5]), np.array([0]))],), {}, r"pairs\[0\]'s word ids"),
         (([np.array([2])],), {}, r"pairs\[0\] must be a \(word_ids, tag_ids\) pair"),
+        (("ab",), {}, "pairs must be a non-empty list"),
+        (([(np.array([-2]), np.array([0]))],), {}, r"integers >= 0"),
         (([(np.array([2]), np.array([0]))], 1.5), {}, "p must"),
         (([(np.array([2]), np.array([0]))],), {"seed": -1}, "seed"),
     ],

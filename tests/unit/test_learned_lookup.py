@@ -45,7 +45,10 @@ def test_training_lowers_the_error_and_is_seeded():
     "kwargs, match",
     [
         ({"target": "wave"}, "target must be callable"),
-        ({"target": lambda x: x}, "target must return shape"),
+        ({"target": lambda x: x}, "target must return finite values of shape"),
+        ({"target": lambda x: np.full(len(x), np.inf)}, "target must return finite values"),
+        ({"kappa": 1e305, "m": 64}, "overflows"),
+        ({"samples": 1 << 20, "m": 64}, "MAX_MATRIX_ENTRIES"),
         ({"m": 0}, "m"),
         ({"kappa": -1.0}, "kappa"),
         ({"epochs": 0}, "epochs"),
@@ -56,3 +59,15 @@ def test_learned_lookup_refuses_bad_arguments(kwargs, match):
         L.learned_lookup(**({"target": targets.wave, "m": 2, "epochs": 1} | kwargs))
     with pytest.raises(ValueError, match="layer must be"):
         L.compare_partitions("layer", targets.wave)
+
+
+def test_compare_partitions_refuses_what_it_cannot_measure():
+    layer = built(2)
+    with pytest.raises(ValueError, match="target must return finite values"):
+        L.compare_partitions(layer, lambda x: targets.wave(x)[:, None])
+    with pytest.raises(ValueError, match="target must be callable"):
+        L.compare_partitions(layer, None)
+    with pytest.raises(ValueError, match="centres"):
+        L.LearnedLookup(layer.centres, layer.values, 1.0, 3, [])
+    with pytest.raises(ValueError, match="x must be finite points"):
+        layer.cells([0.5, 0.5])

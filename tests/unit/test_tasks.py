@@ -342,3 +342,22 @@ def test_no_worker_waits_while_a_task_is_pending(tmp_path, client, one_thread, m
         ]
         assert all(gap < 1.0 for gap in gaps), (worker, gaps)
     assert spans[0][0] - min(a for a, _, _ in spans) < 1.0
+
+
+def test_memorising_arm_runs_are_planned_one_per_task_and_computed_unstacked(
+    monkeypatch, tmp_path, one_thread
+):
+    """The memorising arm's missing runs become one task each; executing one trains the ReLU-head
+    model as noise_experiment does (same numbers), and a stored run is planned no more."""
+    tiny = {**TINY, "label_ratios": [0.5], "input_sigmas": [], "head_width": 8,
+            "final_lr": 1e-4, "snapshots": [], "datasets": ["mnist"]}  # fmt: skip
+    monkeypatch.setitem(noise.__dict__, "MEMORISING_SETTINGS", tiny)
+    planned = tasks._arm_tasks(["mnist", "fashion-mnist"], tmp_path)
+    assert [t.label for t in planned] == ["noise memorising-mnist-label-0.5-seed-0"]
+    (out,) = tasks.execute(planned[0], root=tmp_path)
+    direct = noise.noise_experiment("mnist", "label", 0.5, 0, **tiny)
+    assert out["result"]["w_k_spectral"] == direct["w_k_spectral"] and not out["stored"]
+    run, settings = planned[0].runs[0]
+    store.save("noise", run, noise.NOISE_VERSION, settings, out["result"], wall_s=1.0,
+               root=tmp_path)  # fmt: skip
+    assert tasks._arm_tasks(["mnist"], tmp_path) == []

@@ -136,3 +136,19 @@ def test_phase_grid_cells_are_stored_and_read_back(monkeypatch, tmp_path):
     assert run == "phase-5-width-16-seed-0-tied" and settings["tied"] is True
     with pytest.raises(ValueError, match="mode"):
         T.phase_run_settings(5, 16, 0, True, "slow")
+
+
+def test_geometry_refuses_a_model_of_another_instance_and_keeps_its_mode():
+    small = T.corollary1_instance(5, 3, 6, 4, 2, seed=2)
+    other = T.corollary1_instance(5, 3, 6, 8, 2, seed=2)
+    model = T.tagger(small, 8)
+    model.train()
+    T.trained_geometry(model, small)
+    assert model.training  # measured in eval mode, left as it was
+    with pytest.raises(ValueError, match="built for inst"):
+        T.trained_geometry(model, other)
+    bad = T.Corollary1Instance(small.vocab, small.ids + 10, small.labels, 2, 0)
+    with pytest.raises(ValueError, match="inst must hold"):
+        T.instance_hypotheses(bad)
+    with pytest.raises(ValueError, match="N"):
+        T.phase_run_settings(1821, 8, 0, False, "full")  # binom(16, 4) = 1820

@@ -441,6 +441,8 @@ def test_augment_and_train_eval_refused_when_malformed():
         training.fit(model, batches, epochs=1, augment=lambda x, e, b: x.double())
     with pytest.raises(ValueError, match="train_eval"):
         training.fit(model, batches, epochs=1, train_eval="yes")
+    with pytest.raises(ValueError, match=r"augment must take \(inputs, epoch, batch\)"):
+        training.fit(model, batches, epochs=1, augment=lambda x: x)
 
 
 def test_momentum_and_cosine_schedule_match_torch():
