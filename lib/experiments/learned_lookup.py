@@ -104,7 +104,7 @@ def learned_lookup(
         ValueError: for a ``target`` that is not callable or returns values of the wrong shape or
             not finite, bad sizes or rates (named), an inverse temperature
             :math:`\kappa m^2` that overflows, more point-key differences than
-            :data:`lib._geometry.MAX_MATRIX_ENTRIES`, or a loss that stops being finite.
+            ``lib.maxaffine.MAX_MATRIX_ENTRIES``, or a loss that stops being finite.
 
     Source: LHSL (NeurIPS 2025)'s lookup layer as the book reconstructs it (Chapter 5); its
     training is the book's (Chapter 7).
@@ -118,7 +118,7 @@ def learned_lookup(
     lr = finite_real("lr", lr, minimum=0.0, strict=True)
     seed = positive_int("seed", seed, minimum=0, maximum=2**62)
     require_size("the point-key differences", samples * m * m * 2, MAX_MATRIX_ENTRIES,
-                 "lib._geometry.MAX_MATRIX_ENTRIES")  # fmt: skip
+                 "lib.maxaffine.MAX_MATRIX_ENTRIES")  # fmt: skip
     if not np.isfinite(kappa * m * m):
         raise ValueError(f"kappa * m**2 overflows float64, got kappa={kappa!r}, m={m}")
     rng = np.random.default_rng(seed)
@@ -176,7 +176,7 @@ def compare_partitions(
     Raises:
         ValueError: for a ``layer`` of the wrong type, a bad ``points`` or ``kappa``, a
             ``target`` as :func:`learned_lookup` refuses it, or more point-key differences than
-            :data:`lib._geometry.MAX_MATRIX_ENTRIES`.
+            ``lib.maxaffine.MAX_MATRIX_ENTRIES``.
 
     Source: LHSL (NeurIPS 2025)'s max-affine partition; the comparison is the book's (Chapter 7).
     """
@@ -187,7 +187,7 @@ def compare_partitions(
     points = positive_int("points", points, minimum=2, maximum=1024)
     kappa = finite_real("kappa", kappa, minimum=0.0, strict=True)
     require_size("the point-key differences", points**2 * layer.m**2 * 2, MAX_MATRIX_ENTRIES,
-                 "lib._geometry.MAX_MATRIX_ENTRIES")  # fmt: skip
+                 "lib.maxaffine.MAX_MATRIX_ENTRIES")  # fmt: skip
     x = grid_centres(points, 2)
     truth = _target_values(target, x)
     grid = grid_centres(layer.m, 2)

@@ -386,7 +386,7 @@ def trained_geometry(model: TokenTagger, inst: Corollary1Instance) -> dict[str, 
 
     Raises:
         ValueError: for an instance of the wrong form, a model that is not :func:`tagger`'s for
-            it, or more pairwise differences than :data:`lib._geometry.MAX_MATRIX_ENTRIES`.
+            it, or more pairwise differences than ``lib.maxaffine.MAX_MATRIX_ENTRIES``.
 
     Source: the quantities of K&S (ICLR 2024) Theorem 2's construction; the measurement is the
     book's (Chapter 7).
@@ -404,7 +404,7 @@ def trained_geometry(model: TokenTagger, inst: Corollary1Instance) -> dict[str, 
         )
     tokens = inst.ids.size
     require_size("the pairwise id differences", tokens * tokens * d, MAX_MATRIX_ENTRIES,
-                 "lib._geometry.MAX_MATRIX_ENTRIES")  # fmt: skip
+                 "lib.maxaffine.MAX_MATRIX_ENTRIES")  # fmt: skip
     attn: Any = model.attn[0]  # a ModuleList item is typed Module
     ffn: Any = model.ffn[0]
     ids = torch.from_numpy(inst.ids + 1)
