@@ -892,16 +892,8 @@ def sgd_best(*, allow_compute: bool | None = None) -> ConllRun:
 
 
 def _stored_grid_run(run: str, settings: dict, allow_compute: bool | None) -> ConllRun:
-    """A grid or best-SGD run through :func:`lib.experiments.store.load_or_run`."""
-    stored = store.load_or_run(
-        "conll",
-        run,
-        CONLL_VERSION,
-        settings,
-        lambda: conll_compute(settings),
-        allow_compute=not config.IN_BUILD if allow_compute is None else allow_compute,
-        device=str(config.DEVICE),
-    )
+    """A grid or best-SGD run through :func:`lib.experiments.store.load_or_run` (as a pilot is)."""
+    stored = _stored_pilot(run, settings, conll_compute, allow_compute)
     return _as_run(stored.result, settings, stored.provenance)
 
 
