@@ -40,6 +40,10 @@ SCALES = {
         "a subset of a dataset, trained live in the book's fast mode: a proxy of the paper's run"
     ),
     "full data": "the whole dataset, trained live",
+    "stored subset": (
+        "a seeded subset of a dataset at the book's settings for it, computed by make full and "
+        "stored with its provenance"
+    ),
     "stored full data": (
         "the whole dataset at the book's full-mode settings, computed by make full and stored with "
         "its provenance"

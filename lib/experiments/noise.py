@@ -69,6 +69,8 @@ __all__ = [
     "factorial_design",
     "factorial_run_key",
     "factorial_runs",
+    "noise_response",
+    "main_effects",
 ]
 
 #: The kinds of noise in the order the chapter reports them (symmetric label flips, then
@@ -876,6 +878,88 @@ def factorial_runs(dataset: str, *, allow_compute: bool | None = None) -> pd.Dat
     out = pd.DataFrame(rows)
     out.attrs["provenance"] = provenance
     return out
+
+
+def noise_response(runs: pd.DataFrame, columns: Sequence[str], by: str) -> pd.Series:
+    r"""How strongly the measures respond to label noise, per value of ``by``: the mean over
+    ``columns`` of :math:`\log(v_\text{high} / v_\text{low})`, the measure at the highest
+    noise level of the group over that at its lowest (natural logarithm; positive where the
+    measures rise with the noise, negative where they fall as LHSL report).
+
+    Args:
+        runs: one row per run with columns ``level``, ``by`` and ``columns`` (as
+            :func:`factorial_runs` or :func:`noise_runs` return them, label flips only), exactly one
+            run per group at its lowest and one at its highest level.
+        columns: the measures (e.g. the four norms of :math:`W_K` and :math:`W_Q`), positive.
+        by: the column that names a group: ``"row"`` for the factorial's design rows, ``"seed"`` to
+            pair the runs of one seed.
+
+    Returns:
+        A float64 Series indexed by the values of ``by`` (sorted), named ``"response"``.
+
+    Raises:
+        ValueError: for ``runs`` not a DataFrame with those columns, an empty ``columns``, a
+            group without exactly one run at the lowest and one at the highest level, or a
+            measure that is not finite and positive there.
+
+    Source: the book's factorial for LHSL Appendix B's experiment (Chapter 5).
+    """
+    columns = list(columns) if not isinstance(columns, str) else []
+    if not columns:
+        raise ValueError(f"columns must be a non-empty sequence of column names, got {columns!r}")
+    if not isinstance(runs, pd.DataFrame):
+        raise ValueError(f"runs must be a pandas DataFrame, got {type(runs).__name__}")
+    missing = [c for c in ("level", by, *columns) if c not in runs.columns]
+    if missing:
+        raise ValueError(f"runs lacks the columns {missing}")
+    low, high = runs.level.min(), runs.level.max()
+    if low == high:
+        raise ValueError(f"runs must hold two noise levels, got only {low!r}")
+    ends = [runs[runs.level == level].set_index(by)[columns] for level in (low, high)]
+    for level, end in zip((low, high), ends, strict=True):
+        if not end.index.is_unique or set(end.index) != set(ends[0].index) | set(ends[1].index):
+            raise ValueError(
+                f"every {by} must have exactly one run at level {low!r} and one at {high!r}; "
+                f"at level {level!r} the runs are {sorted(end.index.tolist())}"
+            )
+        values = end.to_numpy(dtype=float)
+        if not np.all(np.isfinite(values) & (values > 0)):
+            raise ValueError(
+                f"the measures {columns} must be finite and positive at level {level!r}"
+            )
+    ratio = np.log(ends[1].sort_index() / ends[0].sort_index())
+    return ratio.mean(axis=1).astype(float).rename("response")
+
+
+def main_effects(responses: pd.Series) -> pd.Series:
+    """The main effect of each factor of :data:`FACTORIAL` on a response per design row: the
+    mean response of the rows at the factor's full level less that of the rows at its fast level
+    (each a mean of four rows; every main effect is free of the other main effects and aliased
+    with two-factor interactions, see :data:`FACTORIAL`).
+
+    Args:
+        responses: a float Series indexed by design row ``0 ... 7`` (:func:`noise_response` with
+            ``by="row"``).
+
+    Returns:
+        A float64 Series indexed by factor name, in :data:`FACTORIAL`'s order, named ``"effect"``.
+
+    Raises:
+        ValueError: for a Series whose index is not the design's rows, or non-finite values.
+
+    Source: the book's factorial for LHSL Appendix B's experiment (Chapter 5).
+    """
+    design = pd.DataFrame(factorial_design())
+    if not isinstance(responses, pd.Series) or sorted(responses.index) != list(design.index):
+        raise ValueError(
+            f"responses must be a Series indexed by the design rows {list(design.index)}, got "
+            f"{getattr(responses, 'index', responses)!r}"
+        )
+    y = as_float_array("responses", responses.sort_index().to_numpy())
+    return pd.Series(
+        {f: float(y[design[f] > 0].mean() - y[design[f] < 0].mean()) for f in design.columns},
+        name="effect",
+    )
 
 
 def trend_test(

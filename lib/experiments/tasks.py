@@ -177,7 +177,8 @@ def plan(
 
 def _arm_tasks(datasets: Iterable[str], root: str | os.PathLike | None) -> list[Task]:
     """One task per run of the noise experiment's memorising arm
-    (:func:`lib.experiments.noise.memorising_runs`) not stored yet, for the given datasets."""
+    (:func:`lib.experiments.noise.memorising_runs`) and of its factorial
+    (:func:`lib.experiments.noise.factorial_runs`) not stored yet, for the given datasets."""
     tasks = []
     arm = noise.MEMORISING_SETTINGS
     for dataset in datasets:
@@ -196,6 +197,24 @@ def _arm_tasks(datasets: Iterable[str], root: str | os.PathLike | None) -> list[
                          "settings": {k: v for k, v in arm.items() if k not in ("datasets",)}},
                     )
                 )  # fmt: skip
+    for dataset in datasets:
+        if dataset not in noise.FACTORIAL["datasets"]:
+            continue
+        for row in range(len(noise.factorial_design())):
+            for level in noise.FACTORIAL["levels"]:
+                run, settings = noise.factorial_run_key(dataset, row, level, allow_compute=False)
+                if store.lookup("noise", run, noise.NOISE_VERSION, settings, root) is None:
+                    tasks.append(
+                        Task(
+                            f"noise {run}",
+                            "noise",
+                            noise.NOISE_VERSION,
+                            ((run, settings),),
+                            {"dataset": dataset, "runs": [["label", level, settings["seed"]]],
+                             "arm": "factorial",
+                             "settings": {k: settings[k] for k in noise.RUN_KEYS}},
+                        )
+                    )  # fmt: skip
     return tasks
 
 

@@ -263,3 +263,47 @@ def test_noise_experiment_with_a_relu_head_and_a_falling_rate():
     row = noise.noise_experiment("mnist", "label", 0.5, 0, **settings)
     plain = noise.noise_experiment("mnist", "label", 0.5, 0, **settings | {"head_width": None})
     assert row["w_k_spectral"] != plain["w_k_spectral"] and 0.0 <= row["train_acc"] <= 1.0
+
+
+def test_noise_response_and_main_effects_recover_a_known_linear_model():
+    """Runs whose norms at r = 0.5 are exp(3 s_images + s_epochs + 0.5) times those at r = 0
+    (s the design row's signs) have that exponent as their response, and main effects of twice
+    the coefficients on those two factors and 0 on the other three (the design is orthogonal)."""
+    design = noise.factorial_design()
+    rows = []
+    for row, signs in enumerate(design):
+        exponent = 3 * signs["train_images"] + signs["epochs"] + 0.5
+        for level, scale in ((0.0, 1.0), (0.5, np.exp(exponent))):
+            rows.append({"row": row, "level": level, "a": 2.0 * scale, "b": 5.0 * scale})
+    runs = pd.DataFrame(rows)
+    response = noise.noise_response(runs, ["a", "b"], by="row")
+    want = [3 * s["train_images"] + s["epochs"] + 0.5 for s in design]
+    assert response.name == "response" and list(response.index) == list(range(8))
+    np.testing.assert_allclose(response.to_numpy(), want, rtol=1e-12)
+    effects = noise.main_effects(response)
+    assert list(effects.index) == list(noise.FACTORIAL["factors"])
+    np.testing.assert_allclose(effects.to_numpy(), [6.0, 2.0, 0.0, 0.0, 0.0], atol=1e-12)
+    # a response that mixes two measures is their mean log-ratio
+    runs.loc[(runs.row == 0) & (runs.level == 0.5), "b"] *= np.e**2
+    assert noise.noise_response(runs, ["a", "b"], by="row")[0] == pytest.approx(want[0] + 1)
+
+
+def test_noise_response_and_main_effects_refuse_what_they_cannot_read():
+    runs = pd.DataFrame({"seed": [0, 0, 1], "level": [0.0, 0.5, 0.0], "a": [1.0, 2.0, 1.0]})
+    with pytest.raises(ValueError, match="exactly one run"):
+        noise.noise_response(runs, ["a"], by="seed")
+    with pytest.raises(ValueError, match="lacks the columns"):
+        noise.noise_response(runs, ["b"], by="seed")
+    with pytest.raises(ValueError, match="columns"):
+        noise.noise_response(runs, [], by="seed")
+    with pytest.raises(ValueError, match="two noise levels"):
+        noise.noise_response(runs[runs.level == 0], ["a"], by="seed")
+    bad = pd.DataFrame({"seed": [0, 0], "level": [0.0, 0.5], "a": [0.0, 1.0]})
+    with pytest.raises(ValueError, match="finite and positive"):
+        noise.noise_response(bad, ["a"], by="seed")
+    with pytest.raises(ValueError, match="DataFrame"):
+        noise.noise_response({"a": 1}, ["a"], by="seed")
+    with pytest.raises(ValueError, match="design rows"):
+        noise.main_effects(pd.Series([1.0, 2.0]))
+    with pytest.raises(ValueError, match="responses"):
+        noise.main_effects(pd.Series([float("nan")] * 8))

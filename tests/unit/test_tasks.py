@@ -352,6 +352,7 @@ def test_memorising_arm_runs_are_planned_one_per_task_and_computed_unstacked(
     tiny = {**TINY, "label_ratios": [0.5], "input_sigmas": [], "head_width": 8,
             "final_lr": 1e-4, "snapshots": [], "datasets": ["mnist"]}  # fmt: skip
     monkeypatch.setitem(noise.__dict__, "MEMORISING_SETTINGS", tiny)
+    monkeypatch.setitem(noise.__dict__, "FACTORIAL", {**noise.FACTORIAL, "datasets": []})
     planned = tasks._arm_tasks(["mnist", "fashion-mnist"], tmp_path)
     assert [t.label for t in planned] == ["noise memorising-mnist-label-0.5-seed-0"]
     (out,) = tasks.execute(planned[0], root=tmp_path)
@@ -361,3 +362,33 @@ def test_memorising_arm_runs_are_planned_one_per_task_and_computed_unstacked(
     store.save("noise", run, noise.NOISE_VERSION, settings, out["result"], wall_s=1.0,
                root=tmp_path)  # fmt: skip
     assert tasks._arm_tasks(["mnist"], tmp_path) == []
+
+
+def test_factorial_runs_are_planned_one_per_task_and_computed_as_factorial_runs_computes(
+    monkeypatch, tmp_path, one_thread
+):
+    """Each design row at each level of a missing factorial run becomes one task; executing one
+    gives the numbers noise_experiment gives for that row's settings, and a stored run is
+    planned no more."""
+    tiny = {**noise.FACTORIAL, "datasets": ["mnist"], "test_images": 64, "levels": [0.0, 0.5],
+            "factors": {"train_images": (64, 96), "epochs": (1, 2), "batch_size": (32, 64),
+                        "lr": (3e-3, 1e-3), "d": (8, 16)}}  # fmt: skip
+    monkeypatch.setitem(noise.__dict__, "FACTORIAL", tiny)
+    monkeypatch.setitem(noise.__dict__, "MEMORISING_SETTINGS", {**noise.MEMORISING_SETTINGS,
+                                                                "datasets": []})  # fmt: skip
+    planned = tasks._arm_tasks(["mnist", "fashion-mnist"], tmp_path)
+    assert [t.label for t in planned] == [
+        f"noise factorial-{row}-mnist-label-{level:g}-seed-0" for row in range(8)
+        for level in (0.0, 0.5)
+    ]  # fmt: skip
+    task = planned[5]  # row 2 (epochs at its full level) at r = 0.5
+    (out,) = tasks.execute(task, root=tmp_path)
+    run, settings = task.runs[0]
+    assert settings["row"] == 2 and settings["epochs"] == 2 and settings["train_images"] == 64
+    direct = noise.noise_experiment(
+        "mnist", "label", 0.5, 0, **{k: settings[k] for k in noise.RUN_KEYS}
+    )
+    assert out["result"]["w_k_spectral"] == direct["w_k_spectral"] and not out["stored"]
+    store.save("noise", run, noise.NOISE_VERSION, settings, out["result"], wall_s=1.0,
+               root=tmp_path)  # fmt: skip
+    assert len(tasks._arm_tasks(["mnist"], tmp_path)) == 15
