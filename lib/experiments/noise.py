@@ -22,9 +22,11 @@ Gaussian pixel noise).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import mpmath
 import numpy as np
 import pandas as pd
 import torch
@@ -32,7 +34,15 @@ from numpy.typing import ArrayLike
 
 from .. import data, training
 from .._geometry import MAX_MATRIX_ENTRIES
-from .._validate import as_float_array, finite_real, flag, one_of, positive_int, require_size
+from .._validate import (
+    as_float_array,
+    finite_real,
+    flag,
+    one_of,
+    positive_int,
+    require_size,
+    short_repr,
+)
 from ..book import config
 from ..models import PatchAttentionClassifier
 from . import store
@@ -71,6 +81,7 @@ __all__ = [
     "factorial_runs",
     "noise_response",
     "main_effects",
+    "effect_yardstick",
 ]
 
 #: The kinds of noise in the order the chapter reports them (symmetric label flips, then
@@ -960,6 +971,48 @@ def main_effects(responses: pd.Series) -> pd.Series:
         {f: float(y[design[f] > 0].mean() - y[design[f] < 0].mean()) for f in design.columns},
         name="effect",
     )
+
+
+def effect_yardstick(seed_responses: ArrayLike, *, level: float = 0.95) -> float:
+    r"""The size a main effect must pass to count, from the spread of the response across seeds.
+
+    A main effect is a difference of two means of four single-seed responses, so its standard
+    error is :math:`s/\sqrt{2}`, with :math:`s` the standard deviation of one response; estimated
+    from :math:`k` seeds of a replicated setting, :math:`s` has :math:`k - 1` degrees of freedom,
+    and an effect counts when it exceeds :math:`t_{(1+\text{level})/2,\,k-1}\, s/\sqrt{2}`,
+    Student's two-sided critical value (its quantile found with mpmath from the regularised
+    incomplete beta function).
+
+    Args:
+        seed_responses: the response of one setting per seed ``(k,)``, ``k >= 2``
+            (:func:`noise_response` with ``by="seed"``).
+        level: the two-sided confidence level, in ``(0, 1)``.
+
+    Returns:
+        The threshold, a float ``> 0``.
+
+    Raises:
+        ValueError: for fewer than two finite responses, responses without spread, or a level
+            outside ``(0, 1)``.
+
+    Source: the book's factorial for LHSL Appendix B's experiment (Chapter 5).
+    """
+    y = as_float_array("seed_responses", seed_responses)
+    if y.ndim != 1 or len(y) < 2 or np.ptp(y) == 0:
+        raise ValueError(
+            f"seed_responses must be 1-D with at least two different values, got {short_repr(y)}"
+        )
+    level = finite_real("level", level, minimum=0.0, strict=True)
+    if level >= 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    df = len(y) - 1
+    q = mpmath.mpf(1 + level) / 2
+
+    def cdf(t: Any) -> Any:
+        return 1 - mpmath.betainc(df / 2, 0.5, 0, df / (df + t * t), regularized=True) / 2
+
+    t = mpmath.findroot(lambda t: cdf(t) - q, mpmath.mpf(2))
+    return float(t) * float(np.std(y, ddof=1)) / math.sqrt(2)
 
 
 def trend_test(

@@ -307,3 +307,27 @@ def test_noise_response_and_main_effects_refuse_what_they_cannot_read():
         noise.main_effects(pd.Series([1.0, 2.0]))
     with pytest.raises(ValueError, match="responses"):
         noise.main_effects(pd.Series([float("nan")] * 8))
+
+
+def test_effect_yardstick_is_students_critical_value_times_the_standard_error():
+    """With k seeds the threshold is t_{0.975, k-1} s / sqrt(2): for one degree of freedom t is
+    tan(0.475 pi) = 12.706..., for two it is 0.95 sqrt(2 / (4 0.975 0.025)) = 4.3027...
+    (closed forms of Student's quantile), and for many it approaches the normal 1.96."""
+    two = np.array([0.0, 1.0])  # s = 1/sqrt(2)
+    want1 = np.tan(0.475 * np.pi) * (1 / np.sqrt(2)) / np.sqrt(2)
+    assert noise.effect_yardstick(two) == pytest.approx(want1, rel=1e-10)
+    three = np.array([0.796, 0.851, 0.635])
+    t2 = 0.95 * np.sqrt(2 / (4 * 0.975 * 0.025))
+    want2 = t2 * np.std(three, ddof=1) / np.sqrt(2)
+    assert noise.effect_yardstick(three) == pytest.approx(want2, rel=1e-10)
+    many = np.random.default_rng(0).normal(size=4001)
+    assert noise.effect_yardstick(many) / (np.std(many, ddof=1) / np.sqrt(2)) == pytest.approx(
+        1.96, abs=2e-3
+    )
+    for bad, match in [([1.0], "seed_responses"), ([1.0, 1.0], "seed_responses"),
+                       ([1.0, float("nan")], "seed_responses")]:  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            noise.effect_yardstick(bad)
+    for level in (0, 1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="level"):
+            noise.effect_yardstick(two, level=level)
