@@ -113,26 +113,20 @@ def main(argv: list[str] | None = None) -> int:
             f"stored wall time {stored:.0f} s",
             flush=True,
         )
-    for dataset in noise.MEMORISING_SETTINGS["datasets"]:
-        runs = noise.memorising_runs(dataset, allow_compute=False)
-        stored = sum(p["wall_s"] for p in runs.attrs["provenance"])
-        rows.append((f"noise memorising arm {dataset} ({len(runs)} runs)", stored))
-        top = runs.level.max()
-        lowest = runs[runs.level == top].train_acc.min()
-        print(
-            f"noise experiment, memorising arm, {dataset}: {len(runs)} runs stored, lowest "
-            f"training accuracy at ratio {top:g} {lowest:.4f}; stored wall time {stored:.0f} s",
-            flush=True,
-        )
-    for dataset in noise.FACTORIAL["datasets"]:
-        runs = noise.factorial_runs(dataset, allow_compute=False)
-        stored = sum(p["wall_s"] for p in runs.attrs["provenance"])
-        rows.append((f"noise factorial {dataset} ({len(runs)} runs)", stored))
-        print(
-            f"noise experiment, factorial, {dataset}: {len(runs)} runs stored; "
-            f"stored wall time {stored:.0f} s",
-            flush=True,
-        )
+    arms = (("memorising arm", noise.MEMORISING_SETTINGS, noise.memorising_runs),
+            ("factorial", noise.FACTORIAL, noise.factorial_runs))  # fmt: skip
+    for name, spec, runs_of in arms:
+        for dataset in spec["datasets"]:
+            runs = runs_of(dataset, allow_compute=False)
+            stored = sum(p["wall_s"] for p in runs.attrs["provenance"])
+            rows.append((f"noise {name} {dataset} ({len(runs)} runs)", stored))
+            top = runs.level.max()
+            lowest = runs[runs.level == top].train_acc.min()
+            print(
+                f"noise experiment, {name}, {dataset}: {len(runs)} runs stored, lowest training "
+                f"accuracy at ratio {top:g} {lowest:.4f}; stored wall time {stored:.0f} s",
+                flush=True,
+            )
     total = sum(r[1] for r in rows)
     print(
         f"make full: stored wall time of all runs {total / 60:.1f} min; "

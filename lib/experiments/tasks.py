@@ -179,43 +179,28 @@ def _arm_tasks(datasets: Iterable[str], root: str | os.PathLike | None) -> list[
     """One task per run of the noise experiment's memorising arm
     (:func:`lib.experiments.noise.memorising_runs`) and of its factorial
     (:func:`lib.experiments.noise.factorial_runs`) not stored yet, for the given datasets."""
-    tasks = []
+    # (dataset, arm, run, settings, level, seed, the settings noise_experiment takes)
+    wanted = []
     arm = noise.MEMORISING_SETTINGS
-    for dataset in datasets:
-        if dataset not in arm["datasets"]:
-            continue
+    for dataset in (d for d in datasets if d in arm["datasets"]):
         for _, level, seed in noise.noise_run_names_for(arm):
             run, settings = noise.memorising_run_key(dataset, level, seed)
-            if store.lookup("noise", run, noise.NOISE_VERSION, settings, root) is None:
-                tasks.append(
-                    Task(
-                        f"noise {run}",
-                        "noise",
-                        noise.NOISE_VERSION,
-                        ((run, settings),),
-                        {"dataset": dataset, "runs": [["label", level, seed]], "arm": "memorising",
-                         "settings": {k: v for k, v in arm.items() if k not in ("datasets",)}},
-                    )
-                )  # fmt: skip
-    for dataset in datasets:
-        if dataset not in noise.FACTORIAL["datasets"]:
-            continue
+            kwargs = {k: v for k, v in arm.items() if k != "datasets"}
+            wanted.append((dataset, "memorising", run, settings, level, seed, kwargs))
+    for dataset in (d for d in datasets if d in noise.FACTORIAL["datasets"]):
         for row in range(len(noise.factorial_design())):
             for level in noise.FACTORIAL["levels"]:
                 run, settings = noise.factorial_run_key(dataset, row, level, allow_compute=False)
-                if store.lookup("noise", run, noise.NOISE_VERSION, settings, root) is None:
-                    tasks.append(
-                        Task(
-                            f"noise {run}",
-                            "noise",
-                            noise.NOISE_VERSION,
-                            ((run, settings),),
-                            {"dataset": dataset, "runs": [["label", level, settings["seed"]]],
-                             "arm": "factorial",
-                             "settings": {k: settings[k] for k in noise.RUN_KEYS}},
-                        )
-                    )  # fmt: skip
-    return tasks
+                kwargs = {k: settings[k] for k in noise.RUN_KEYS}
+                seed = settings["seed"]
+                wanted.append((dataset, "factorial", run, settings, level, seed, kwargs))
+    return [
+        Task(f"noise {run}", "noise", noise.NOISE_VERSION, ((run, settings),),
+             {"dataset": dataset, "runs": [["label", level, seed]], "arm": name,
+              "settings": kwargs})
+        for dataset, name, run, settings, level, seed, kwargs in wanted
+        if store.lookup("noise", run, noise.NOISE_VERSION, settings, root) is None
+    ]  # fmt: skip
 
 
 def execute(task: Task, root: str | os.PathLike | None = None) -> list[dict]:
