@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["checks", "config", "figures", "interactive", "plotting"]
+__all__ = ["checks", "config", "figures", "interactive", "phrases", "plotting", "registry"]
 
 
 def __getattr__(name: str) -> ModuleType:
