@@ -671,8 +671,9 @@ def _history(history: object, columns: set[str]) -> pd.DataFrame:
 
 
 def accuracy_at(history: pd.DataFrame, epoch: int, column: str = "train_acc") -> float | None:
-    """The ``column`` of ``history`` (from :func:`fit`) at ``epoch``, as measured during that
-    epoch, or None when the run ended before it.
+    """The ``column`` of ``history`` (from :func:`fit`) at ``epoch``, as :func:`fit` recorded it
+    for that epoch (the training accuracy scored in evaluation mode after the epoch when it ran
+    with ``train_eval``, else measured during it), or None when the run ended before it.
 
     Args:
         history: one row per epoch, epochs numbered 1, 2, ... as :func:`fit` numbers them.

@@ -16,11 +16,12 @@ paths. Each path is timed in a process of its own, spawned with the environment 
 worker gets on that path and nothing else running. In that process:
 
 * every CoNLL-2003 run kind of ``make full`` (``lib.experiments.conll.full_runs``: our model at each
-  depth and the full-rank layer, the described model with SGD, with its projection fixed, and with
-  Adam) trains on the whole training split for three epochs through
-  ``lib.experiments.conll.conll_compute``, validation in the last epoch only: the second epoch's
-  seconds are one training epoch, the third's less that are one validation pass, the wall time
-  before the first epoch is the run's set-up (data, vocabulary, model);
+  depth and the full-rank layer, the described model with its projection fixed and with Adam, and
+  the described model with SGD, the kind of the SGD grid's runs) trains on the whole training
+  split for three epochs through ``lib.experiments.conll.conll_compute``, validation in the last
+  epoch only: the second epoch's seconds are one training epoch, the third's less that are one
+  validation pass, the wall time before the first epoch is the run's set-up (data, vocabulary,
+  model);
 * the noise runs (``lib.experiments.noise.noise_experiments``) of one dataset in batches of each
   size of the path's noise batches train on the whole training set for one and for three
   epochs: half the difference is one epoch of the batch, the rest its set-up and measurements.
@@ -32,7 +33,8 @@ from one process to the next, and the repeats are stored, so the page can show t
 The projection then lists ``make full``'s tasks from an empty results folder
 (``lib.experiments.tasks.plan``, with each path's batch of noise runs), costs each as set-up +
 epochs x epoch + validations x validation (the epochs a stored run actually trained, so a run its
-stopping rule ended early counts those; the pilots' runs count as the described model's epochs),
+stopping rule ended early counts those; a run of the SGD grid costs as the described model with
+SGD),
 and hands them out in the path's order, each to the first free worker, on ``make full``'s local
 cluster. For the old path this is the most favourable reading of Dask's scheduler of the time (it
 assigned every task to a worker when submitted, and work stealing moved some of them later; a
@@ -102,7 +104,8 @@ def _conll_kinds() -> dict[str, dict]:
     from lib.experiments import conll
 
     kinds = {}
-    for n_layers, rank, _seed, kind in conll.full_runs():
+    # the SGD grid's runs (and its best setting's) are the described model with SGD
+    for n_layers, rank, _seed, kind in [*conll.full_runs(), (1, 1, 0, "described")]:
         key = _conll_kind(n_layers, rank, kind)
         if key not in kinds:
             kinds[key] = conll.conll_run_settings(n_layers, rank, "full", seed=0, kind=kind)[1]
@@ -182,14 +185,11 @@ def _task_seconds(task, times: dict, stored_epochs: dict) -> float:
         return row["setup_s"] + task.params["settings"]["epochs"] * row["epoch_s"]
     settings = task.params["settings"]
     ((run, _),) = task.runs
+    from lib.experiments import conll
+
     kind = settings.get("kind", "ours")
-    if "pilot" in task.params:
-        row = times["conll"][_conll_kind(1, 1, "described")]
-        epochs = stored_epochs[run]
-        return (
-            len(settings.get("lrs", settings.get("clip_norms", [None]))) * row["setup_s"]
-            + epochs * row["epoch_s"]
-        )
+    if kind in conll.GRID_KINDS:
+        kind = "described"
     row = times["conll"][_conll_kind(settings["n_layers"], settings["rank"], kind)]
     epochs = stored_epochs[run]
     validations = epochs // settings["eval_every"] + 1
@@ -205,20 +205,13 @@ def _interpolated(times: dict, k: int) -> dict:
 
 
 def stored_epochs() -> dict[str, int]:
-    """Epochs each stored CoNLL-2003 run trained (for a pilot: summed over its runs, a run that
-    overflowed counting its cap)."""
+    """Epochs each stored CoNLL-2003 run trained."""
     from lib.experiments import store
 
     out = {}
     for path in sorted((store.RESULTS / "conll").glob("*.json")):
         run = path.stem
-        result = store.read("conll", run).result
-        if "history" in result:
-            out[run] = len(result["history"]["epoch"])
-        else:
-            cap = store.read("conll", run).settings["epochs"]
-            runs = result.get("rates") or result.get("runs") or []
-            out[run] = sum(len(r["train_acc"]) if r["train_acc"] else cap for r in runs)
+        out[run] = len(store.read("conll", run).result["history"]["epoch"])
     return out
 
 
@@ -234,7 +227,7 @@ def project(times: dict, noise_batch: int, workers: int, order: str = "longest")
     """The projection of one path: its tasks in the order they are handed out (``order`` as in
     :data:`PATHS`), their projected seconds, and the wall time. The memorising arm's runs are
     left out: no timing of the two paths measured them."""
-    from lib.experiments import noise, store, tasks
+    from lib.experiments import conll, noise, store, tasks
 
     with tempfile.TemporaryDirectory() as root:
         todo = tasks.plan(
@@ -244,6 +237,13 @@ def project(times: dict, noise_batch: int, workers: int, order: str = "longest")
     # the noise experiment's memorising arm (2,000 images, another model) came after the timings
     # were measured and is costed by none of them: the paths are compared on the rest
     todo = [t for t in todo if not t.params.get("arm")]
+    # make full plans the SGD grid's best setting once the grid is stored (a second round): it is
+    # costed here as the committed grid's best, as if it could start with the rest
+    if not any(t.label == "conll described-sgd-best" for t in todo):
+        run, settings = conll.sgd_best_settings()
+        version = conll.CONLL_VERSION
+        todo.append(tasks.Task(f"conll {run}", "conll", version, ((run, settings),),
+                               {"settings": settings}))  # fmt: skip
     epochs = stored_epochs()
     if order not in ("plan", "longest"):
         raise ValueError(f"order must be 'plan' or 'longest', got {order!r}")

@@ -99,10 +99,10 @@ def plan(
         datasets: the noise experiment's datasets (default: the mode's ``datasets``, or all of
             :data:`lib.experiments.noise.NOISE_DATASETS` this machine can load).
         conll_runs: ``(n_layers, rank)`` pairs (seed 0 of our settings) or ``(n_layers, rank,
-            seed, kind)`` tuples (default in full mode :func:`lib.experiments.conll.full_runs` and
-            the two pilots :func:`lib.experiments.conll.sgd_pilot` and
-            :func:`lib.experiments.conll.clip_pilot`; in fast mode the mode's
-            depths at rank 1 and one full-rank layer); ``[]`` for none.
+            seed, kind)`` tuples (default in full mode :func:`lib.experiments.conll.full_runs`,
+            the SGD grid :data:`lib.experiments.conll.SGD_GRID` and, once the grid is stored in
+            ``root``, its best setting's long run (:func:`lib.experiments.conll.sgd_best`); in fast
+            mode the mode's depths at rank 1 and one full-rank layer); ``[]`` for none.
         noise_settings: settings of the noise runs in place of the mode's (the tests' tiny runs).
         root: the results folder (default :data:`lib.experiments.store.RESULTS` or
             ``BOOK_RESULTS``).
@@ -117,23 +117,22 @@ def plan(
     """
     noise_batch = positive_int("noise_batch", noise_batch, maximum=1000)
     tasks = []
-    pilot = conll_runs is None and mode == "full"
+    grid = conll_runs is None and mode == "full"
     if conll_runs is None:
         conll_runs = (
             conll.full_runs()
             if mode == "full"
             else [(n, 1) for n in conll.CONLL_SETTINGS[mode]["layers"]] + [(1, None)]
         )
-    pilots = (
-        [("described-pilot", conll.sgd_pilot_settings(), {"pilot": "sgd"}),
-         ("described-clip-pilot", conll.clip_pilot_settings(), {"pilot": "clip"})]
-        if pilot
-        else []
-    )  # fmt: skip
-    for entry in conll_runs:
-        n_layers, rank, seed, kind = (*entry, 0, "ours") if len(entry) == 2 else entry
-        pilots.append((*conll.conll_run_settings(n_layers, rank, mode, seed=seed, kind=kind), {}))
-    for run, settings, extra in pilots:  # one task per CoNLL-2003 run not stored yet
+    wanted = [
+        conll.conll_run_settings(n_layers, rank, mode, seed=seed, kind=kind)
+        for n_layers, rank, seed, kind in (
+            (*entry, 0, "ours") if len(entry) == 2 else entry for entry in conll_runs
+        )
+    ]
+    if grid:
+        wanted += _grid_runs(root)
+    for run, settings in wanted:  # one task per CoNLL-2003 run not stored yet
         if store.lookup("conll", run, conll.CONLL_VERSION, settings, root) is None:
             tasks.append(
                 Task(
@@ -141,7 +140,7 @@ def plan(
                     "conll",
                     conll.CONLL_VERSION,
                     ((run, settings),),
-                    {"settings": settings, **extra},
+                    {"settings": settings},
                 )
             )
     settings = dict(noise.NOISE_SETTINGS[mode] if noise_settings is None else noise_settings)
@@ -173,6 +172,27 @@ def plan(
     if mode == "full" and noise_settings is None:
         tasks += _arm_tasks(datasets, root)
     return tasks
+
+
+def _grid_runs(root: str | os.PathLike | None) -> list[tuple[str, dict]]:
+    """The stored run's name and settings of every point of
+    :data:`lib.experiments.conll.SGD_GRID` and, when all of them are stored in ``root``, of the
+    best setting's long run (:func:`lib.experiments.conll.sgd_best_settings`); ``make full``
+    plans again after computing, so the long run follows the grid in one call."""
+    points = {
+        (m, lr): conll.sgd_grid_settings(m, lr)
+        for m in conll.SGD_GRID["momenta"]
+        for lr in conll.SGD_GRID["lrs"]
+    }
+    runs = {}
+    for key, (run, settings) in points.items():
+        hit = store.lookup("conll", run, conll.CONLL_VERSION, settings, root)
+        if hit is not None:
+            runs[key] = conll._as_run(hit.result, settings, hit.provenance)
+    wanted = list(points.values())
+    if len(runs) == len(points):
+        wanted.append(conll.sgd_best_settings(grid=runs))
+    return wanted
 
 
 def _arm_tasks(datasets: Iterable[str], root: str | os.PathLike | None) -> list[Task]:
@@ -229,12 +249,7 @@ def execute(task: Task, root: str | os.PathLike | None = None) -> list[dict]:
     if not todo:
         results = []
     elif task.experiment == "conll":
-        compute = {
-            None: conll.conll_compute,
-            "sgd": conll.sgd_pilot_compute,
-            "clip": conll.clip_pilot_compute,
-        }[task.params.get("pilot")]
-        results = [compute(task.params["settings"])]
+        results = [conll.conll_compute(task.params["settings"])]
     elif task.params.get("arm"):  # one run of a model the stacked trainer does not take
         results = [
             noise.noise_experiment(task.params["dataset"], *task.params["runs"][i],

@@ -112,8 +112,9 @@ def test_full_mode_run_is_stored_and_read_back_unchanged(monkeypatch, tmp_path):
     assert "\n" not in message and "make full" in message and "settings differ" in message
 
 
-def _run(train_acc, seconds, *, val_acc=0.5, stopped=None, parameters=1234):
-    """A hand-made ConllRun whose history has one row per epoch."""
+def _run(train_acc, seconds, *, val_acc=0.5, stopped=None, parameters=1234, rule=True):
+    """A hand-made ConllRun whose history has one row per epoch (trained with a stop rule unless
+    ``rule`` is false)."""
     history = pd.DataFrame(
         {
             "epoch": range(1, len(train_acc) + 1),
@@ -122,7 +123,8 @@ def _run(train_acc, seconds, *, val_acc=0.5, stopped=None, parameters=1234):
             "seconds": seconds,
         }
     )
-    return conll.ConllRun(history, train_acc[-1], val_acc, parameters, 10, 100, {}, stopped)
+    settings = {"stop": {"target": 0.99}} if rule else {}
+    return conll.ConllRun(history, train_acc[-1], val_acc, parameters, 10, 100, settings, stopped)
 
 
 def test_versus_gives_the_side_and_the_distance():
@@ -131,15 +133,6 @@ def test_versus_gives_the_side_and_the_distance():
     assert conll.versus(0.5, 0.5) == ("same", 0.0)
     with pytest.raises(ValueError, match="^ref must be finite"):
         conll.versus(0.5, float("nan"))
-
-
-def test_clip_outcome_is_a_case_and_its_fields():
-    trained = {"clip_norm": 1.0, "train_acc": [0.5, 0.75, 0.875], "overflow": None}
-    assert conll.clip_outcome(trained) == ("trained", {"epochs": 3, "acc": 0.875})
-    blew_up = {"clip_norm": None, "train_acc": None, "overflow": "in epoch 3 of training: inf"}
-    assert conll.clip_outcome(blew_up) == ("overflowed", {"when": "in epoch 3 of training"})
-    with pytest.raises(ValueError, match="^run must be an entry"):
-        conll.clip_outcome({"train_acc": [0.5]})
 
 
 def test_seed_summaries_of_hand_made_runs():
@@ -169,6 +162,8 @@ def test_seed_summaries_of_hand_made_runs():
         "minutes": "1.5",
     }
     assert next(iter(row)) == "first epoch ≥ 0.99"  # the column the chapter's text reads
+    no_rule = conll.described_row({0: _run([0.5, 0.9], [1.0, 2.0], rule=False)}, (2,), 0.99)
+    assert no_rule["levelled off"] == "no rule"  # not "0 of 1": nothing could stop the run
     for call, match in [
         (lambda: conll.first_epochs({}, 0.9), "^runs must be a non-empty dict"),
         (lambda: conll.first_epochs([runs[0]], 0.9), "^runs must be a non-empty dict"),

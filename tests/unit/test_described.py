@@ -164,13 +164,6 @@ def test_run_names_and_settings_of_the_configurations():
         conll.conll_run_settings(1, 1, "full", kind="tied")
 
 
-def test_the_described_learning_rate_is_the_stored_pilots_choice():
-    pilot = conll.sgd_pilot(allow_compute=False)
-    assert [r["lr"] for r in pilot["rates"]] == conll.SGD_PILOT["lrs"]
-    assert conll.DESCRIBED_SETTINGS["full"]["lr"] == pilot["chosen"]
-    assert any(r["overflow"] for r in pilot["rates"])  # the grid reaches rates that overflow
-
-
 def test_fixed_projection_run_holds_the_construction():
     pairs = conll.conll_subset("train", 40, seed=3)
     out = conll.conll_experiment(
@@ -217,12 +210,3 @@ def test_an_overflow_in_training_names_its_epoch():
         model.attn[0].w.mul_(1e160)  # the scores (w.x)^2 overflow float64
     with pytest.raises(ValueError, match=r"in epoch 1 of training: the attention scores overflow"):
         training.fit(model, batches, epochs=1, optimizer="sgd", progress=False)
-
-
-def test_the_stored_clipping_pilot_is_why_the_described_runs_clip():
-    pilot = conll.clip_pilot(allow_compute=False)
-    by_clip = {r["clip_norm"]: r for r in pilot["runs"]}
-    assert by_clip[None]["overflow"] and by_clip[None]["overflow"].startswith("in epoch")
-    clipped = by_clip[conll.DESCRIBED_SETTINGS["full"]["clip_norm"]]
-    assert clipped["overflow"] is None
-    assert len(clipped["train_acc"]) == conll.CLIP_PILOT["epochs"]

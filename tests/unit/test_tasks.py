@@ -83,6 +83,32 @@ def test_the_stored_full_runs_are_all_found():
     assert tasks.plan("full", datasets=noise.NOISE_SETTINGS["full"]["datasets"]) == []
 
 
+def test_the_sgd_grid_is_planned_first_and_its_best_setting_once_the_grid_is_stored(tmp_path):
+    """make full plans the six grid runs from nothing; with them stored, the long run of the
+    grid's best setting, under the key sgd_best_settings computes; with it stored, nothing."""
+    import shutil
+
+    from lib.experiments import conll
+
+    def planned(root):
+        return [t for t in tasks.plan("full", datasets=[], root=root) if "described-" in t.label]
+
+    grid = {conll.sgd_grid_settings(m, lr)[0] for m in conll.SGD_GRID["momenta"]
+            for lr in conll.SGD_GRID["lrs"]}  # fmt: skip
+    first = planned(tmp_path)
+    labels = {t.label.removeprefix("conll ") for t in first}
+    assert grid <= labels and "described-sgd-best" not in labels
+    (tmp_path / "conll").mkdir()
+    for run in grid:
+        shutil.copy(store.RESULTS / "conll" / f"{run}.json", tmp_path / "conll")
+    second = {t.label: t for t in planned(tmp_path)}
+    best = second["conll described-sgd-best"]
+    assert best.runs == (conll.sgd_best_settings(),)
+    assert not grid & {label.removeprefix("conll ") for label in second}
+    shutil.copy(store.RESULTS / "conll" / "described-sgd-best.json", tmp_path / "conll")
+    assert "conll described-sgd-best" not in {t.label for t in planned(tmp_path)}
+
+
 @pytest.mark.parametrize(
     "env, match",
     [
