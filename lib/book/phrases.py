@@ -108,7 +108,8 @@ class Phrases:
                 "n": 8}}``, at least one.
 
         Raises:
-            ValueError: for no case, fields that are not a mapping, and as :meth:`__call__`.
+            ValueError: for no case, fields that are not a mapping, and as calling the table
+                (``__call__``).
         """
         if not isinstance(cases, Mapping) or not cases:
             raise ValueError(f"cases of {name!r} must be a non-empty mapping, got {cases!r}")

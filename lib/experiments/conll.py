@@ -266,18 +266,18 @@ SGD_GRID: dict[str, Any] = {
 #: The kinds of :func:`sgd_grid_settings` and :func:`sgd_best_settings`' runs.
 GRID_KINDS = ("described-grid", "described-sgd-best")
 
-#: The seeds of every full-scale comparison the book states in Chapter 3: five, so that the
-#: rule "every run of one configuration ends above every run of the other" has a one-sided
-#: p-value of 1/252 (:func:`lib.seeds.order_p_value`) when the two configurations do not differ.
+#: Five seeds for every full-scale comparison the book states in Chapter 3, so that the rule
+#: "every run of one configuration ends above every run of the other" has a one-sided p-value
+#: of 1/252 (:func:`lib.seeds.order_p_value`) when the two configurations do not differ.
 SEEDS = (0, 1, 2, 3, 4)
 
-#: The seeds of our deeper models of rank-1 layers, by depth: five of 3 layers, so that an order
+#: The seeds of our deeper models of rank-1 layers by depth. Five of 3 layers, so that an order
 #: against one layer can be stated, and one of 6 layers (four more would add about four CPU-hours
 #: to ``make full``), which Chapter 3 orders against nothing.
 DEEP_SEEDS: dict[int, tuple[int, ...]] = {3: SEEDS, 6: (0,)}
 
 
-#: The seeds stored of the described model trained by Adam (``"described-adam"``): three, from
+#: The seeds stored of the described model trained by Adam (``"described-adam"``). Three, from
 #: which Chapter 3 states no order.
 ADAM_SEEDS = (0, 1, 2)
 

@@ -27,6 +27,7 @@ IDENTIFIERS: dict[str, tuple[str | None, str | None, str | None]] = {
     "vaswani2017": ("1706.03762", None, None),
     "hu2026": ("2504.15956", None, None),
     "tjongkimsang2003": ("cs/0306050", None, None),
+    "lample2016": ("1603.01360", None, None),
     "mahdavi2024": ("2306.02010", None, "MrR3rMxqqv"),
     "madden2024": ("2405.13718", None, None),
     "bhojanapalli2020": ("2002.07028", None, None),
