@@ -38,6 +38,8 @@ from .checks import glue, joined
 __all__ = ["Phrases", "phrases", "count_case", "PHRASES_DIR"]
 
 #: The folder of the phrase tables, one ``<chapter>.toml`` per chapter (package data of lib.book).
+#:
+#: :meta hide-value:
 PHRASES_DIR = Path(__file__).with_name("phrases")
 
 
