@@ -122,7 +122,8 @@ def plan(
         conll_runs = (
             conll.full_runs()
             if mode == "full"
-            else [(n, 1) for n in conll.CONLL_SETTINGS[mode]["layers"]] + [(1, None)]
+            else [(n, 1) for n in conll.CONLL_SETTINGS[mode]["layers"]]
+            + ([(1, None)] if conll.CONLL_SETTINGS[mode].get("full_rank", True) else [])
         )
     wanted = [
         conll.conll_run_settings(n_layers, rank, mode, seed=seed, kind=kind)
