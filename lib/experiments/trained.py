@@ -55,7 +55,9 @@ __all__ = [
     "constructed_geometry",
     "TRAINED_VERSION",
     "PHASE_SETTINGS",
+    "phase_cells",
     "phase_run_settings",
+    "phase_compute",
     "phase_run",
     "phase_diagram",
 ]
@@ -73,7 +75,8 @@ TRAINED_VERSION = 1
 PHASE_SETTINGS: dict[str, dict[str, Any]] = {
     "fast": {"Ns": [8, 32], "widths": [8, 64], "seeds": [0], "tied": [False],
              "n": 4, "vocab_size": 16, "d": 8, "n_labels": 4, "epochs": 1000, "lr": 1e-2},
-    "full": {"Ns": [8, 16, 32, 64, 128, 256], "widths": [2, 4, 8, 16, 32, 64, 128, 256],
+    "full": {"Ns": [8, 16, 32, 64, 128, 256],
+             "widths": [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
              "seeds": [0, 1, 2], "tied": [False, True],
              "n": 4, "vocab_size": 16, "d": 8, "n_labels": 4, "epochs": 3000, "lr": 1e-2},
 }  # fmt: skip
@@ -485,8 +488,38 @@ def phase_run_settings(
     return f"phase-{N}-width-{width}-seed-{seed}" + ("-tied" if tied else ""), settings
 
 
-def _phase_compute(settings: dict) -> dict:
-    """Train one cell (see :func:`phase_run`) and return what is stored."""
+def phase_cells(mode: str | None = None) -> list[tuple[int, int, int, bool]]:
+    """Every cell of ``mode``'s capacity grid (:data:`PHASE_SETTINGS`) as ``(N, width, seed,
+    tied)``, in the order :func:`phase_diagram` gives them and ``make full`` plans them.
+
+    Raises:
+        ValueError: for an unknown mode.
+    """
+    mode = config.MODE if mode is None else mode
+    one_of("mode", mode, config.MODES)
+    base = PHASE_SETTINGS[mode]
+    return [
+        (N, width, seed, tied)
+        for tied in base["tied"]
+        for N in base["Ns"]
+        for width in base["widths"]
+        for seed in base["seeds"]
+    ]
+
+
+def phase_compute(settings: dict) -> dict:
+    """Train one cell of the capacity grid from its settings (:func:`phase_run_settings`) and
+    return what is stored: the entries :func:`phase_run` lists, without ``settings``. ``make
+    full``'s workers call it (:func:`lib.experiments.tasks.execute`).
+
+    Raises:
+        ValueError: as :func:`corollary1_instance` and :func:`memorise`, or for settings without
+            one of their keys.
+    """
+    missing = {"N", "n", "vocab_size", "d", "n_labels", "width", "tied", "seed", "epochs", "lr"}
+    missing -= set(settings) if isinstance(settings, dict) else set()
+    if not isinstance(settings, dict) or missing:
+        raise ValueError(f"settings must be a phase cell's settings, missing {sorted(missing)}")
     inst = corollary1_instance(
         settings["N"], settings["n"], settings["vocab_size"], settings["d"],
         settings["n_labels"], seed=settings["seed"],
@@ -525,7 +558,7 @@ def phase_run(
     Returns:
         A dict with ``fraction``, ``parameters``, ``epochs``, ``memorised``, ``seconds`` and the
         entries of :func:`trained_geometry` (``digits`` ``None`` where two ids coincide), with
-        the cell's ``settings``.
+        the cell's ``settings`` and, in full mode, the stored run's ``provenance``.
 
     Raises:
         ValueError: as :func:`phase_run_settings`, :func:`corollary1_instance` and
@@ -539,17 +572,17 @@ def phase_run(
     tied = flag("tied", tied)
     run, settings = phase_run_settings(N, width, seed, tied, mode)
     if mode == "fast":
-        return _phase_compute(settings) | {"settings": settings}
+        return phase_compute(settings) | {"settings": settings}
     stored = store.load_or_run(
         "trained",
         run,
         TRAINED_VERSION,
         settings,
-        lambda: _phase_compute(settings),
+        lambda: phase_compute(settings),
         allow_compute=not config.IN_BUILD if allow_compute is None else allow_compute,
         device="cpu",
     )
-    return dict(stored.result) | {"settings": settings}
+    return dict(stored.result) | {"settings": settings, "provenance": stored.provenance}
 
 
 # The columns of a cell, in the order phase_diagram gives them.
@@ -574,15 +607,11 @@ def phase_diagram(mode: str | None = None, *, allow_compute: bool | None = None)
     one_of("mode", mode, config.MODES)
     base = PHASE_SETTINGS[mode]
     rows = []
-    for tied in base["tied"]:
-        for N in base["Ns"]:
-            for width in base["widths"]:
-                for seed in base["seeds"]:
-                    cell = phase_run(N, width, seed, tied, mode, allow_compute=allow_compute)
-                    counts = capacity_counts(base["n"], N, base["d"])
-                    rows.append(
-                        {"N": N, "width": width, "seed": seed, "tied": tied}
-                        | {k: cell[k] for k in _CELL_KEYS}  # a stored file sorts its keys
-                        | counts
-                    )
+    for N, width, seed, tied in phase_cells(mode):
+        cell = phase_run(N, width, seed, tied, mode, allow_compute=allow_compute)
+        rows.append(
+            {"N": N, "width": width, "seed": seed, "tied": tied}
+            | {k: cell[k] for k in _CELL_KEYS}  # a stored file sorts its keys
+            | capacity_counts(base["n"], N, base["d"])
+        )
     return pd.DataFrame(rows)
