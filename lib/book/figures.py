@@ -1,4 +1,4 @@
-"""The website's slider figures of Chapters 1-6 and Chapter 5's noise figure, built from data the
+"""The website's slider figures of Chapters 1-7 and Chapter 5's noise figure, built from data the
 chapters compute.
 
 Each function takes the numbers a chapter has computed with the modules of ``lib`` (nothing
@@ -13,7 +13,9 @@ dictionaries, which only say how to draw, live here.
 * :func:`approx_line_slider` — Chapter 4, K&S's approximator along a line, against the grid;
 * :func:`partition_slider` — Chapter 5, a max-affine partition's indicator error against β;
 * :func:`context_length_slider` — Chapter 6, the cross-attention lookup against its context
-  length.
+  length;
+* :func:`capacity_slider` — Chapter 7, the share of labels training memorizes against the
+  feed-forward width, for each number of sequences.
 
 Two static figures live here too, for the same reason (matplotlib Figures): :func:`norm_figure`
 — Chapter 5, the attention norms' seed means and spreads against the noise level; and
@@ -23,7 +25,7 @@ snake of rows).
 Every function raises :class:`ValueError`, naming the argument, for input of the wrong shape or
 length (and :class:`~lib.book.interactive.SliderFigure` for a bad ``default``).
 
-Used by the interactive figure of each of Chapters 1-6 and by Chapter 5's noise figures.
+Used by the interactive figure of each of Chapters 1-7 and by Chapter 5's noise figures.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ __all__ = [
     "partition_slider",
     "norm_figure",
     "context_length_slider",
+    "capacity_slider",
 ]
 
 #: The bottom panel of a two-panel slider figure (:func:`~lib.book.interactive.stacked_layout`).
@@ -920,4 +923,93 @@ def context_length_slider(
             gap=0.2,
         ),
         height=560,
+    )
+
+
+def capacity_slider(
+    widths: ArrayLike,
+    sizes: ArrayLike,
+    shares: Mapping[str, ArrayLike],
+    reach: Mapping[str, ArrayLike],
+    *,
+    default: int,
+    summary: str,
+) -> SliderFigure:
+    """Chapter 7's ``fig-trained-capacity-interactive``: the share of labels a trained model gets
+    right against its feed-forward width, with a slider for the number of sequences ``N``.
+
+    One panel, width on a base-2 logarithmic axis: per attention head, every seed's share
+    (dots), their median (line) and the width at which the head's parameter count reaches
+    K&S Corollary 1's count (a vertical dotted line).
+
+    Args:
+        widths: the feed-forward widths, ``W`` positive numbers, increasing.
+        sizes: the slider's numbers of sequences ``N``, ``P`` positive numbers.
+        shares: per head (its legend name), the share memorized in ``[0, 1]``, shape
+            ``(P, W, S)`` for ``S`` seeds.
+        reach: per head (the names of ``shares``), the width at which its count reaches
+            Corollary 1's, shape ``(P,)``, positive.
+        default: the position shown first and in the static image.
+        summary: where the median reaches 1 against the count's width, ending the description.
+
+    Raises:
+        ValueError: naming the argument, for arrays of the wrong shape, shares outside
+            ``[0, 1]``, heads that differ between ``shares`` and ``reach``, or an empty
+            ``summary``.
+    """
+    widths = _vector("widths", widths)
+    sizes = _vector("sizes", sizes)
+    if not isinstance(shares, Mapping) or not shares or not isinstance(reach, Mapping):
+        raise ValueError("shares and reach must be non-empty mappings from head names")
+    if set(shares) != set(reach):
+        raise ValueError(
+            f"reach must name the heads of shares {sorted(shares)}, got {sorted(reach)}"
+        )
+    cubes = {}
+    for head, cube in shares.items():
+        cube = real_array(f"shares[{head!r}]", cube).astype(float)
+        shape = cube.shape[:2] if cube.ndim == 3 else None
+        if shape != (len(sizes), len(widths)) or not ((cube >= 0) & (cube <= 1)).all():
+            raise ValueError(
+                f"shares[{head!r}] must hold shares in [0, 1] of shape "
+                f"({len(sizes)}, {len(widths)}, seeds), got shape {cube.shape}"
+            )
+        cubes[head] = (cube, _vector(f"reach[{head!r}]", reach[head], len(sizes)))
+    colours = [PALETTE["blue"], PALETTE["orange"], PALETTE["green"]]
+
+    def frame(i: int) -> list[dict]:
+        traces = []
+        for (head, (cube, w_star)), colour in zip(cubes.items(), colours, strict=False):
+            seeds = cube[i]  # (W, S)
+            traces += [
+                {"x": np.repeat(widths, seeds.shape[1]), "y": seeds.ravel(), "mode": "markers",
+                 "name": f"{head}: each seed", "marker": {"color": colour, "size": 5,
+                                                        "opacity": 0.5}},
+                {"x": widths, "y": np.median(seeds, axis=1), "mode": "lines+markers",
+                 "name": f"{head}: median", "line": {"color": colour}},
+                {"x": [w_star[i], w_star[i]], "y": [0, 1], "mode": "lines",
+                 "name": f"{head}: Corollary 1's count", "line": {"color": colour, "dash": "dot"}},
+            ]  # fmt: skip
+        return traces
+
+    return SliderFigure(
+        "trained-capacity",
+        [frame(i) for i in range(len(sizes))],
+        sizes,
+        label="sequences N",
+        default=default,
+        description="The share of the N n labels the trained one-layer model gets right against "
+        "its feed-forward width, on a logarithmic axis, for each attention head: every seed as "
+        "a dot, their median as a line, and a dotted vertical line at the width where the "
+        "model's parameter count reaches Corollary 1's count for N sequences. As N grows the "
+        f"count's width moves right; {summary}.",
+        layout={
+            "xaxis": {
+                "title": {"text": "feed-forward width"},
+                "type": "log",
+                "tickvals": list(widths),
+            },
+            "yaxis": {"title": {"text": "share of labels memorized"}, "range": [0, 1.05]},
+        },  # fmt: skip
+        height=420,
     )

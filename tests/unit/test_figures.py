@@ -415,3 +415,28 @@ def test_pipeline_figure_one_row_on_the_page_a_snake_on_phones():
 def test_pipeline_figure_refuses_bad_boxes(boxes, per_row, match):
     with pytest.raises(ValueError, match=match):
         figures.pipeline_figure(boxes, per_row)
+
+
+# -- Chapter 7 --------------------------------------------------------------------------------
+
+
+def test_capacity_slider_seeds_median_and_the_counts_width():
+    widths, sizes = [2, 4, 8], [8, 16]
+    cube = np.array([[[0.5, 1.0], [1.0, 1.0], [1.0, 1.0]], [[0.25, 0.5], [0.5, 1.0], [1.0, 1.0]]])
+    fig = figures.capacity_slider(
+        widths, sizes, {"head": cube}, {"head": [3.0, 6.0]}, default=1, summary="it moves"
+    )
+    assert fig.labels == ["8", "16"] and fig.description.endswith("moves right; it moves.")
+    seeds, median, count = fig.frames[1]
+    assert seeds["x"] == [2, 2, 4, 4, 8, 8] and seeds["y"] == [0.25, 0.5, 0.5, 1.0, 1.0, 1.0]
+    close(median["y"], [0.375, 0.75, 1.0])
+    assert count["x"] == [6.0, 6.0] and count["y"] == [0, 1]
+    with pytest.raises(ValueError, match=r"shares\['head'\] must hold shares in \[0, 1\]"):
+        figures.capacity_slider(widths, sizes, {"head": cube * 2}, {"head": [3, 6]},
+                                default=0, summary="s")  # fmt: skip
+    with pytest.raises(ValueError, match="reach must name the heads"):
+        figures.capacity_slider(widths, sizes, {"head": cube}, {"other": [3, 6]},
+                                default=0, summary="s")  # fmt: skip
+    with pytest.raises(ValueError, match=r"reach\['head'\] must have 2 entries"):
+        figures.capacity_slider(widths, sizes, {"head": cube}, {"head": [3]},
+                                default=0, summary="s")  # fmt: skip
