@@ -364,11 +364,16 @@ def capacity_counts(n: int, N: int, d: int, s: int = 1) -> dict[str, float]:
     }
 
 
-def _min_gap(points: np.ndarray) -> float:
-    """The smallest distance between two rows of ``points`` (float64)."""
+def _min_gap(points: np.ndarray, labels: np.ndarray | None = None) -> float:
+    """The smallest distance between two rows of ``points`` (float64); with ``labels``, between
+    two rows whose labels differ (``inf`` when all labels agree)."""
     diff = points[:, None, :] - points[None, :, :]
     dist = np.sqrt((diff**2).sum(-1))
-    return float(dist[np.triu_indices(len(points), 1)].min())
+    i, j = np.triu_indices(len(points), 1)
+    if labels is not None:
+        keep = labels[i] != labels[j]
+        i, j = i[keep], j[keep]
+    return float(dist[i, j].min()) if len(i) else math.inf
 
 
 @torch.no_grad()
@@ -384,7 +389,9 @@ def trained_geometry(model: TokenTagger, inst: Corollary1Instance) -> dict[str, 
         ``ffn_scale``, the largest absolute entry of the feed-forward layer's output weights;
         ``digits``, :math:`\log_{10}` of ``id_norm / min_gap``, the decimal digits an id needs
         to be told from its nearest neighbour (``inf`` when two ids coincide, ``min_gap`` 0;
-        negative when the ids lie further apart than their size). The model is evaluated in
+        negative when the ids lie further apart than their size); ``min_gap_labels`` and
+        ``digits_labels``, the same over the pairs whose labels differ, the only pairs a
+        feed-forward layer that reads the ids must tell apart. The model is evaluated in
         eval mode and left in the mode it was in.
 
     Raises:
@@ -419,6 +426,7 @@ def trained_geometry(model: TokenTagger, inst: Corollary1Instance) -> dict[str, 
     finally:
         model.train(was_training)
     gap = _min_gap(out)
+    gap_labels = _min_gap(out, inst.labels.reshape(-1))
     weights = {k: v.double() for k, v in attn.weights().items()}
     score = float(torch.linalg.matrix_norm(weights["W_Q"].T @ weights["W_K"], ord=2))
     norm = float(np.linalg.norm(out, axis=1).max())
@@ -428,6 +436,8 @@ def trained_geometry(model: TokenTagger, inst: Corollary1Instance) -> dict[str, 
         "score_scale": score,
         "ffn_scale": float(ffn.W2.abs().max()),
         "digits": math.log10(norm / gap) if gap > 0 else math.inf,
+        "min_gap_labels": gap_labels,
+        "digits_labels": math.log10(norm / gap_labels) if gap_labels > 0 else math.inf,
     }
 
 
@@ -587,7 +597,7 @@ def phase_run(
 
 # The columns of a cell, in the order phase_diagram gives them.
 _CELL_KEYS = ("fraction", "parameters", "epochs", "memorised", "seconds", "min_gap", "id_norm",
-              "score_scale", "ffn_scale", "digits")  # fmt: skip
+              "score_scale", "ffn_scale", "digits", "min_gap_labels", "digits_labels")  # fmt: skip
 
 
 def phase_diagram(mode: str | None = None, *, allow_compute: bool | None = None) -> pd.DataFrame:

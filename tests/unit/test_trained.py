@@ -91,6 +91,17 @@ def test_trained_geometry_of_a_tied_model_has_the_closed_form_score_scale():
     gaps = [np.linalg.norm(a - b) for a, b in itertools.combinations(out, 2)]
     assert g["min_gap"] == pytest.approx(min(gaps), rel=1e-12)
     assert g["digits"] == pytest.approx(math.log10(g["id_norm"] / g["min_gap"]), rel=1e-12)
+    labels = inst.labels.reshape(-1)
+    apart = [
+        np.linalg.norm(out[i] - out[j])
+        for i, j in itertools.combinations(range(len(out)), 2)
+        if labels[i] != labels[j]
+    ]
+    assert g["min_gap_labels"] == pytest.approx(min(apart), rel=1e-12)
+    assert g["min_gap_labels"] >= g["min_gap"]
+    assert g["digits_labels"] == pytest.approx(
+        math.log10(g["id_norm"] / g["min_gap_labels"]), rel=1e-12
+    )
 
 
 def test_constructed_geometry_follows_the_construction_constants():
