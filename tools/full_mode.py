@@ -142,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"accuracy at ratio {top:g} {lowest:.4f}; stored wall time {stored:.0f} s",
                 flush=True,
             )
-    cells = [trained.phase_run(*cell, "full", allow_compute=False)
-             for cell in trained.phase_cells("full")]  # fmt: skip
+    cells = [trained.phase_run(N, w, seed, tied, "full", cosine, allow_compute=False)
+             for N, w, seed, tied, cosine in trained.phase_cells("full")]  # fmt: skip
     stored = sum(c["provenance"]["wall_s"] for c in cells)
     rows.append((f"trained capacity grid ({len(cells)} cells)", stored))
     print(

@@ -188,7 +188,10 @@ def plan(
 def _phase_tasks(mode: str, root: str | os.PathLike | None) -> list[Task]:
     """One task per cell of ``mode``'s capacity grid (:func:`lib.experiments.trained.phase_cells`)
     not stored yet in ``root``."""
-    keys = [trained.phase_run_settings(*cell, mode) for cell in trained.phase_cells(mode)]
+    keys = [
+        trained.phase_run_settings(N, width, seed, tied, mode, cosine)
+        for N, width, seed, tied, cosine in trained.phase_cells(mode)
+    ]
     return [
         Task(f"trained {run}", "trained", trained.TRAINED_VERSION, ((run, settings),),
              {"settings": settings})

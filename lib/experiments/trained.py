@@ -70,15 +70,20 @@ TRAINED_VERSION = 1
 #: with ``n``, ``vocab_size``, ``d`` and ``n_labels`` for every number of sequences in ``Ns``, and
 #: the model of :func:`tagger` at every feed-forward width in ``widths``, both kinds of attention
 #: head (``tied`` false and true), each from every seed of ``seeds`` (the seed draws the instance
-#: and the initialisation), trained by :func:`memorise` with ``epochs`` and ``lr``. Fast mode is a
-#: corner of the full grid. All of it is the book's choice.
+#: and the initialisation), trained by :func:`memorise` with ``epochs`` and ``lr`` (a constant
+#: rate). ``arm``: the cells of its ``widths`` (every N, seed and head) trained again with another
+#: optimizer setting (a rate ``lr`` falling along half a cosine to ``final_lr``), so that the page
+#: can tell whether the rate decides where training memorizes. Fast mode is a corner of the full
+#: grid. All of it is the book's choice.
 PHASE_SETTINGS: dict[str, dict[str, Any]] = {
     "fast": {"Ns": [8, 32], "widths": [8, 64], "seeds": [0], "tied": [False],
-             "n": 4, "vocab_size": 16, "d": 8, "n_labels": 4, "epochs": 1000, "lr": 1e-2},
+             "n": 4, "vocab_size": 16, "d": 8, "n_labels": 4, "epochs": 1000, "lr": 1e-2,
+             "arm": {"widths": [64], "lr": 3e-2, "final_lr": 1e-4}},
     "full": {"Ns": [8, 16, 32, 64, 128, 256],
              "widths": [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
              "seeds": [0, 1, 2], "tied": [False, True],
-             "n": 4, "vocab_size": 16, "d": 8, "n_labels": 4, "epochs": 3000, "lr": 1e-2},
+             "n": 4, "vocab_size": 16, "d": 8, "n_labels": 4, "epochs": 3000, "lr": 1e-2,
+             "arm": {"widths": [256, 1024], "lr": 3e-2, "final_lr": 1e-4}},
 }  # fmt: skip
 
 
@@ -302,6 +307,8 @@ def memorise(
     epochs: int = 3000,
     lr: float = 1e-2,
     batch_size: int = 64,
+    final_lr: float | None = None,
+    schedule: str = "linear",
 ) -> MemorisationRun:
     """Train :func:`tagger` on ``inst`` by Adam until it gets every label right, or ``epochs``.
 
@@ -313,6 +320,7 @@ def memorise(
         inst: the data; ffn_width, tied, seed: as :func:`tagger` (``seed`` also orders the
             batches).
         epochs: the cap; lr: Adam's rate; batch_size: sequences per batch.
+        final_lr, schedule: as :func:`lib.training.fit` (default: a constant rate).
 
     Returns:
         A :class:`MemorisationRun`.
@@ -331,6 +339,8 @@ def memorise(
         epochs=epochs,
         lr=lr,
         seed=seed,
+        final_lr=final_lr,
+        schedule=schedule,
         train_eval=True,
         progress=False,
         stop=lambda h: "memorised" if h["train_acc"].iloc[-1] == 1.0 else None,
@@ -477,13 +487,14 @@ def constructed_geometry(inst: Corollary1Instance, *, seed: int = 0) -> dict[str
 
 
 def phase_run_settings(
-    N: int, width: int, seed: int, tied: bool, mode: str | None = None
+    N: int, width: int, seed: int, tied: bool, mode: str | None = None, cosine: bool = False
 ) -> tuple[str, dict]:
     """The stored run's name and settings of one cell of :data:`PHASE_SETTINGS`' grid:
-    ``phase-<N>-width-<width>-seed-<seed>`` (``-tied`` for the head of size 1).
+    ``phase-<N>-width-<width>-seed-<seed>`` (``-tied`` for the head of size 1, ``-cosine`` for
+    a cell of the grid's ``arm``, trained with its falling rate).
 
     Raises:
-        ValueError: for an unknown mode or a bad size.
+        ValueError: for an unknown mode or a bad size, or ``cosine`` for a mode without an arm.
     """
     mode = config.MODE if mode is None else mode
     one_of("mode", mode, config.MODES)
@@ -495,12 +506,20 @@ def phase_run_settings(
         "seed": positive_int("seed", seed, minimum=0, maximum=2**31),
         "tied": flag("tied", tied),
     }
-    return f"phase-{N}-width-{width}-seed-{seed}" + ("-tied" if tied else ""), settings
+    name = f"phase-{N}-width-{width}-seed-{seed}" + ("-tied" if tied else "")
+    if flag("cosine", cosine):
+        if not base.get("arm"):
+            raise ValueError(f"cosine=True: the {mode} grid has no arm")
+        arm = base["arm"]
+        settings |= {"lr": arm["lr"], "final_lr": arm["final_lr"], "schedule": "cosine"}
+        name += "-cosine"
+    return name, settings
 
 
-def phase_cells(mode: str | None = None) -> list[tuple[int, int, int, bool]]:
+def phase_cells(mode: str | None = None) -> list[tuple[int, int, int, bool, bool]]:
     """Every cell of ``mode``'s capacity grid (:data:`PHASE_SETTINGS`) as ``(N, width, seed,
-    tied)``, in the order :func:`phase_diagram` gives them and ``make full`` plans them.
+    tied, cosine)``, in the order :func:`phase_diagram` gives them and ``make full`` plans them:
+    the grid (``cosine`` false), then its arm.
 
     Raises:
         ValueError: for an unknown mode.
@@ -508,11 +527,13 @@ def phase_cells(mode: str | None = None) -> list[tuple[int, int, int, bool]]:
     mode = config.MODE if mode is None else mode
     one_of("mode", mode, config.MODES)
     base = PHASE_SETTINGS[mode]
+    arm = base.get("arm") or {"widths": []}
     return [
-        (N, width, seed, tied)
+        (N, width, seed, tied, cosine)
+        for cosine, ws in ((False, base["widths"]), (True, arm["widths"]))
         for tied in base["tied"]
         for N in base["Ns"]
-        for width in base["widths"]
+        for width in ws
         for seed in base["seeds"]
     ]
 
@@ -536,7 +557,8 @@ def phase_compute(settings: dict) -> dict:
     )  # fmt: skip
     run = memorise(
         inst, settings["width"], tied=settings["tied"], seed=settings["seed"],
-        epochs=settings["epochs"], lr=settings["lr"],
+        epochs=settings["epochs"], lr=settings["lr"], final_lr=settings.get("final_lr"),
+        schedule=settings.get("schedule", "linear"),
     )  # fmt: skip
     geometry = trained_geometry(run.model, inst)
     return {
@@ -555,6 +577,7 @@ def phase_run(
     seed: int = 0,
     tied: bool = False,
     mode: str | None = None,
+    cosine: bool = False,
     *,
     allow_compute: bool | None = None,
 ) -> dict:
@@ -580,7 +603,7 @@ def phase_run(
     """
     mode = config.MODE if mode is None else mode
     tied = flag("tied", tied)
-    run, settings = phase_run_settings(N, width, seed, tied, mode)
+    run, settings = phase_run_settings(N, width, seed, tied, mode, cosine)
     if mode == "fast":
         return phase_compute(settings) | {"settings": settings}
     stored = store.load_or_run(
@@ -604,9 +627,9 @@ def phase_diagram(mode: str | None = None, *, allow_compute: bool | None = None)
     """Every cell of ``mode``'s capacity grid (:data:`PHASE_SETTINGS`), one row each.
 
     Returns:
-        A DataFrame with ``N``, ``width``, ``seed``, ``tied`` and the entries of
-        :func:`phase_run`, plus ``counts``: :func:`capacity_counts` of the cell's ``n``, ``N``,
-        ``d`` (as columns ``corollary1``, ``kim2023``, ``ks2025``).
+        A DataFrame with ``N``, ``width``, ``seed``, ``tied``, ``cosine`` (a cell of the arm)
+        and the entries of :func:`phase_run`, plus :func:`capacity_counts` of the cell's ``n``,
+        ``N``, ``d`` (as columns ``corollary1``, ``kim2023``, ``ks2025``).
 
     Raises:
         ValueError, lib.experiments.store.StaleResultError: as :func:`phase_run`.
@@ -617,10 +640,10 @@ def phase_diagram(mode: str | None = None, *, allow_compute: bool | None = None)
     one_of("mode", mode, config.MODES)
     base = PHASE_SETTINGS[mode]
     rows = []
-    for N, width, seed, tied in phase_cells(mode):
-        cell = phase_run(N, width, seed, tied, mode, allow_compute=allow_compute)
+    for N, width, seed, tied, cosine in phase_cells(mode):
+        cell = phase_run(N, width, seed, tied, mode, cosine, allow_compute=allow_compute)
         rows.append(
-            {"N": N, "width": width, "seed": seed, "tied": tied}
+            {"N": N, "width": width, "seed": seed, "tied": tied, "cosine": cosine}
             | {k: cell[k] for k in _CELL_KEYS}  # a stored file sorts its keys
             | capacity_counts(base["n"], N, base["d"])
         )

@@ -429,7 +429,7 @@ def test_make_full_plans_each_cell_of_the_capacity_grid_and_stores_what_phase_ru
 
     tiny = {**T.PHASE_SETTINGS["full"], "Ns": [3, 5], "widths": [16], "seeds": [0],
             "tied": [False], "n": 2, "vocab_size": 4, "d": 4, "n_labels": 2,
-            "epochs": 30}  # fmt: skip
+            "epochs": 30, "arm": None}  # fmt: skip
     monkeypatch.setitem(T.PHASE_SETTINGS, "full", tiny)
 
     def planned(root):
