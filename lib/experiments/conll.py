@@ -60,6 +60,7 @@ __all__ = [
     "conll_compute",
     "theorem2_projection",
     "full_runs",
+    "live_runs",
     "SGD_GRID",
     "GRID_KINDS",
     "sgd_grid_settings",
@@ -740,6 +741,25 @@ def _stored_grid_run(run: str, settings: dict, allow_compute: bool | None) -> Co
         device=str(config.DEVICE),
     )
     return _as_run(stored.result, settings, stored.provenance)
+
+
+def live_runs(mode: str | None = None) -> list[tuple[int, int | None]]:
+    """The ``(n_layers, rank)`` pairs Chapter 3's live section trains in ``mode`` (default
+    :data:`lib.book.config.MODE`): rank 1 at each depth of the mode's ``"layers"``, then one
+    full-rank layer unless the mode's ``"full_rank"`` is false (fast mode: see
+    :data:`CONLL_SETTINGS`). ``make full`` stores more (:func:`full_runs`).
+
+    Raises:
+        ValueError: for an unknown mode.
+
+    Source: the book's choice (Chapter 3, ``lib.experiments.tasks.plan``).
+    """
+    mode = config.MODE if mode is None else mode
+    one_of("mode", mode, config.MODES)
+    settings = CONLL_SETTINGS[mode]
+    return [(n, 1) for n in settings["layers"]] + (
+        [(1, None)] if settings.get("full_rank", True) else []
+    )
 
 
 def full_runs() -> list[tuple[int, int | None, int, str]]:

@@ -126,12 +126,7 @@ def plan(
     tasks = []
     grid = conll_runs is None and mode == "full"
     if conll_runs is None:
-        conll_runs = (
-            conll.full_runs()
-            if mode == "full"
-            else [(n, 1) for n in conll.CONLL_SETTINGS[mode]["layers"]]
-            + ([(1, None)] if conll.CONLL_SETTINGS[mode].get("full_rank", True) else [])
-        )
+        conll_runs = conll.full_runs() if mode == "full" else conll.live_runs(mode)
     wanted = [
         conll.conll_run_settings(n_layers, rank, mode, seed=seed, kind=kind)
         for n_layers, rank, seed, kind in (

@@ -240,3 +240,16 @@ def test_sgd_grid_settings_and_the_best_setting():
         conll.sgd_grid_settings(0.5, 0.1)
     with pytest.raises(ValueError, match="lr"):
         conll.sgd_grid_settings(0.0, 0.2)
+
+
+def test_live_runs_follow_each_modes_settings():
+    """Fast mode trains one rank-1 layer only; full mode every depth at rank 1, then the
+    full-rank layer; make full's fast plan asks for the same runs."""
+    from lib.experiments import conll, tasks
+
+    assert conll.live_runs("fast") == [(1, 1)]
+    assert conll.live_runs("full") == [(1, 1), (3, 1), (6, 1), (1, None)]
+    fast = tasks.plan("fast", datasets=[], root="/nonexistent-results")
+    assert [t.label for t in fast] == ["conll layers-1-rank-1"]
+    with pytest.raises(ValueError, match="mode"):
+        conll.live_runs("slow")
