@@ -15,7 +15,9 @@ dictionaries, which only say how to draw, live here.
 * :func:`context_length_slider` — Chapter 6, the cross-attention lookup against its context
   length;
 * :func:`capacity_slider` — Chapter 7, the share of labels training memorizes against the
-  feed-forward width, for each number of sequences.
+  feed-forward width, for each number of sequences;
+* :func:`lookup_slider` — Chapter 7, the partition a trained lookup layer finds against the
+  construction's grid, for each grid side.
 
 Two static figures live here too, for the same reason (matplotlib Figures): :func:`norm_figure`
 — Chapter 5, the attention norms' seed means and spreads against the noise level; and
@@ -54,6 +56,7 @@ __all__ = [
     "norm_figure",
     "context_length_slider",
     "capacity_slider",
+    "lookup_slider",
 ]
 
 #: The bottom panel of a two-panel slider figure (:func:`~lib.book.interactive.stacked_layout`).
@@ -1012,4 +1015,96 @@ def capacity_slider(
             "yaxis": {"title": {"text": "share of labels memorized"}, "range": [0, 1.05]},
         },  # fmt: skip
         height=420,
+    )
+
+
+def lookup_slider(
+    sides: ArrayLike,
+    pixel_axis: ArrayLike,
+    own: Sequence[ArrayLike],
+    matched: Sequence[ArrayLike],
+    keys: Sequence[ArrayLike],
+    *,
+    default: int,
+    summary: str,
+) -> SliderFigure:
+    """Chapter 7's ``fig-trained-lookup-interactive``: the cells of a trained lookup layer
+    against the construction's ``m x m`` grid on the unit square, with a slider for ``m``.
+
+    One panel: a heat map of the pixels, coloured by the checkerboard parity of the grid cell
+    each pixel's learned cell is matched to (0 and 1) where that is the pixel's own grid cell,
+    and 2 where it is not (colour scale viridis, 0 to 2); the grid's lines (white, dashed) and
+    the learned keys (dots).
+
+    Args:
+        sides: the slider's grid sides ``m``, ``P`` positive integers.
+        pixel_axis: the pixels' centres along either axis, shape ``(Q,)``, in ``[0, 1]``.
+        own, matched: per position, each pixel's grid cell and the grid cell its learned cell is
+            matched to (:func:`lib.experiments.learned_lookup.matched_cells`), integers in
+            ``[0, m*m)`` of shape ``(Q, Q)``, rows along :math:`x_2`.
+        keys: per position, the learned keys, shape ``(K, 2)``.
+        default: the position shown first and in the static image.
+        summary: how the mismatched share changes with ``m``, ending the description.
+
+    Raises:
+        ValueError: naming the argument, for arrays of the wrong shape or length, sides that
+            are not positive integers, cells outside ``[0, m*m)``, or an empty ``summary``.
+    """
+    sides = _vector("sides", sides)
+    if not (sides >= 1).all() or not (sides == np.round(sides)).all():
+        raise ValueError(f"sides must be positive integers, got {sides.tolist()}")
+    pixel_axis = _vector("pixel_axis", pixel_axis)
+    if not isinstance(summary, str) or not summary.strip():
+        raise ValueError(f"summary must be a non-empty string, got {summary!r}")
+    own = _per_position("own", own, len(sides))
+    matched = _per_position("matched", matched, len(sides))
+    keys = _per_position("keys", keys, len(sides))
+    q = len(pixel_axis)
+    images = []
+    for i, m in enumerate(sides.astype(int)):
+        pair = []
+        for what, arr in (("own", own[i]), ("matched", matched[i])):
+            arr = real_array(f"{what}[{i}]", arr)
+            if arr.shape != (q, q) or ((arr < 0) | (arr >= m * m) | (arr != np.round(arr))).any():
+                raise ValueError(
+                    f"{what}[{i}] must hold cells in [0, {m * m}) of shape ({q}, {q}), "
+                    f"got shape {arr.shape}"
+                )
+            pair.append(arr.astype(int))
+        k = real_array(f"keys[{i}]", keys[i])
+        if k.ndim != 2 or k.shape[1] != 2:
+            raise ValueError(f"keys[{i}] must have shape (K, 2), got {k.shape}")
+        images.append((m, *pair, k))
+
+    def frame(m: int, cells: np.ndarray, to: np.ndarray, k: np.ndarray) -> list[dict]:
+        parity = (to // m + to % m) % 2
+        # the grid's inner lines, vertical then horizontal, as one trace broken by None
+        xs = [v for j in range(1, m) for v in (j / m, j / m, None, 0, 1, None)]
+        ys = [v for j in range(1, m) for v in (0, 1, None, j / m, j / m, None)]
+        return [
+            {"type": "heatmap", "x": pixel_axis, "y": pixel_axis, "z": np.where(to == cells,
+             parity, 2), "zmin": 0, "zmax": 2, "colorscale": "Viridis", "showscale": False,
+             "name": "matched cell (2: another grid cell)"},
+            {"x": xs, "y": ys, "mode": "lines", "name": "the construction's grid",
+             "line": {"color": "white", "dash": "dash", "width": 1}, "hoverinfo": "skip"},
+            {"x": k[:, 0], "y": k[:, 1], "mode": "markers", "name": "learned keys",
+             "marker": {"color": PALETTE["vermillion"], "size": 5}},
+        ]  # fmt: skip
+
+    square = {"range": [0, 1], "constrain": "domain"}
+    return SliderFigure(
+        "trained-lookup",
+        [frame(*image) for image in images],
+        sides,
+        label="grid side m",
+        default=default,
+        description="The unit square, each pixel coloured by the cell of the construction's m "
+        "by m grid that its learned cell is matched to: two checkerboard colours where that is "
+        "the pixel's own grid cell, yellow where it is another, with the grid's lines dashed "
+        f"and the learned keys as dots. {summary}.",
+        layout={
+            "xaxis": {"title": {"text": "x₁"}, **square},
+            "yaxis": {"title": {"text": "x₂"}, "scaleanchor": "x", **square},
+        },
+        height=480,
     )
