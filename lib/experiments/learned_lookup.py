@@ -53,10 +53,10 @@ __all__ = [
 #: computes, so that stored results are recomputed (``make full``) rather than reused.
 LOOKUP_VERSION = 1
 
-#: The learned lookups of Chapter 7 in each book mode: :func:`learned_lookup` of the target
-#: named ``target`` (a function of :mod:`lib.targets`) at every grid side of ``ms`` from every
+#: The learned lookups of Chapter 7 in each book mode. Each trains :func:`learned_lookup` on the
+#: target named ``target`` (a function of :mod:`lib.targets`) at a grid side of ``ms`` from a
 #: seed of ``seeds`` (the seed draws the training points and the starting keys), with
-#: ``kappa``, ``samples``, ``epochs`` and ``lr``, compared with the construction by
+#: ``kappa``, ``samples``, ``epochs`` and ``lr``, and compares it with the construction by
 #: :func:`compare_partitions` on ``points`` x ``points`` points. Fast mode is the full grid's
 #: first sides and one seed. All of it is the book's choice.
 LOOKUP_SETTINGS: dict[str, dict[str, Any]] = {
