@@ -1033,7 +1033,7 @@ def lookup_slider(
 
     One panel: a heat map of the pixels, coloured by the checkerboard parity of the grid cell
     each pixel's learned cell is matched to (0 and 1) where that is the pixel's own grid cell,
-    and 2 where it is not (colour scale viridis, 0 to 2); the grid's lines (white, dashed) and
+    and 2 where it is not (colour scale viridis, 0 to 2); the grid's lines (black, dotted) and
     the learned keys (dots).
 
     Args:
@@ -1086,7 +1086,7 @@ def lookup_slider(
              parity, 2), "zmin": 0, "zmax": 2, "colorscale": "Viridis", "showscale": False,
              "name": "matched cell (2: another grid cell)"},
             {"x": xs, "y": ys, "mode": "lines", "name": "the construction's grid",
-             "line": {"color": "white", "dash": "dash", "width": 1}, "hoverinfo": "skip"},
+             "line": {"color": "black", "dash": "dot", "width": 1}, "hoverinfo": "skip"},
             {"x": k[:, 0], "y": k[:, 1], "mode": "markers", "name": "learned keys",
              "marker": {"color": PALETTE["vermillion"], "size": 5}},
         ]  # fmt: skip
@@ -1100,7 +1100,7 @@ def lookup_slider(
         default=default,
         description="The unit square, each pixel coloured by the cell of the construction's m "
         "by m grid that its learned cell is matched to: two checkerboard colours where that is "
-        "the pixel's own grid cell, yellow where it is another, with the grid's lines dashed "
+        "the pixel's own grid cell, yellow where it is another, with the grid's lines dotted "
         f"and the learned keys as dots. {summary}.",
         layout={
             "xaxis": {"title": {"text": "x₁"}, **square},
