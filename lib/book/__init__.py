@@ -5,7 +5,7 @@
   and the formatting of numbers and tables for the pages;
 * :mod:`lib.book.plotting` — the book's matplotlib style and figure helpers;
 * :mod:`lib.book.interactive` — the sliders and interactive figures of the website;
-* :mod:`lib.book.figures` — the slider figures of Chapters 1-6, built from the chapters' data.
+* :mod:`lib.book.figures` — the slider figures of Chapters 1-7, built from the chapters' data.
 
 The mathematics of the two papers lives in the modules of :mod:`lib` itself; nothing there
 imports this package except for a mode or a number format.

@@ -1,4 +1,4 @@
-"""The website's slider figures of Chapters 1-6 and Chapter 5's noise figure, built from data the
+"""The website's slider figures of Chapters 1-7 and Chapter 5's noise figure, built from data the
 chapters compute.
 
 Each function takes the numbers a chapter has computed with the modules of ``lib`` (nothing
@@ -13,7 +13,11 @@ dictionaries, which only say how to draw, live here.
 * :func:`approx_line_slider` — Chapter 4, K&S's approximator along a line, against the grid;
 * :func:`partition_slider` — Chapter 5, a max-affine partition's indicator error against β;
 * :func:`context_length_slider` — Chapter 6, the cross-attention lookup against its context
-  length.
+  length;
+* :func:`capacity_slider` — Chapter 7, the share of labels training memorizes against the
+  feed-forward width, for each number of sequences;
+* :func:`lookup_slider` — Chapter 7, the partition a trained lookup layer finds against the
+  construction's grid, for each grid side.
 
 Two static figures live here too, for the same reason (matplotlib Figures): :func:`norm_figure`
 — Chapter 5, the attention norms' seed means and spreads against the noise level; and
@@ -23,7 +27,7 @@ snake of rows).
 Every function raises :class:`ValueError`, naming the argument, for input of the wrong shape or
 length (and :class:`~lib.book.interactive.SliderFigure` for a bad ``default``).
 
-Used by the interactive figure of each of Chapters 1-6 and by Chapter 5's noise figures.
+Used by the interactive figure of each of Chapters 1-7 and by Chapter 5's noise figures.
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ __all__ = [
     "partition_slider",
     "norm_figure",
     "context_length_slider",
+    "capacity_slider",
+    "lookup_slider",
 ]
 
 #: The bottom panel of a two-panel slider figure (:func:`~lib.book.interactive.stacked_layout`).
@@ -920,4 +926,185 @@ def context_length_slider(
             gap=0.2,
         ),
         height=560,
+    )
+
+
+def capacity_slider(
+    widths: ArrayLike,
+    sizes: ArrayLike,
+    shares: Mapping[str, ArrayLike],
+    reach: Mapping[str, ArrayLike],
+    *,
+    default: int,
+    summary: str,
+) -> SliderFigure:
+    """Chapter 7's ``fig-trained-capacity-interactive``: the share of labels a trained model gets
+    right against its feed-forward width, with a slider for the number of sequences ``N``.
+
+    One panel, width on a base-2 logarithmic axis: per attention head, every seed's share
+    (dots), their median (line) and the width at which the head's parameter count reaches
+    K&S Corollary 1's count (a vertical dotted line).
+
+    Args:
+        widths: the feed-forward widths, ``W`` positive numbers, increasing.
+        sizes: the slider's numbers of sequences ``N``, ``P`` positive numbers.
+        shares: per head (its legend name), the share memorized in ``[0, 1]``, shape
+            ``(P, W, S)`` for ``S`` seeds.
+        reach: per head (the names of ``shares``), the width at which its count reaches
+            Corollary 1's, shape ``(P,)``, positive.
+        default: the position shown first and in the static image.
+        summary: where the median reaches 1 against the count's width, ending the description.
+
+    Raises:
+        ValueError: naming the argument, for arrays of the wrong shape, shares outside
+            ``[0, 1]``, heads that differ between ``shares`` and ``reach``, or an empty
+            ``summary``.
+    """
+    widths = _vector("widths", widths)
+    sizes = _vector("sizes", sizes)
+    if not isinstance(shares, Mapping) or not shares or not isinstance(reach, Mapping):
+        raise ValueError("shares and reach must be non-empty mappings from head names")
+    if set(shares) != set(reach):
+        raise ValueError(
+            f"reach must name the heads of shares {sorted(shares)}, got {sorted(reach)}"
+        )
+    cubes = {}
+    for head, cube in shares.items():
+        cube = real_array(f"shares[{head!r}]", cube).astype(float)
+        shape = cube.shape[:2] if cube.ndim == 3 else None
+        if shape != (len(sizes), len(widths)) or not ((cube >= 0) & (cube <= 1)).all():
+            raise ValueError(
+                f"shares[{head!r}] must hold shares in [0, 1] of shape "
+                f"({len(sizes)}, {len(widths)}, seeds), got shape {cube.shape}"
+            )
+        cubes[head] = (cube, _vector(f"reach[{head!r}]", reach[head], len(sizes)))
+    colours = [PALETTE["blue"], PALETTE["orange"], PALETTE["green"]]
+
+    def frame(i: int) -> list[dict]:
+        traces = []
+        for (head, (cube, w_star)), colour in zip(cubes.items(), colours, strict=False):
+            seeds = cube[i]  # (W, S)
+            traces += [
+                {"x": np.repeat(widths, seeds.shape[1]), "y": seeds.ravel(), "mode": "markers",
+                 "name": f"{head}: each seed", "marker": {"color": colour, "size": 5,
+                                                        "opacity": 0.5}},
+                {"x": widths, "y": np.median(seeds, axis=1), "mode": "lines+markers",
+                 "name": f"{head}: median", "line": {"color": colour}},
+                {"x": [w_star[i], w_star[i]], "y": [0, 1], "mode": "lines",
+                 "name": f"{head}: Corollary 1's count", "line": {"color": colour, "dash": "dot"}},
+            ]  # fmt: skip
+        return traces
+
+    return SliderFigure(
+        "trained-capacity",
+        [frame(i) for i in range(len(sizes))],
+        sizes,
+        label="sequences N",
+        default=default,
+        description="The share of the N n labels the trained one-layer model gets right against "
+        "its feed-forward width, on a logarithmic axis, for each attention head: every seed as "
+        "a dot, their median as a line, and a dotted vertical line at the width where the "
+        "model's parameter count reaches Corollary 1's count for N sequences. As N grows the "
+        f"count's width moves right; {summary}.",
+        layout={
+            "xaxis": {
+                "title": {"text": "feed-forward width"},
+                "type": "log",
+                "tickvals": list(widths),
+            },
+            "yaxis": {"title": {"text": "share of labels memorized"}, "range": [0, 1.05]},
+        },  # fmt: skip
+        height=420,
+    )
+
+
+def lookup_slider(
+    sides: ArrayLike,
+    pixel_axis: ArrayLike,
+    own: Sequence[ArrayLike],
+    matched: Sequence[ArrayLike],
+    keys: Sequence[ArrayLike],
+    *,
+    default: int,
+    summary: str,
+) -> SliderFigure:
+    """Chapter 7's ``fig-trained-lookup-interactive``: the cells of a trained lookup layer
+    against the construction's ``m x m`` grid on the unit square, with a slider for ``m``.
+
+    One panel: a heat map of the pixels, coloured by the checkerboard parity of the grid cell
+    each pixel's learned cell is matched to (0 and 1) where that is the pixel's own grid cell,
+    and 2 where it is not (colour scale viridis, 0 to 2); the grid's lines (black, dotted) and
+    the learned keys (dots).
+
+    Args:
+        sides: the slider's grid sides ``m``, ``P`` positive integers.
+        pixel_axis: the pixels' centres along either axis, shape ``(Q,)``, in ``[0, 1]``.
+        own, matched: per position, each pixel's grid cell and the grid cell its learned cell is
+            matched to (:func:`lib.experiments.learned_lookup.matched_cells`), integers in
+            ``[0, m*m)`` of shape ``(Q, Q)``, rows along :math:`x_2`.
+        keys: per position, the learned keys, shape ``(K, 2)``.
+        default: the position shown first and in the static image.
+        summary: how the mismatched share changes with ``m``, ending the description.
+
+    Raises:
+        ValueError: naming the argument, for arrays of the wrong shape or length, sides that
+            are not positive integers, cells outside ``[0, m*m)``, or an empty ``summary``.
+    """
+    sides = _vector("sides", sides)
+    if not (sides >= 1).all() or not (sides == np.round(sides)).all():
+        raise ValueError(f"sides must be positive integers, got {sides.tolist()}")
+    pixel_axis = _vector("pixel_axis", pixel_axis)
+    if not isinstance(summary, str) or not summary.strip():
+        raise ValueError(f"summary must be a non-empty string, got {summary!r}")
+    own = _per_position("own", own, len(sides))
+    matched = _per_position("matched", matched, len(sides))
+    keys = _per_position("keys", keys, len(sides))
+    q = len(pixel_axis)
+    images = []
+    for i, m in enumerate(sides.astype(int)):
+        pair = []
+        for what, arr in (("own", own[i]), ("matched", matched[i])):
+            arr = real_array(f"{what}[{i}]", arr)
+            if arr.shape != (q, q) or ((arr < 0) | (arr >= m * m) | (arr != np.round(arr))).any():
+                raise ValueError(
+                    f"{what}[{i}] must hold cells in [0, {m * m}) of shape ({q}, {q}), "
+                    f"got shape {arr.shape}"
+                )
+            pair.append(arr.astype(int))
+        k = real_array(f"keys[{i}]", keys[i])
+        if k.ndim != 2 or k.shape[1] != 2:
+            raise ValueError(f"keys[{i}] must have shape (K, 2), got {k.shape}")
+        images.append((m, *pair, k))
+
+    def frame(m: int, cells: np.ndarray, to: np.ndarray, k: np.ndarray) -> list[dict]:
+        parity = (to // m + to % m) % 2
+        # the grid's inner lines, vertical then horizontal, as one trace broken by None
+        xs = [v for j in range(1, m) for v in (j / m, j / m, None, 0, 1, None)]
+        ys = [v for j in range(1, m) for v in (0, 1, None, j / m, j / m, None)]
+        return [
+            {"type": "heatmap", "x": pixel_axis, "y": pixel_axis, "z": np.where(to == cells,
+             parity, 2), "zmin": 0, "zmax": 2, "colorscale": "Viridis", "showscale": False,
+             "name": "matched cell (2: another grid cell)"},
+            {"x": xs, "y": ys, "mode": "lines", "name": "the construction's grid",
+             "line": {"color": "black", "dash": "dot", "width": 1}, "hoverinfo": "skip"},
+            {"x": k[:, 0], "y": k[:, 1], "mode": "markers", "name": "learned keys",
+             "marker": {"color": PALETTE["vermillion"], "size": 5}},
+        ]  # fmt: skip
+
+    square = {"range": [0, 1], "constrain": "domain"}
+    return SliderFigure(
+        "trained-lookup",
+        [frame(*image) for image in images],
+        sides,
+        label="grid side m",
+        default=default,
+        description="The unit square, each pixel coloured by the cell of the construction's m "
+        "by m grid that its learned cell is matched to: two checkerboard colours where that is "
+        "the pixel's own grid cell, yellow where it is another, with the grid's lines dotted "
+        f"and the learned keys as dots. {summary}.",
+        layout={
+            "xaxis": {"title": {"text": "x₁"}, **square},
+            "yaxis": {"title": {"text": "x₂"}, "scaleanchor": "x", **square},
+        },
+        height=480,
     )

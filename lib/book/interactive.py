@@ -12,7 +12,7 @@ assistive technology, which plotly's own SVG sliders do not.
 Where no script runs — the downloaded notebook, print, the LaTeX/PDF builders — the same output
 carries a static PNG of the default position, drawn with matplotlib from the same traces.
 
-Used by one figure in each of Chapters 1-6, through :mod:`lib.book.figures`.
+Used by one figure in each of Chapters 1-7, through :mod:`lib.book.figures`.
 """
 
 from __future__ import annotations

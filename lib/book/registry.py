@@ -44,6 +44,10 @@ SCALES = {
         "a seeded subset of a dataset at the book's settings for it, computed by make full and "
         "stored with its provenance"
     ),
+    "stored sampled": (
+        "random draws, seeded, no dataset, at the book's full-mode settings, computed by make full "
+        "and stored with its provenance"
+    ),
     "stored full data": (
         "the whole dataset at the book's full-mode settings, computed by make full and stored with "
         "its provenance"

@@ -10,23 +10,64 @@ what it found against the construction on a grid of evaluation points: the share
 whose learned cell is the construction cell most of its points fall in (each learned cell
 matched to the construction cell it overlaps most), and both layers' sup and :math:`L_2`
 errors. The training settings are the book's own.
+
+:data:`LOOKUP_SETTINGS` fixes the grid sides and seeds of Chapter 7 in each book mode;
+:func:`lookup_table` gives one row per (grid side, seed): computed in fast mode, read from the
+stored results in full mode (``make full`` computes them, :mod:`lib.experiments.tasks`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 from numpy.typing import ArrayLike
 
+from .. import targets
 from .._geometry import MAX_MATRIX_ENTRIES
-from .._validate import finite_real, positive_int, require_size, short_repr
+from .._validate import finite_real, one_of, positive_int, require_size, short_repr
+from ..book import config
 from ..lookup import soft_lookup
 from ..maxaffine import grid_centres
+from . import store
 
-__all__ = ["LearnedLookup", "learned_lookup", "compare_partitions"]
+__all__ = [
+    "LearnedLookup",
+    "learned_lookup",
+    "compare_partitions",
+    "matched_cells",
+    "LOOKUP_VERSION",
+    "LOOKUP_SETTINGS",
+    "lookup_cells",
+    "lookup_run_settings",
+    "lookup_compute",
+    "lookup_run",
+    "lookup_table",
+]
+
+#: The version of this experiment's code; raise it when a change alters what :func:`lookup_run`
+#: computes, so that stored results are recomputed (``make full``) rather than reused.
+LOOKUP_VERSION = 1
+
+#: The learned lookups of Chapter 7 in each book mode. Each trains :func:`learned_lookup` on the
+#: target named ``target`` (a function of :mod:`lib.targets`) at a grid side of ``ms`` from a
+#: seed of ``seeds`` (the seed draws the training points and the starting keys), with
+#: ``kappa``, ``samples``, ``epochs`` and ``lr``, and compares it with the construction by
+#: :func:`compare_partitions` on ``points`` x ``points`` points. Fast mode is the full grid's
+#: first sides and one seed. All of it is the book's choice.
+LOOKUP_SETTINGS: dict[str, dict[str, Any]] = {
+    "fast": {"ms": [2, 4, 8], "seeds": [0], "target": "wave", "kappa": 10.0,
+             "samples": 4096, "epochs": 500, "lr": 1e-2, "points": 128},
+    "full": {"ms": [2, 4, 8, 16], "seeds": [0, 1, 2, 3, 4], "target": "wave", "kappa": 10.0,
+             "samples": 4096, "epochs": 500, "lr": 1e-2, "points": 128},
+}  # fmt: skip
+
+# The targets a stored setting may name.
+_TARGETS = {"wave": targets.wave}
 
 
 @dataclass(frozen=True)
@@ -193,18 +234,53 @@ def compare_partitions(
     grid = grid_centres(layer.m, 2)
     built = soft_lookup(x, grid, _target_values(target, grid), kappa * layer.m**2)
     learned = layer(x)
-    own = ((x[:, None, :] - grid[None]) ** 2).sum(-1).argmin(1)
-    cells = layer.cells(x)
-    overlap = np.zeros((len(layer.centres), len(grid)), dtype=np.int64)
-    np.add.at(overlap, (cells, own), 1)
+    own, matched, used = _match(layer, x)
     return {
-        "matching": float(overlap.max(axis=1).sum() / len(x)),
-        "cells_used": int((overlap.sum(axis=1) > 0).sum()),
+        "matching": float((own == matched).mean()),
+        "cells_used": used,
         "sup_learned": float(np.abs(learned - truth).max()),
         "l2_learned": float(np.sqrt(((learned - truth) ** 2).mean())),
         "sup_built": float(np.abs(built - truth).max()),
         "l2_built": float(np.sqrt(((built - truth) ** 2).mean())),
     }
+
+
+def _match(layer: LearnedLookup, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per point of ``x``: its construction cell (the nearest centre of the ``m x m`` grid), the
+    construction cell its learned cell is matched to (the one holding most of the learned
+    cell's points; ties to the lowest index), and the number of learned cells used."""
+    grid = grid_centres(layer.m, 2)
+    own = ((x[:, None, :] - grid[None]) ** 2).sum(-1).argmin(1)
+    cells = layer.cells(x)
+    overlap = np.zeros((len(layer.centres), len(grid)), dtype=np.int64)
+    np.add.at(overlap, (cells, own), 1)
+    return own, overlap.argmax(axis=1)[cells], int((overlap.sum(axis=1) > 0).sum())
+
+
+def matched_cells(layer: LearnedLookup, points: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    """The partitions :func:`compare_partitions` compares, as images of ``points x points``
+    cell-centred points of the unit square (rows along :math:`x_2`, columns along :math:`x_1`).
+
+    Returns:
+        Two int64 arrays ``(points, points)``: each point's construction cell (the index
+        ``i m + j`` of the nearest centre of the ``m x m`` grid, ``i`` along :math:`x_1`), and
+        the construction cell its learned cell is matched to; the share of equal entries is
+        :func:`compare_partitions`' ``matching`` on the same points.
+
+    Raises:
+        ValueError: for a ``layer`` that is not a :class:`LearnedLookup`, a bad ``points``, or
+            more point-key differences than ``lib.maxaffine.MAX_MATRIX_ENTRIES``.
+
+    Source: the book's comparison (Chapter 7, ``fig-trained-lookup-interactive``).
+    """
+    if not isinstance(layer, LearnedLookup):
+        raise ValueError(f"layer must be a LearnedLookup, got {short_repr(layer)}")
+    points = positive_int("points", points, minimum=2, maximum=1024)
+    require_size("the point-key differences", points**2 * layer.m**2 * 2, MAX_MATRIX_ENTRIES,
+                 "lib.maxaffine.MAX_MATRIX_ENTRIES")  # fmt: skip
+    own, matched, _ = _match(layer, grid_centres(points, 2))
+    # grid_centres lists x1 slowest: (x1, x2) -> rows x2, columns x1
+    return own.reshape(points, points).T, matched.reshape(points, points).T
 
 
 def _target_values(target: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
@@ -217,3 +293,132 @@ def _target_values(target: Callable[[np.ndarray], np.ndarray], x: np.ndarray) ->
             f"target must return finite values of shape ({len(x)},), got {short_repr(y)}"
         )
     return y
+
+
+def lookup_cells(mode: str | None = None) -> list[tuple[int, int]]:
+    """Every ``(m, seed)`` of ``mode``'s :data:`LOOKUP_SETTINGS`, in the order
+    :func:`lookup_table` gives them and ``make full`` plans them.
+
+    Raises:
+        ValueError: for an unknown mode.
+    """
+    mode = config.MODE if mode is None else mode
+    one_of("mode", mode, config.MODES)
+    base = LOOKUP_SETTINGS[mode]
+    return [(m, seed) for m in base["ms"] for seed in base["seeds"]]
+
+
+def lookup_run_settings(m: int, seed: int, mode: str | None = None) -> tuple[str, dict]:
+    """The stored run's name (``lookup-<m>-seed-<seed>``) and settings of one learned lookup of
+    :data:`LOOKUP_SETTINGS`.
+
+    Raises:
+        ValueError: for an unknown mode or a bad ``m`` or ``seed``.
+    """
+    mode = config.MODE if mode is None else mode
+    one_of("mode", mode, config.MODES)
+    base = LOOKUP_SETTINGS[mode]
+    settings = {k: base[k] for k in ("target", "kappa", "samples", "epochs", "lr", "points")}
+    settings |= {
+        "m": positive_int("m", m, maximum=64),
+        "seed": positive_int("seed", seed, minimum=0, maximum=2**31),
+    }
+    return f"lookup-{m}-seed-{seed}", settings
+
+
+def lookup_compute(settings: dict) -> dict:
+    """Train one learned lookup from its settings (:func:`lookup_run_settings`) and return what
+    is stored: :func:`compare_partitions`' entries, the learned ``beta``, the last epoch's mean
+    squared error ``final_loss``, and the learned ``centres`` (``m*m`` pairs) and ``values``
+    as lists. ``make full``'s workers call it (:func:`lib.experiments.tasks.execute`).
+
+    Raises:
+        ValueError: for settings without one of their keys or an unknown target, and as
+            :func:`learned_lookup` and :func:`compare_partitions`.
+    """
+    keys = {"target", "kappa", "samples", "epochs", "lr", "points", "m", "seed"}
+    missing = keys - set(settings) if isinstance(settings, dict) else keys
+    if missing:
+        raise ValueError(f"settings must be a learned lookup's settings, missing {sorted(missing)}")
+    target = _TARGETS.get(settings["target"])
+    if target is None:
+        raise ValueError(f"settings['target'] must be one of {sorted(_TARGETS)}, got "
+                         f"{short_repr(settings['target'])}")  # fmt: skip
+    layer = learned_lookup(
+        target, settings["m"], kappa=settings["kappa"], samples=settings["samples"],
+        epochs=settings["epochs"], lr=settings["lr"], seed=settings["seed"],
+    )  # fmt: skip
+    cmp = compare_partitions(layer, target, kappa=settings["kappa"], points=settings["points"])
+    return cmp | {
+        "beta": layer.beta,
+        "final_loss": layer.losses[-1],
+        "centres": layer.centres.tolist(),
+        "values": layer.values.tolist(),
+    }
+
+
+def lookup_run(
+    m: int, seed: int = 0, mode: str | None = None, *, allow_compute: bool | None = None
+) -> dict:
+    """One learned lookup of :data:`LOOKUP_SETTINGS` against its construction.
+
+    Fast mode computes it; full mode reads it from the stored results
+    (:func:`lib.experiments.store.load_or_run`, experiment ``"lookup"``), computing a missing
+    one only where ``allow_compute`` (default: outside book builds).
+
+    Returns:
+        The dict of :func:`lookup_compute`, with the run's ``settings`` and, in full mode, the
+        stored run's ``provenance``.
+
+    Raises:
+        ValueError: as :func:`lookup_run_settings` and :func:`lookup_compute`.
+        lib.experiments.store.StaleResultError: in a full-mode book build whose stored result is
+            missing or stale.
+
+    Source: LHSL (NeurIPS 2025)'s lookup layer, trained as the book chooses (Chapter 7).
+    """
+    mode = config.MODE if mode is None else mode
+    run, settings = lookup_run_settings(m, seed, mode)
+    if mode == "fast":
+        return lookup_compute(settings) | {"settings": settings}
+    stored = store.load_or_run(
+        "lookup",
+        run,
+        LOOKUP_VERSION,
+        settings,
+        lambda: lookup_compute(settings),
+        allow_compute=not config.IN_BUILD if allow_compute is None else allow_compute,
+        device="cpu",
+    )
+    return dict(stored.result) | {"settings": settings, "provenance": stored.provenance}
+
+
+# The columns of a row of lookup_table, in its order.
+_LOOKUP_KEYS = ("matching", "cells_used", "sup_learned", "l2_learned", "sup_built", "l2_built",
+                "beta", "final_loss")  # fmt: skip
+
+
+def lookup_table(mode: str | None = None, *, allow_compute: bool | None = None) -> pd.DataFrame:
+    """Every learned lookup of ``mode``'s :data:`LOOKUP_SETTINGS`, one row each.
+
+    Returns:
+        A DataFrame with ``m``, ``seed`` and the entries of :func:`lookup_run` named in its
+        columns (``matching``, ``cells_used``, the four errors, ``beta``, ``final_loss``), and
+        the learned ``centres`` and ``values`` (float64 arrays ``(m*m, 2)`` and ``(m*m,)`` per
+        row).
+
+    Raises:
+        ValueError, lib.experiments.store.StaleResultError: as :func:`lookup_run`.
+
+    Source: LHSL (NeurIPS 2025)'s lookup layer, trained as the book chooses (Chapter 7).
+    """
+    rows = []
+    for m, seed in lookup_cells(mode):
+        run = lookup_run(m, seed, mode, allow_compute=allow_compute)
+        rows.append(
+            {"m": m, "seed": seed}
+            | {k: run[k] for k in _LOOKUP_KEYS}
+            | {"centres": np.asarray(run["centres"], dtype=np.float64),
+               "values": np.asarray(run["values"], dtype=np.float64)}  # fmt: skip
+        )
+    return pd.DataFrame(rows)

@@ -4,7 +4,9 @@ client.
 * :func:`plan` lists the runs of the current settings whose stored result is missing or stale
   (:func:`lib.experiments.store.lookup`), as :class:`Task`: one per CoNLL-2003 run (Chapter 3), and
   one per batch of up to :data:`NOISE_BATCH` noise runs of one dataset (Chapter 5), trained together
-  as one stacked model (:func:`lib.experiments.noise.noise_experiments`).
+  as one stacked model (:func:`lib.experiments.noise.noise_experiments`), and one per cell of
+  the capacity grid of Chapter 7 (:func:`lib.experiments.trained.phase_cells`) and per learned
+  lookup of Chapter 7 (:func:`lib.experiments.learned_lookup.lookup_cells`).
 * :func:`execute` computes one task; it runs on a Dask worker and returns the results with the
   worker's own provenance, so that workers need no shared disk for results.
 * :func:`make_client` starts a ``dask.distributed.LocalCluster`` on this machine (``BOOK_WORKERS``
@@ -34,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _env
 from .._validate import flag, positive_int, short_repr
 from ..book import config
-from . import conll, noise, store
+from . import conll, learned_lookup, noise, store, trained
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -64,11 +66,12 @@ NOISE_BATCH = 1
 
 @dataclass(frozen=True)
 class Task:
-    """One unit of ``make full``'s work: one CoNLL-2003 run, or a batch of noise runs.
+    """One unit of ``make full``'s work: one CoNLL-2003 run, a batch of noise runs, one cell of
+    the capacity grid, or one learned lookup.
 
     Attributes:
         label: a short name for progress lines (``"conll layers-1-rank-1"``).
-        experiment: ``"conll"`` or ``"noise"``.
+        experiment: ``"conll"``, ``"noise"``, ``"trained"`` or ``"lookup"``.
         version: the experiment code's version its results are stored under.
         runs: ``(run name, settings)`` of every run it stores, in the order :func:`execute`
             returns them.
@@ -90,6 +93,7 @@ def plan(
     conll_runs: Iterable[tuple[int, int | None] | tuple[int, int | None, int, str]] | None = None,
     noise_settings: dict | None = None,
     root: str | os.PathLike | None = None,
+    trained_cells: bool | None = None,
 ) -> list[Task]:
     """The tasks that compute every run of ``mode``'s settings not stored yet.
 
@@ -106,11 +110,16 @@ def plan(
         noise_settings: settings of the noise runs in place of the mode's (the tests' tiny runs).
         root: the results folder (default :data:`lib.experiments.store.RESULTS` or
             ``BOOK_RESULTS``).
+        trained_cells: plan the cells of the capacity grid
+            (:func:`lib.experiments.trained.phase_cells` of ``mode``); default in full mode with
+            its own noise settings, as the memorising arm; the learned lookups of Chapter 7
+            (:func:`lib.experiments.learned_lookup.lookup_cells`) are planned with them.
 
     Returns:
         A list of :class:`Task`, CoNLL-2003 runs first (the longest), then the noise batches,
         then (full mode with its own noise settings) the runs of the noise experiment's
-        memorising arm (:func:`lib.experiments.noise.memorising_runs`), one per task.
+        memorising arm (:func:`lib.experiments.noise.memorising_runs`), one per task, then the
+        capacity grid's cells and the learned lookups, one per task.
 
     Raises:
         ValueError: for an unknown mode, a bad batch size or run.
@@ -167,7 +176,38 @@ def plan(
             )
     if mode == "full" and noise_settings is None:
         tasks += _arm_tasks(datasets, root)
+    if flag("trained_cells", mode == "full" and noise_settings is None
+            if trained_cells is None else trained_cells):  # fmt: skip
+        tasks += _phase_tasks(mode, root) + _lookup_tasks(mode, root)
     return tasks
+
+
+def _phase_tasks(mode: str, root: str | os.PathLike | None) -> list[Task]:
+    """One task per cell of ``mode``'s capacity grid (:func:`lib.experiments.trained.phase_cells`)
+    not stored yet in ``root``."""
+    keys = [
+        trained.phase_run_settings(N, width, seed, tied, mode, cosine)
+        for N, width, seed, tied, cosine in trained.phase_cells(mode)
+    ]
+    return [
+        Task(f"trained {run}", "trained", trained.TRAINED_VERSION, ((run, settings),),
+             {"settings": settings})
+        for run, settings in keys
+        if store.lookup("trained", run, trained.TRAINED_VERSION, settings, root) is None
+    ]  # fmt: skip
+
+
+def _lookup_tasks(mode: str, root: str | os.PathLike | None) -> list[Task]:
+    """One task per learned lookup of ``mode``
+    (:func:`lib.experiments.learned_lookup.lookup_cells`) not stored yet in ``root``."""
+    keys = [learned_lookup.lookup_run_settings(m, seed, mode)
+            for m, seed in learned_lookup.lookup_cells(mode)]  # fmt: skip
+    version = learned_lookup.LOOKUP_VERSION
+    return [
+        Task(f"lookup {run}", "lookup", version, ((run, settings),), {"settings": settings})
+        for run, settings in keys
+        if store.lookup("lookup", run, version, settings, root) is None
+    ]
 
 
 def _grid_runs(root: str | os.PathLike | None) -> list[tuple[str, dict]]:
@@ -219,6 +259,10 @@ def _arm_tasks(datasets: Iterable[str], root: str | os.PathLike | None) -> list[
     ]  # fmt: skip
 
 
+# The experiments a task can belong to.
+_EXPERIMENTS = ("conll", "noise", "trained", "lookup")
+
+
 def execute(task: Task, root: str | os.PathLike | None = None) -> list[dict]:
     """Compute ``task`` (on a Dask worker, or in this process) and return, per run of
     ``task.runs``, ``{"run", "settings", "result", "provenance", "stored"}``.
@@ -237,8 +281,8 @@ def execute(task: Task, root: str | os.PathLike | None = None) -> list[dict]:
     Raises:
         ValueError: for a task that is not a :class:`Task`, and as the experiments' functions.
     """
-    if not isinstance(task, Task) or task.experiment not in ("conll", "noise"):
-        raise ValueError(f"task must be a Task of 'conll' or 'noise', got {short_repr(task)}")
+    if not isinstance(task, Task) or task.experiment not in _EXPERIMENTS:
+        raise ValueError(f"task must be a Task of {_EXPERIMENTS}, got {short_repr(task)}")
     found = [store.lookup(task.experiment, run, task.version, s, root) for run, s in task.runs]
     todo = [i for i, hit in enumerate(found) if hit is None]
     start = time.perf_counter()
@@ -246,6 +290,10 @@ def execute(task: Task, root: str | os.PathLike | None = None) -> list[dict]:
         results = []
     elif task.experiment == "conll":
         results = [conll.conll_compute(task.params["settings"])]
+    elif task.experiment == "trained":
+        results = [trained.phase_compute(task.params["settings"])]
+    elif task.experiment == "lookup":
+        results = [learned_lookup.lookup_compute(task.params["settings"])]
     elif task.params.get("arm"):  # one run of a model the stacked trainer does not take
         results = [
             noise.noise_experiment(task.params["dataset"], *task.params["runs"][i],
@@ -284,9 +332,17 @@ LONG_TASK_S = 300
 def expected_seconds(task: Task) -> float:
     """A rough cost of ``task`` for ordering, in seconds on one of the book's cores: a CoNLL-2003
     run its epochs x the seconds of one paper-scale epoch (the bench's measure, about 20 s), a
-    noise batch its runs x its epochs x 2 s. Only its order matters (longest first)."""
+    noise batch its runs x its epochs x 2 s, a cell of the capacity grid its epoch cap x its
+    batches of 64 sequences x 3 ms, a learned lookup its epochs x keys x points x 40 ns. Only its
+    order matters (longest first)."""
     if task.experiment == "conll":
         return float(task.params["settings"].get("epochs", 1)) * 20.0
+    if task.experiment == "trained":
+        s = task.params["settings"]
+        return float(s["epochs"]) * -(-s["N"] // 64) * 0.003
+    if task.experiment == "lookup":
+        s = task.params["settings"]
+        return float(s["epochs"]) * s["m"] ** 2 * s["samples"] * 4e-8
     epochs = task.params["settings"].get("epochs", 1)
     epochs = max(epochs.values()) if isinstance(epochs, dict) else epochs
     return len(task.runs) * float(epochs) * 2.0

@@ -55,7 +55,9 @@ __all__ = [
     "constructed_geometry",
     "TRAINED_VERSION",
     "PHASE_SETTINGS",
+    "phase_cells",
     "phase_run_settings",
+    "phase_compute",
     "phase_run",
     "phase_diagram",
 ]
@@ -68,14 +70,20 @@ TRAINED_VERSION = 1
 #: with ``n``, ``vocab_size``, ``d`` and ``n_labels`` for every number of sequences in ``Ns``, and
 #: the model of :func:`tagger` at every feed-forward width in ``widths``, both kinds of attention
 #: head (``tied`` false and true), each from every seed of ``seeds`` (the seed draws the instance
-#: and the initialisation), trained by :func:`memorise` with ``epochs`` and ``lr``. Fast mode is a
-#: corner of the full grid. All of it is the book's choice.
+#: and the initialisation), trained by :func:`memorise` with ``epochs`` and ``lr`` (a constant
+#: rate). ``arm``: the cells of its ``widths`` (every N, seed and head) trained again with another
+#: optimizer setting (a rate ``lr`` falling along half a cosine to ``final_lr``), so that the page
+#: can tell whether the rate decides where training memorizes. Fast mode is a corner of the full
+#: grid. All of it is the book's choice.
 PHASE_SETTINGS: dict[str, dict[str, Any]] = {
     "fast": {"Ns": [8, 32], "widths": [8, 64], "seeds": [0], "tied": [False],
-             "n": 4, "vocab_size": 16, "d": 8, "n_labels": 4, "epochs": 1000, "lr": 1e-2},
-    "full": {"Ns": [8, 16, 32, 64, 128, 256], "widths": [2, 4, 8, 16, 32, 64, 128, 256],
+             "n": 4, "vocab_size": 16, "d": 8, "n_labels": 4, "epochs": 1000, "lr": 1e-2,
+             "arm": {"widths": [64], "lr": 3e-2, "final_lr": 1e-4}},
+    "full": {"Ns": [8, 16, 32, 64, 128, 256],
+             "widths": [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
              "seeds": [0, 1, 2], "tied": [False, True],
-             "n": 4, "vocab_size": 16, "d": 8, "n_labels": 4, "epochs": 3000, "lr": 1e-2},
+             "n": 4, "vocab_size": 16, "d": 8, "n_labels": 4, "epochs": 3000, "lr": 1e-2,
+             "arm": {"widths": [256, 1024], "lr": 3e-2, "final_lr": 1e-4}},
 }  # fmt: skip
 
 
@@ -299,6 +307,8 @@ def memorise(
     epochs: int = 3000,
     lr: float = 1e-2,
     batch_size: int = 64,
+    final_lr: float | None = None,
+    schedule: str = "linear",
 ) -> MemorisationRun:
     """Train :func:`tagger` on ``inst`` by Adam until it gets every label right, or ``epochs``.
 
@@ -310,6 +320,7 @@ def memorise(
         inst: the data; ffn_width, tied, seed: as :func:`tagger` (``seed`` also orders the
             batches).
         epochs: the cap; lr: Adam's rate; batch_size: sequences per batch.
+        final_lr, schedule: as :func:`lib.training.fit` (default: a constant rate).
 
     Returns:
         A :class:`MemorisationRun`.
@@ -328,6 +339,8 @@ def memorise(
         epochs=epochs,
         lr=lr,
         seed=seed,
+        final_lr=final_lr,
+        schedule=schedule,
         train_eval=True,
         progress=False,
         stop=lambda h: "memorised" if h["train_acc"].iloc[-1] == 1.0 else None,
@@ -361,11 +374,16 @@ def capacity_counts(n: int, N: int, d: int, s: int = 1) -> dict[str, float]:
     }
 
 
-def _min_gap(points: np.ndarray) -> float:
-    """The smallest distance between two rows of ``points`` (float64)."""
+def _min_gap(points: np.ndarray, labels: np.ndarray | None = None) -> float:
+    """The smallest distance between two rows of ``points`` (float64); with ``labels``, between
+    two rows whose labels differ (``inf`` when all labels agree)."""
     diff = points[:, None, :] - points[None, :, :]
     dist = np.sqrt((diff**2).sum(-1))
-    return float(dist[np.triu_indices(len(points), 1)].min())
+    i, j = np.triu_indices(len(points), 1)
+    if labels is not None:
+        keep = labels[i] != labels[j]
+        i, j = i[keep], j[keep]
+    return float(dist[i, j].min()) if len(i) else math.inf
 
 
 @torch.no_grad()
@@ -381,7 +399,9 @@ def trained_geometry(model: TokenTagger, inst: Corollary1Instance) -> dict[str, 
         ``ffn_scale``, the largest absolute entry of the feed-forward layer's output weights;
         ``digits``, :math:`\log_{10}` of ``id_norm / min_gap``, the decimal digits an id needs
         to be told from its nearest neighbour (``inf`` when two ids coincide, ``min_gap`` 0;
-        negative when the ids lie further apart than their size). The model is evaluated in
+        negative when the ids lie further apart than their size); ``min_gap_labels`` and
+        ``digits_labels``, the same over the pairs whose labels differ, the only pairs a
+        feed-forward layer that reads the ids must tell apart. The model is evaluated in
         eval mode and left in the mode it was in.
 
     Raises:
@@ -416,6 +436,7 @@ def trained_geometry(model: TokenTagger, inst: Corollary1Instance) -> dict[str, 
     finally:
         model.train(was_training)
     gap = _min_gap(out)
+    gap_labels = _min_gap(out, inst.labels.reshape(-1))
     weights = {k: v.double() for k, v in attn.weights().items()}
     score = float(torch.linalg.matrix_norm(weights["W_Q"].T @ weights["W_K"], ord=2))
     norm = float(np.linalg.norm(out, axis=1).max())
@@ -425,6 +446,8 @@ def trained_geometry(model: TokenTagger, inst: Corollary1Instance) -> dict[str, 
         "score_scale": score,
         "ffn_scale": float(ffn.W2.abs().max()),
         "digits": math.log10(norm / gap) if gap > 0 else math.inf,
+        "min_gap_labels": gap_labels,
+        "digits_labels": math.log10(norm / gap_labels) if gap_labels > 0 else math.inf,
     }
 
 
@@ -464,13 +487,14 @@ def constructed_geometry(inst: Corollary1Instance, *, seed: int = 0) -> dict[str
 
 
 def phase_run_settings(
-    N: int, width: int, seed: int, tied: bool, mode: str | None = None
+    N: int, width: int, seed: int, tied: bool, mode: str | None = None, cosine: bool = False
 ) -> tuple[str, dict]:
     """The stored run's name and settings of one cell of :data:`PHASE_SETTINGS`' grid:
-    ``phase-<N>-width-<width>-seed-<seed>`` (``-tied`` for the head of size 1).
+    ``phase-<N>-width-<width>-seed-<seed>`` (``-tied`` for the head of size 1, ``-cosine`` for
+    a cell of the grid's ``arm``, trained with its falling rate).
 
     Raises:
-        ValueError: for an unknown mode or a bad size.
+        ValueError: for an unknown mode or a bad size, or ``cosine`` for a mode without an arm.
     """
     mode = config.MODE if mode is None else mode
     one_of("mode", mode, config.MODES)
@@ -482,18 +506,59 @@ def phase_run_settings(
         "seed": positive_int("seed", seed, minimum=0, maximum=2**31),
         "tied": flag("tied", tied),
     }
-    return f"phase-{N}-width-{width}-seed-{seed}" + ("-tied" if tied else ""), settings
+    name = f"phase-{N}-width-{width}-seed-{seed}" + ("-tied" if tied else "")
+    if flag("cosine", cosine):
+        if not base.get("arm"):
+            raise ValueError(f"cosine=True: the {mode} grid has no arm")
+        arm = base["arm"]
+        settings |= {"lr": arm["lr"], "final_lr": arm["final_lr"], "schedule": "cosine"}
+        name += "-cosine"
+    return name, settings
 
 
-def _phase_compute(settings: dict) -> dict:
-    """Train one cell (see :func:`phase_run`) and return what is stored."""
+def phase_cells(mode: str | None = None) -> list[tuple[int, int, int, bool, bool]]:
+    """Every cell of ``mode``'s capacity grid (:data:`PHASE_SETTINGS`) as ``(N, width, seed,
+    tied, cosine)``, in the order :func:`phase_diagram` gives them and ``make full`` plans them:
+    the grid (``cosine`` false), then its arm.
+
+    Raises:
+        ValueError: for an unknown mode.
+    """
+    mode = config.MODE if mode is None else mode
+    one_of("mode", mode, config.MODES)
+    base = PHASE_SETTINGS[mode]
+    arm = base.get("arm") or {"widths": []}
+    return [
+        (N, width, seed, tied, cosine)
+        for cosine, ws in ((False, base["widths"]), (True, arm["widths"]))
+        for tied in base["tied"]
+        for N in base["Ns"]
+        for width in ws
+        for seed in base["seeds"]
+    ]
+
+
+def phase_compute(settings: dict) -> dict:
+    """Train one cell of the capacity grid from its settings (:func:`phase_run_settings`) and
+    return what is stored: the entries :func:`phase_run` lists, without ``settings``. ``make
+    full``'s workers call it (:func:`lib.experiments.tasks.execute`).
+
+    Raises:
+        ValueError: as :func:`corollary1_instance` and :func:`memorise`, or for settings without
+            one of their keys.
+    """
+    missing = {"N", "n", "vocab_size", "d", "n_labels", "width", "tied", "seed", "epochs", "lr"}
+    missing -= set(settings) if isinstance(settings, dict) else set()
+    if not isinstance(settings, dict) or missing:
+        raise ValueError(f"settings must be a phase cell's settings, missing {sorted(missing)}")
     inst = corollary1_instance(
         settings["N"], settings["n"], settings["vocab_size"], settings["d"],
         settings["n_labels"], seed=settings["seed"],
     )  # fmt: skip
     run = memorise(
         inst, settings["width"], tied=settings["tied"], seed=settings["seed"],
-        epochs=settings["epochs"], lr=settings["lr"],
+        epochs=settings["epochs"], lr=settings["lr"], final_lr=settings.get("final_lr"),
+        schedule=settings.get("schedule", "linear"),
     )  # fmt: skip
     geometry = trained_geometry(run.model, inst)
     return {
@@ -512,6 +577,7 @@ def phase_run(
     seed: int = 0,
     tied: bool = False,
     mode: str | None = None,
+    cosine: bool = False,
     *,
     allow_compute: bool | None = None,
 ) -> dict:
@@ -525,7 +591,7 @@ def phase_run(
     Returns:
         A dict with ``fraction``, ``parameters``, ``epochs``, ``memorised``, ``seconds`` and the
         entries of :func:`trained_geometry` (``digits`` ``None`` where two ids coincide), with
-        the cell's ``settings``.
+        the cell's ``settings`` and, in full mode, the stored run's ``provenance``.
 
     Raises:
         ValueError: as :func:`phase_run_settings`, :func:`corollary1_instance` and
@@ -537,33 +603,33 @@ def phase_run(
     """
     mode = config.MODE if mode is None else mode
     tied = flag("tied", tied)
-    run, settings = phase_run_settings(N, width, seed, tied, mode)
+    run, settings = phase_run_settings(N, width, seed, tied, mode, cosine)
     if mode == "fast":
-        return _phase_compute(settings) | {"settings": settings}
+        return phase_compute(settings) | {"settings": settings}
     stored = store.load_or_run(
         "trained",
         run,
         TRAINED_VERSION,
         settings,
-        lambda: _phase_compute(settings),
+        lambda: phase_compute(settings),
         allow_compute=not config.IN_BUILD if allow_compute is None else allow_compute,
         device="cpu",
     )
-    return dict(stored.result) | {"settings": settings}
+    return dict(stored.result) | {"settings": settings, "provenance": stored.provenance}
 
 
 # The columns of a cell, in the order phase_diagram gives them.
 _CELL_KEYS = ("fraction", "parameters", "epochs", "memorised", "seconds", "min_gap", "id_norm",
-              "score_scale", "ffn_scale", "digits")  # fmt: skip
+              "score_scale", "ffn_scale", "digits", "min_gap_labels", "digits_labels")  # fmt: skip
 
 
 def phase_diagram(mode: str | None = None, *, allow_compute: bool | None = None) -> pd.DataFrame:
     """Every cell of ``mode``'s capacity grid (:data:`PHASE_SETTINGS`), one row each.
 
     Returns:
-        A DataFrame with ``N``, ``width``, ``seed``, ``tied`` and the entries of
-        :func:`phase_run`, plus ``counts``: :func:`capacity_counts` of the cell's ``n``, ``N``,
-        ``d`` (as columns ``corollary1``, ``kim2023``, ``ks2025``).
+        A DataFrame with ``N``, ``width``, ``seed``, ``tied``, ``cosine`` (a cell of the arm)
+        and the entries of :func:`phase_run`, plus :func:`capacity_counts` of the cell's ``n``,
+        ``N``, ``d`` (as columns ``corollary1``, ``kim2023``, ``ks2025``).
 
     Raises:
         ValueError, lib.experiments.store.StaleResultError: as :func:`phase_run`.
@@ -574,15 +640,11 @@ def phase_diagram(mode: str | None = None, *, allow_compute: bool | None = None)
     one_of("mode", mode, config.MODES)
     base = PHASE_SETTINGS[mode]
     rows = []
-    for tied in base["tied"]:
-        for N in base["Ns"]:
-            for width in base["widths"]:
-                for seed in base["seeds"]:
-                    cell = phase_run(N, width, seed, tied, mode, allow_compute=allow_compute)
-                    counts = capacity_counts(base["n"], N, base["d"])
-                    rows.append(
-                        {"N": N, "width": width, "seed": seed, "tied": tied}
-                        | {k: cell[k] for k in _CELL_KEYS}  # a stored file sorts its keys
-                        | counts
-                    )
+    for N, width, seed, tied, cosine in phase_cells(mode):
+        cell = phase_run(N, width, seed, tied, mode, cosine, allow_compute=allow_compute)
+        rows.append(
+            {"N": N, "width": width, "seed": seed, "tied": tied, "cosine": cosine}
+            | {k: cell[k] for k in _CELL_KEYS}  # a stored file sorts its keys
+            | capacity_counts(base["n"], N, base["d"])
+        )
     return pd.DataFrame(rows)

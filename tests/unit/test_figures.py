@@ -415,3 +415,54 @@ def test_pipeline_figure_one_row_on_the_page_a_snake_on_phones():
 def test_pipeline_figure_refuses_bad_boxes(boxes, per_row, match):
     with pytest.raises(ValueError, match=match):
         figures.pipeline_figure(boxes, per_row)
+
+
+# -- Chapter 7 --------------------------------------------------------------------------------
+
+
+def test_capacity_slider_seeds_median_and_the_counts_width():
+    widths, sizes = [2, 4, 8], [8, 16]
+    cube = np.array([[[0.5, 1.0], [1.0, 1.0], [1.0, 1.0]], [[0.25, 0.5], [0.5, 1.0], [1.0, 1.0]]])
+    fig = figures.capacity_slider(
+        widths, sizes, {"head": cube}, {"head": [3.0, 6.0]}, default=1, summary="it moves"
+    )
+    assert fig.labels == ["8", "16"] and fig.description.endswith("moves right; it moves.")
+    seeds, median, count = fig.frames[1]
+    assert seeds["x"] == [2, 2, 4, 4, 8, 8] and seeds["y"] == [0.25, 0.5, 0.5, 1.0, 1.0, 1.0]
+    close(median["y"], [0.375, 0.75, 1.0])
+    assert count["x"] == [6.0, 6.0] and count["y"] == [0, 1]
+    with pytest.raises(ValueError, match=r"shares\['head'\] must hold shares in \[0, 1\]"):
+        figures.capacity_slider(widths, sizes, {"head": cube * 2}, {"head": [3, 6]},
+                                default=0, summary="s")  # fmt: skip
+    with pytest.raises(ValueError, match="reach must name the heads"):
+        figures.capacity_slider(widths, sizes, {"head": cube}, {"other": [3, 6]},
+                                default=0, summary="s")  # fmt: skip
+    with pytest.raises(ValueError, match=r"reach\['head'\] must have 2 entries"):
+        figures.capacity_slider(widths, sizes, {"head": cube}, {"head": [3]},
+                                default=0, summary="s")  # fmt: skip
+
+
+def test_lookup_slider_colours_matched_cells_by_parity_and_the_others_apart():
+    """m = 2 on 4 x 4 pixels: a pixel whose learned cell is matched to its own grid cell gets
+    the parity of that cell, any other pixel 2; the grid's one inner line each way; the keys."""
+    rows, cols = np.indices((4, 4))
+    own = (cols // 2) * 2 + rows // 2
+    matched = own.copy()
+    matched[0, 0] = 3  # one pixel's learned cell lies mostly in the far grid cell
+    keys = [[0.25, 0.25], [0.25, 0.75], [0.75, 0.25], [0.8, 0.8]]
+    fig = figures.lookup_slider([2], [0.125, 0.375, 0.625, 0.875], [own], [matched], [keys],
+                                default=0, summary="it shows")  # fmt: skip
+    heat, grid, dots = fig.frames[0]
+    z = np.asarray(heat["z"])
+    assert z[0, 0] == 2 and z[0, 2] == 1 and z[2, 2] == 0 and (z == 2).sum() == 1
+    assert grid["x"] == [0.5, 0.5, None, 0, 1, None] and grid["y"] == [0, 1, None, 0.5, 0.5, None]
+    assert dots["x"] == [0.25, 0.25, 0.75, 0.8] and fig.description.endswith("it shows.")
+    with pytest.raises(ValueError, match=r"matched\[0\] must hold cells in \[0, 4\)"):
+        figures.lookup_slider([2], [0.1, 0.3, 0.6, 0.9], [own], [matched + 4], [keys],
+                              default=0, summary="s")  # fmt: skip
+    with pytest.raises(ValueError, match="sides must be positive integers"):
+        figures.lookup_slider([2.5], [0.1, 0.3, 0.6, 0.9], [own], [matched], [keys],
+                              default=0, summary="s")  # fmt: skip
+    with pytest.raises(ValueError, match="summary"):
+        figures.lookup_slider([2], [0.1, 0.3, 0.6, 0.9], [own], [matched], [keys],
+                              default=0, summary=" ")  # fmt: skip

@@ -71,3 +71,50 @@ def test_compare_partitions_refuses_what_it_cannot_measure():
         L.LearnedLookup(layer.centres, layer.values, 1.0, 3, [])
     with pytest.raises(ValueError, match="x must be finite points"):
         layer.cells([0.5, 0.5])
+
+
+def test_the_stored_runs_are_named_and_set_by_mode():
+    """Full mode has at least five seeds per grid side (orders over seeds need five); fast mode
+    is its first sides and one seed; a run's settings train what learned_lookup trains."""
+    full, fast = L.lookup_cells("full"), L.lookup_cells("fast")
+    assert len({s for _, s in full}) >= 5 and set(fast) <= set(full)
+    name, settings = L.lookup_run_settings(4, 2, "full")
+    assert name == "lookup-4-seed-2" and settings["m"] == 4 and settings["seed"] == 2
+    tiny = settings | {"m": 2, "samples": 64, "epochs": 5, "points": 8}
+    out = L.lookup_compute(tiny)
+    layer = L.learned_lookup(targets.wave, 2, samples=64, epochs=5, seed=2)
+    assert out["final_loss"] == layer.losses[-1] and out["centres"] == layer.centres.tolist()
+    assert out["matching"] == L.compare_partitions(layer, targets.wave, points=8)["matching"]
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: L.lookup_cells("slow"), "mode"),
+        (lambda: L.lookup_run_settings(0, 0, "fast"), "m"),
+        (lambda: L.lookup_run_settings(2, -1, "fast"), "seed"),
+        (lambda: L.lookup_compute({"m": 2}), "missing"),
+        (lambda: L.lookup_compute(L.lookup_run_settings(2, 0, "fast")[1] | {"target": "x"}),
+         "target"),
+    ],
+)
+def test_the_stored_runs_refuse_bad_arguments(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_matched_cells_are_the_images_compare_partitions_counts():
+    """The construction's own cells as an image (rows x2, columns x1: cell i m + j with i along
+    x1), and for a shifted layer the share of equal pixels is compare_partitions' matching."""
+    own, matched = L.matched_cells(built(2), points=4)
+    rows, cols = np.indices((4, 4))
+    assert (own == (cols // 2) * 2 + rows // 2).all() and (matched == own).all()
+    layer = built(4)
+    shifted = L.LearnedLookup(layer.centres + [0.125, 0.0], layer.values, layer.beta, 4, [])
+    own, matched = L.matched_cells(shifted, points=64)
+    cmp = L.compare_partitions(shifted, targets.wave, points=64)
+    assert (own == matched).mean() == cmp["matching"]
+    with pytest.raises(ValueError, match="layer must be"):
+        L.matched_cells("layer")
+    with pytest.raises(ValueError, match="points"):
+        L.matched_cells(layer, points=1)

@@ -301,5 +301,5 @@ def downloaded(site: Path, page: str) -> tuple[BeautifulSoup, nbformat.NotebookN
 
 
 def test_every_notebook_page_is_tested():
-    assert len(download_pages()) == 9  # six chapters, the atlas, the epilogue, reproducibility
-    assert len(chapter_pages()) == 6
+    assert len(download_pages()) == 10  # seven chapters, the atlas, the epilogue, reproducibility
+    assert len(chapter_pages()) == 7

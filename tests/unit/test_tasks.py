@@ -418,3 +418,65 @@ def test_factorial_runs_are_planned_one_per_task_and_computed_as_factorial_runs_
     store.save("noise", run, noise.NOISE_VERSION, settings, out["result"], wall_s=1.0,
                root=tmp_path)  # fmt: skip
     assert len(tasks._arm_tasks(["mnist"], tmp_path)) == 15
+
+
+def test_make_full_plans_each_cell_of_the_capacity_grid_and_stores_what_phase_run_reads(
+    monkeypatch, tmp_path
+):
+    """A tiny capacity grid (Chapter 7): one task per cell, none once a task's run is stored; a
+    task's stored result is what phase_run computes for the same cell in this process."""
+    from lib.experiments import learned_lookup as LL
+    from lib.experiments import trained as T
+
+    tiny = {**T.PHASE_SETTINGS["full"], "Ns": [3, 5], "widths": [16], "seeds": [0],
+            "tied": [False], "n": 2, "vocab_size": 4, "d": 4, "n_labels": 2,
+            "epochs": 30, "arm": None}  # fmt: skip
+    monkeypatch.setitem(T.PHASE_SETTINGS, "full", tiny)
+    monkeypatch.setitem(LL.LOOKUP_SETTINGS, "full", {**LL.LOOKUP_SETTINGS["full"], "ms": []})
+
+    def planned(root):
+        return tasks.plan("full", datasets=[], conll_runs=[], root=root)
+
+    todo = planned(tmp_path)
+    assert [t.label for t in todo] == [
+        "trained phase-3-width-16-seed-0",
+        "trained phase-5-width-16-seed-0",
+    ]
+    assert tasks.expected_seconds(todo[0]) == pytest.approx(30 * 1 * 0.003)
+    tasks.run_tasks(todo[:1], None, root=tmp_path, progress=False, echo=lambda _: None)
+    assert [t.label for t in planned(tmp_path)] == ["trained phase-5-width-16-seed-0"]
+    assert tasks.plan("full", datasets=[], conll_runs=[], root=tmp_path, trained_cells=False) == []
+    stored = json.loads((tmp_path / "trained" / "phase-3-width-16-seed-0.json").read_text())
+    # computed again here, outside make full: the same numbers
+    again = T.phase_compute(todo[0].params["settings"])
+    assert stored["result"]["fraction"] == again["fraction"]
+    assert stored["result"]["epochs"] == again["epochs"]
+    with pytest.raises(ValueError, match="missing"):
+        T.phase_compute({"N": 3})
+
+
+def test_make_full_plans_each_learned_lookup_and_stores_what_lookup_run_reads(monkeypatch, tmp_path):
+    """Tiny learned lookups (Chapter 7): one task per (m, seed), costed by epochs x keys x
+    points; none once stored; the stored result is what lookup_run reads back in full mode and
+    equals a computation in this process."""
+    from lib.experiments import learned_lookup as LL
+    from lib.experiments import trained as T
+
+    monkeypatch.setitem(T.PHASE_SETTINGS, "full", {**T.PHASE_SETTINGS["full"], "Ns": []})
+    tiny = {**LL.LOOKUP_SETTINGS["full"], "ms": [2, 3], "seeds": [1], "samples": 64,
+            "epochs": 5, "points": 8}  # fmt: skip
+    monkeypatch.setitem(LL.LOOKUP_SETTINGS, "full", tiny)
+
+    def planned(root):
+        return tasks.plan("full", datasets=[], conll_runs=[], root=root)
+
+    todo = planned(tmp_path)
+    assert [t.label for t in todo] == ["lookup lookup-2-seed-1", "lookup lookup-3-seed-1"]
+    assert tasks.expected_seconds(todo[1]) == pytest.approx(5 * 9 * 64 * 4e-8)
+    tasks.run_tasks(todo[:1], None, root=tmp_path, progress=False, echo=lambda _: None)
+    assert [t.label for t in planned(tmp_path)] == ["lookup lookup-3-seed-1"]
+    monkeypatch.setenv("BOOK_RESULTS", str(tmp_path))
+    read = LL.lookup_run(2, 1, "full", allow_compute=False)
+    again = LL.lookup_compute(todo[0].params["settings"])
+    assert read["matching"] == again["matching"] and read["centres"] == again["centres"]
+    assert read["provenance"]["threads"] >= 1

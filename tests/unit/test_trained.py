@@ -91,6 +91,17 @@ def test_trained_geometry_of_a_tied_model_has_the_closed_form_score_scale():
     gaps = [np.linalg.norm(a - b) for a, b in itertools.combinations(out, 2)]
     assert g["min_gap"] == pytest.approx(min(gaps), rel=1e-12)
     assert g["digits"] == pytest.approx(math.log10(g["id_norm"] / g["min_gap"]), rel=1e-12)
+    labels = inst.labels.reshape(-1)
+    apart = [
+        np.linalg.norm(out[i] - out[j])
+        for i, j in itertools.combinations(range(len(out)), 2)
+        if labels[i] != labels[j]
+    ]
+    assert g["min_gap_labels"] == pytest.approx(min(apart), rel=1e-12)
+    assert g["min_gap_labels"] >= g["min_gap"]
+    assert g["digits_labels"] == pytest.approx(
+        math.log10(g["id_norm"] / g["min_gap_labels"]), rel=1e-12
+    )
 
 
 def test_constructed_geometry_follows_the_construction_constants():
@@ -114,7 +125,7 @@ def test_phase_grid_cells_are_stored_and_read_back(monkeypatch, tmp_path):
 
     tiny = {**T.PHASE_SETTINGS["full"], "Ns": [3, 5], "widths": [16], "seeds": [0],
             "tied": [False, True], "n": 2, "vocab_size": 4, "d": 4, "n_labels": 2,
-            "epochs": 30}  # fmt: skip
+            "epochs": 30, "arm": None}  # fmt: skip
     monkeypatch.setitem(T.PHASE_SETTINGS, "full", tiny)
     monkeypatch.setenv("BOOK_RESULTS", str(tmp_path))
     computed = T.phase_diagram("full", allow_compute=True)
@@ -152,3 +163,30 @@ def test_geometry_refuses_a_model_of_another_instance_and_keeps_its_mode():
         T.instance_hypotheses(bad)
     with pytest.raises(ValueError, match="N"):
         T.phase_run_settings(1821, 8, 0, False, "full")  # binom(16, 4) = 1820
+
+
+def test_the_arm_trains_its_widths_again_with_a_cosine_fall(monkeypatch):
+    """The arm's cells follow the grid's, at the arm's widths only, under names ending in
+    -cosine; their rate falls along half a cosine from lr to final_lr (fit's history)."""
+    tiny = {**T.PHASE_SETTINGS["fast"], "Ns": [3], "widths": [4, 16], "seeds": [0],
+            "tied": [False], "n": 2, "vocab_size": 4, "d": 4, "n_labels": 2, "epochs": 5,
+            "arm": {"widths": [16], "lr": 3e-2, "final_lr": 1e-4}}  # fmt: skip
+    monkeypatch.setitem(T.PHASE_SETTINGS, "fast", tiny)
+    assert T.phase_cells("fast") == [
+        (3, 4, 0, False, False),
+        (3, 16, 0, False, False),
+        (3, 16, 0, False, True),
+    ]
+    name, settings = T.phase_run_settings(3, 16, 0, False, "fast", True)
+    assert name == "phase-3-width-16-seed-0-cosine"
+    assert (settings["lr"], settings["final_lr"], settings["schedule"]) == (3e-2, 1e-4, "cosine")
+    inst = T.corollary1_instance(3, 2, 4, 4, 2, seed=0)
+    run = T.memorise(inst, 16, epochs=5, lr=3e-2, final_lr=1e-4, schedule="cosine")
+    assert not run.memorised and len(run.history) == 5  # all five epochs: the whole fall
+    rates = run.history["lr"].to_numpy()
+    assert rates[0] == pytest.approx(3e-2) and rates[-1] == pytest.approx(1e-4, rel=1e-6)
+    # half a cosine: halfway through, the mean of the two rates
+    assert rates[2] == pytest.approx((3e-2 + 1e-4) / 2, rel=1e-9)
+    monkeypatch.setitem(T.PHASE_SETTINGS, "fast", {**tiny, "arm": None})
+    with pytest.raises(ValueError, match="has no arm"):
+        T.phase_run_settings(3, 16, 0, False, "fast", True)
