@@ -237,7 +237,9 @@ def project(times: dict, noise_batch: int, workers: int, order: str = "longest")
     # the noise experiment's memorising arm (2,000 images, another model) came after the timings
     # were measured and is costed by none of them: the paths are compared on the rest
     # the capacity grid and the learned lookups of Chapter 7 (small models of other kinds) neither
-    todo = [t for t in todo if not t.params.get("arm") and t.experiment not in ("trained", "lookup")]
+    todo = [
+        t for t in todo if not t.params.get("arm") and t.experiment not in ("trained", "lookup")
+    ]
     # make full plans the SGD grid's best setting once the grid is stored (a second round): it is
     # costed here as the committed grid's best, as if it could start with the rest
     if not any(t.label == "conll described-sgd-best" for t in todo):

@@ -418,7 +418,9 @@ def lookup_table(mode: str | None = None, *, allow_compute: bool | None = None) 
         rows.append(
             {"m": m, "seed": seed}
             | {k: run[k] for k in _LOOKUP_KEYS}
-            | {"centres": np.asarray(run["centres"], dtype=np.float64),
-               "values": np.asarray(run["values"], dtype=np.float64)}  # fmt: skip
+            | {
+                "centres": np.asarray(run["centres"], dtype=np.float64),
+                "values": np.asarray(run["values"], dtype=np.float64),
+            }
         )
     return pd.DataFrame(rows)

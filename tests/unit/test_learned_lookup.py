@@ -94,8 +94,10 @@ def test_the_stored_runs_are_named_and_set_by_mode():
         (lambda: L.lookup_run_settings(0, 0, "fast"), "m"),
         (lambda: L.lookup_run_settings(2, -1, "fast"), "seed"),
         (lambda: L.lookup_compute({"m": 2}), "missing"),
-        (lambda: L.lookup_compute(L.lookup_run_settings(2, 0, "fast")[1] | {"target": "x"}),
-         "target"),
+        (
+            lambda: L.lookup_compute(L.lookup_run_settings(2, 0, "fast")[1] | {"target": "x"}),
+            "target",
+        ),
     ],
 )
 def test_the_stored_runs_refuse_bad_arguments(call, match):

@@ -455,7 +455,9 @@ def test_make_full_plans_each_cell_of_the_capacity_grid_and_stores_what_phase_ru
         T.phase_compute({"N": 3})
 
 
-def test_make_full_plans_each_learned_lookup_and_stores_what_lookup_run_reads(monkeypatch, tmp_path):
+def test_make_full_plans_each_learned_lookup_and_stores_what_lookup_run_reads(
+    monkeypatch, tmp_path
+):
     """Tiny learned lookups (Chapter 7): one task per (m, seed), costed by epochs x keys x
     points; none once stored; the stored result is what lookup_run reads back in full mode and
     equals a computation in this process."""
