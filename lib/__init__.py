@@ -2,9 +2,10 @@
 
 Kajitsuka & Sato (ICLR 2024) and Liu, Hu, Song & Liu (NeurIPS 2025) ship no code; this package
 holds what the papers add, written on top of torch, numpy, mpmath and pandas. One module per
-concept; import the modules you need (``from lib import boltzmann``). The book's runtime (the
-registry of checks, plotting, interactive figures, the build's mode) is the subpackage
-:mod:`lib.book`. Importing ``lib`` itself is cheap: submodules load on first use.
+concept; import the modules you need (``from lib import boltzmann``). The run-time settings
+(mode, device, threads, seeds) are :mod:`lib.runtime`; the book's own machinery (the registry of
+checks, plotting, interactive figures) is the subpackage :mod:`lib.book`. Importing ``lib``
+itself is cheap: submodules load on first use.
 
 Conventions: tensors put tokens in rows, ``(..., n, d)``, as torch does; the chapters write the
 papers' maths with tokens as columns. Every public function validates its input and raises
@@ -37,6 +38,7 @@ __all__ = [
     "metrics",
     "models",
     "quantize",
+    "runtime",
     "seeds",
     "separation",
     "targets",

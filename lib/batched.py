@@ -45,8 +45,8 @@ import pandas as pd
 import torch
 from torch import nn
 
+from . import runtime
 from ._validate import flag, positive_int, short_repr
-from .book import config
 from .models import PatchAttentionClassifier, TokenTagger
 from .training import IGNORE, _as_batches, _as_model, _as_schedule, evaluate
 
@@ -520,7 +520,7 @@ def fit_stacked(
     n_batches = len(batches[0])
     start = time.perf_counter()
     model.train()
-    bar = config.progress(range(1, epochs + 1), desc=desc) if progress else range(1, epochs + 1)
+    bar = runtime.progress(range(1, epochs + 1), desc=desc) if progress else range(1, epochs + 1)
     for epoch in bar:
         orders = {k: torch.randperm(n_batches, generator=gens[k]).tolist() for k in active}
         device = next(model.parameters()).device

@@ -27,8 +27,8 @@ import torch
 from numpy.typing import ArrayLike
 from torch import nn
 
+from . import runtime
 from ._validate import all_finite, finite_real, flag, one_of, positive_int, short_repr
-from .book import config
 
 __all__ = [
     "IGNORE",
@@ -68,7 +68,7 @@ def bucket_batches(
         batch_size: sentences per batch (the last batch may be smaller).
         pad_id: word id written into padding positions.
         seed: seed of the tie-breaking order.
-        device: where the tensors live (default :data:`lib.book.config.DEVICE`).
+        device: where the tensors live (default :data:`lib.runtime.DEVICE`).
 
     Returns:
         A list of pairs ``(ids, targets)`` of int64 tensors ``(b, n_max)``, padding ``pad_id`` in
@@ -85,7 +85,7 @@ def bucket_batches(
     batch_size = positive_int("batch_size", batch_size)
     pad_id = positive_int("pad_id", pad_id, minimum=0, maximum=2**62)
     seed = positive_int("seed", seed, minimum=0, maximum=2**62)
-    device = config.DEVICE if device is None else config.as_device(device)
+    device = runtime.DEVICE if device is None else runtime.as_device(device)
     arrays = []
     for i, pair in enumerate(pairs):
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
@@ -382,12 +382,12 @@ def fit(
     over the batch's counted positions. The weights of an ``nn.Embedding(sparse=True)`` get
     torch's ``SparseAdam`` instead: only the rows a batch touches (and their moments) are updated,
     which saves a pass over the whole table per step (:class:`lib.models.TokenTagger` with
-    ``sparse_embedding=True``). With the thread count fixed by :mod:`lib.book.config`, the same call
+    ``sparse_embedding=True``). With the thread count fixed by :mod:`lib.runtime`, the same call
     gives the same history on the same machine, with or without an interruption in between.
 
     Args:
         model: a torch module mapping inputs to logits ``(..., C)``, already on the device of
-            the batches (see :data:`lib.book.config.DEVICE`).
+            the batches (see :data:`lib.runtime.DEVICE`).
         batches: ``(inputs, targets)`` tensor pairs (targets int64, :data:`IGNORE` where
             nothing is predicted), e.g. from :func:`bucket_batches`.
         epochs: number of passes over ``batches`` (the cap when ``stop`` is given).
@@ -529,7 +529,7 @@ def fit(
     model.train()
     epochs_range = range(len(rows) + 1, epochs + 1)
     bar = (
-        config.progress(epochs_range, desc=desc, total=epochs, initial=len(rows))
+        runtime.progress(epochs_range, desc=desc, total=epochs, initial=len(rows))
         if progress
         else epochs_range
     )

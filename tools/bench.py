@@ -354,7 +354,7 @@ def attention_curve() -> dict:
 
 def store_measure(run: str, settings: dict, measure) -> dict:
     """Run ``measure`` and store its result in results/bench/ with its provenance."""
-    from lib.book import config
+    from lib import runtime
     from lib.experiments import store
 
     start = time.perf_counter()
@@ -366,7 +366,7 @@ def store_measure(run: str, settings: dict, measure) -> dict:
         settings,
         result,
         wall_s=time.perf_counter() - start,
-        device=str(config.DEVICE),
+        device=str(runtime.DEVICE),
     )
     return result
 
@@ -1024,7 +1024,7 @@ def measure_projection() -> dict:
     ``projection`` on the CPU, as ``projection-cuda`` (and so on) when ``BOOK_DEVICE`` names an
     accelerator (the timing processes inherit it), so that a GPU's timings never replace the
     CPU's."""
-    from lib.book import config
+    from lib import runtime
     from lib.experiments import conll, noise
 
     projection = _projection()
@@ -1033,7 +1033,7 @@ def measure_projection() -> dict:
         "conll": conll.CONLL_VERSION,
         "noise": noise.NOISE_VERSION,
     }
-    device = config.DEVICE.type
+    device = runtime.DEVICE.type
     run = "projection" if device == "cpu" else f"projection-{device}"
     return store_measure(run, settings, projection.measure)
 

@@ -42,15 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     _env.parse_args(parser, argv)
     # lib is imported once the command line and settings are known to be good: importing it reads
-    # the settings (lib.book.config) and loads torch.
-    from lib import data
-    from lib.book import config
+    # the settings (lib.runtime) and loads torch.
+    from lib import data, runtime
     from lib.experiments import conll, learned_lookup, noise, store, tasks, trained
 
     start = time.perf_counter()
     root = store.result_path("x", "x").parents[1]
     print(
-        f"make full on {config.DEVICE}; stored results go to {root}"
+        f"make full on {runtime.DEVICE}; stored results go to {root}"
         " (runs already stored for the current settings are read, not recomputed)",
         flush=True,
     )

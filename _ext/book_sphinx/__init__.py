@@ -93,7 +93,7 @@ def _writable_mpl_config(app: Sphinx) -> None:
 
 def setup(app: Sphinx) -> dict:
     """Register the guards, the execution checks, the aggregate tables and the page fixes."""
-    os.environ["BOOK_BUILD"] = "1"  # lib.book.config.IN_BUILD: progress bars stay silent in kernels
+    os.environ["BOOK_BUILD"] = "1"  # lib.runtime.IN_BUILD: progress bars stay silent in kernels
     _writable_mpl_config(app)
     guard.setup(app)
     execution.setup(app)

@@ -1,6 +1,5 @@
-"""``lib.book``: the book's runtime, not its mathematics.
+"""``lib.book``: the book's machinery (checks, phrases, figures), not its mathematics.
 
-* :mod:`lib.book.config` — the mode (fast or full), seeds and thread settings of a build;
 * :mod:`lib.book.checks` — the registry of checks (``checks.toml``), their records and verdicts,
   and the formatting of numbers and tables for the pages;
 * :mod:`lib.book.plotting` — the book's matplotlib style and figure helpers;
@@ -8,7 +7,8 @@
 * :mod:`lib.book.figures` — the slider figures of Chapters 1-7, built from the chapters' data.
 
 The mathematics of the two papers lives in the modules of :mod:`lib` itself; nothing there
-imports this package except for a mode or a number format.
+imports this package except for a number format (the mode, device and seeds are
+:mod:`lib.runtime`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["checks", "config", "figures", "interactive", "phrases", "plotting", "registry"]
+__all__ = ["checks", "figures", "interactive", "phrases", "plotting", "registry"]
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -29,9 +29,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from .. import data, seeds, training
+from .. import data, runtime, seeds, training
 from .._validate import finite_real, flag, one_of, positive_int, short_repr
-from ..book import config
 from ..models import TokenTagger
 from . import store
 
@@ -411,7 +410,7 @@ def conll_experiment(
 
     The vocabulary is built from ``train_pairs`` (validation words it lacks become ``<unk>``);
     batches are length-bucketed (:func:`lib.training.bucket_batches`) on
-    :data:`lib.book.config.DEVICE`.
+    :data:`lib.runtime.DEVICE`.
 
     Args:
         train_pairs, validation_pairs: ``(tokens, tags)`` pairs (:func:`lib.data.load_conll2003`).
@@ -474,7 +473,7 @@ def conll_experiment(
     )
     if fixed_projection is not None:
         model = _fix_projection(model, train, seed)
-    model = model.to(config.DEVICE)
+    model = model.to(runtime.DEVICE)
     augment = None
     if finite_real("unk_dropout", unk_dropout, minimum=0.0, maximum=1.0) > 0:
         augment = data.SingletonDropout(train, unk_dropout, seed=seed)
@@ -737,15 +736,15 @@ def _stored_grid_run(run: str, settings: dict, allow_compute: bool | None) -> Co
         CONLL_VERSION,
         settings,
         lambda: conll_compute(settings),
-        allow_compute=not config.IN_BUILD if allow_compute is None else allow_compute,
-        device=str(config.DEVICE),
+        allow_compute=not runtime.IN_BUILD if allow_compute is None else allow_compute,
+        device=str(runtime.DEVICE),
     )
     return _as_run(stored.result, settings, stored.provenance)
 
 
 def live_runs(mode: str | None = None) -> list[tuple[int, int | None]]:
     """The ``(n_layers, rank)`` pairs Chapter 3's live section trains in ``mode`` (default
-    :data:`lib.book.config.MODE`): rank 1 at each depth of the mode's ``"layers"``, then one
+    :data:`lib.runtime.MODE`): rank 1 at each depth of the mode's ``"layers"``, then one
     full-rank layer unless the mode's ``"full_rank"`` is false (fast mode: see
     :data:`CONLL_SETTINGS`). ``make full`` stores more (:func:`full_runs`).
 
@@ -754,8 +753,8 @@ def live_runs(mode: str | None = None) -> list[tuple[int, int | None]]:
 
     Source: the book's choice (Chapter 3, ``lib.experiments.tasks.plan``).
     """
-    mode = config.MODE if mode is None else mode
-    one_of("mode", mode, config.MODES)
+    mode = runtime.MODE if mode is None else mode
+    one_of("mode", mode, runtime.MODES)
     settings = CONLL_SETTINGS[mode]
     return [(n, 1) for n in settings["layers"]] + (
         [(1, None)] if settings.get("full_rank", True) else []
@@ -814,7 +813,7 @@ def conll_run_settings(
         ValueError: as :func:`conll_run`, or for an unknown ``kind``, a negative seed, or a
             described configuration with other than one rank-1 layer.
     """
-    one_of("mode", mode, config.MODES)
+    one_of("mode", mode, runtime.MODES)
     one_of("kind", kind, SETTINGS_KINDS)
     n_layers = positive_int("n_layers", n_layers)
     rank = None if rank is None else positive_int("rank", rank)
@@ -944,7 +943,7 @@ def conll_run(
 
     Args:
         n_layers: depth; rank: attention rank (``None`` dense); mode: ``"fast"`` or ``"full"``
-            (default :data:`lib.book.config.MODE`).
+            (default :data:`lib.runtime.MODE`).
         seed: the run's seed (:data:`SEEDS` are stored in full mode).
         kind: ``"ours"``, ``"described"`` or ``"described-fixed"`` (:data:`SETTINGS_KINDS`).
         allow_compute: full mode only: compute a missing or stale result (default: outside book
@@ -964,7 +963,7 @@ def conll_run(
 
     Source: K&S (ICLR 2024) Section 5. Chapter 3 and ``tools/full_mode.py``.
     """
-    mode = config.MODE if mode is None else mode
+    mode = runtime.MODE if mode is None else mode
     run, settings = conll_run_settings(n_layers, rank, mode, seed=seed, kind=kind)
 
     def compute() -> dict:
@@ -980,8 +979,8 @@ def conll_run(
             CONLL_VERSION,
             settings,
             compute,
-            allow_compute=not config.IN_BUILD if allow_compute is None else allow_compute,
-            device=str(config.DEVICE),
+            allow_compute=not runtime.IN_BUILD if allow_compute is None else allow_compute,
+            device=str(runtime.DEVICE),
         )
         result, provenance = stored.result, stored.provenance
     return _as_run(result, settings, provenance)

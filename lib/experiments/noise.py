@@ -32,7 +32,7 @@ import pandas as pd
 import torch
 from numpy.typing import ArrayLike
 
-from .. import data, training
+from .. import data, runtime, training
 from .._geometry import MAX_MATRIX_ENTRIES
 from .._validate import (
     as_float_array,
@@ -43,7 +43,6 @@ from .._validate import (
     require_size,
     short_repr,
 )
-from ..book import config
 from ..models import PatchAttentionClassifier
 from . import store
 
@@ -381,7 +380,7 @@ def _prepare(
         y = data.add_label_noise(y, level, 10, seed)
     else:
         x = data.add_input_noise(x, level, seed)
-    device = config.DEVICE
+    device = runtime.DEVICE
     x, xt = (torch.tensor((a - mean) / std, device=device) for a in (x, xt))
     y, yt = torch.tensor(y, device=device), torch.tensor(yt, device=device)
     batch_size = positive_int("batch_size", batch_size)
@@ -583,7 +582,7 @@ def noise_pilot(dataset: str, *, allow_compute: bool | None = None) -> store.Sto
     """
     settings = pilot_settings(dataset)
     if allow_compute is None:
-        allow_compute = not config.IN_BUILD
+        allow_compute = not runtime.IN_BUILD
     return store.load_or_run(
         "noise",
         f"pilot-{dataset}",
@@ -591,7 +590,7 @@ def noise_pilot(dataset: str, *, allow_compute: bool | None = None) -> store.Sto
         settings,
         lambda: _pilot_compute(dataset),
         allow_compute=allow_compute,
-        device=str(config.DEVICE),
+        device=str(runtime.DEVICE),
     )
 
 
@@ -621,8 +620,8 @@ def noise_run_names(mode: str | None = None) -> list[tuple[str, float, int]]:
     Raises:
         ValueError: for an unknown mode.
     """
-    mode = config.MODE if mode is None else mode
-    one_of("mode", mode, config.MODES)
+    mode = runtime.MODE if mode is None else mode
+    one_of("mode", mode, runtime.MODES)
     return noise_run_names_for(NOISE_SETTINGS[mode])
 
 
@@ -681,7 +680,7 @@ def noise_runs(
 
     Args:
         dataset: a key of :data:`NOISE_DATASETS`; mode: ``"fast"`` or ``"full"`` (default
-            :data:`lib.book.config.MODE`).
+            :data:`lib.runtime.MODE`).
         allow_compute: full mode only: compute what is missing (default: outside book builds).
         at: a snapshot epoch of the settings: the rows give the runs as measured then (norms,
             ``entropy``, ``train_acc``, ``test_acc``) instead of at the end; ``None``: the end.
@@ -699,11 +698,11 @@ def noise_runs(
 
     Source: LHSL Appendix B, Figure 2. Chapter 5 and ``tools/full_mode.py``.
     """
-    mode = config.MODE if mode is None else mode
-    one_of("mode", mode, config.MODES)
+    mode = runtime.MODE if mode is None else mode
+    one_of("mode", mode, runtime.MODES)
     one_of("dataset", dataset, NOISE_DATASETS)
     if allow_compute is None:
-        allow_compute = not config.IN_BUILD
+        allow_compute = not runtime.IN_BUILD
     settings = run_epochs(dataset, NOISE_SETTINGS[mode], allow_compute=allow_compute)
     if at is not None and at not in settings.get("snapshots", []):
         raise ValueError(
@@ -711,7 +710,7 @@ def noise_runs(
         )
     rows, provenance = [], []
     runs = noise_run_names(mode)
-    for kind, level, seed in config.progress(runs, desc=f"{dataset} noise"):
+    for kind, level, seed in runtime.progress(runs, desc=f"{dataset} noise"):
         if mode == "fast":
             rows.append(noise_experiment(dataset, kind, level, seed, **settings))
             continue
@@ -726,7 +725,7 @@ def noise_runs(
                 dataset, kind, level, seed, **settings
             ),
             allow_compute=allow_compute,
-            device=str(config.DEVICE),
+            device=str(runtime.DEVICE),
         )
         rows.append(stored.result)
         provenance.append(stored.provenance)
@@ -783,7 +782,7 @@ def memorising_runs(dataset: str, *, allow_compute: bool | None = None) -> pd.Da
     """
     one_of("dataset", dataset, NOISE_DATASETS)
     if allow_compute is None:
-        allow_compute = not config.IN_BUILD
+        allow_compute = not runtime.IN_BUILD
     settings = MEMORISING_SETTINGS
     rows, provenance = [], []
     for _, level, seed in noise_run_names_for(settings):
@@ -798,7 +797,7 @@ def memorising_runs(dataset: str, *, allow_compute: bool | None = None) -> pd.Da
                 dataset, "label", level, seed, **settings
             ),
             allow_compute=allow_compute,
-            device=str(config.DEVICE),
+            device=str(runtime.DEVICE),
         )
         rows.append({k: v for k, v in stored.result.items() if k not in ("history", "at")})
         provenance.append(stored.provenance)
@@ -862,7 +861,7 @@ def factorial_runs(dataset: str, *, allow_compute: bool | None = None) -> pd.Dat
     """
     one_of("dataset", dataset, NOISE_DATASETS)
     if allow_compute is None:
-        allow_compute = not config.IN_BUILD
+        allow_compute = not runtime.IN_BUILD
     rows, provenance = [], []
     for row, signs in enumerate(factorial_design()):
         for level in FACTORIAL["levels"]:
@@ -881,7 +880,7 @@ def factorial_runs(dataset: str, *, allow_compute: bool | None = None) -> pd.Dat
                     **{k: settings[k] for k in RUN_KEYS},
                 ),  # fmt: skip
                 allow_compute=allow_compute,
-                device=str(config.DEVICE),
+                device=str(runtime.DEVICE),
             )
             result = {k: v for k, v in stored.result.items() if k not in ("history", "at")}
             rows.append(signs | {"row": row} | result)

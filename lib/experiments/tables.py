@@ -231,7 +231,7 @@ def rate_points(mode: str | None = None) -> np.ndarray:
     agree entry by entry.
 
     Args:
-        mode: ``"fast"`` or ``"full"``; default :data:`lib.book.config.MODE`.
+        mode: ``"fast"`` or ``"full"``; default :data:`lib.runtime.MODE`.
 
     Returns:
         float64 ``(RATE_POINTS[mode], 2)``, uniform on :math:`[0,1]^2`, drawn from
@@ -246,9 +246,9 @@ def rate_points(mode: str | None = None) -> np.ndarray:
 
     Source: the book's checks C15 (Chapter 5) and C18 (Chapter 6).
     """
-    from ..book import config
+    from .. import runtime
 
-    mode = config.MODE if mode is None else mode
+    mode = runtime.MODE if mode is None else mode
     if mode not in RATE_POINTS:
         raise ValueError(f"mode must be one of {tuple(RATE_POINTS)}, got {short_repr(mode)}")
     return np.random.default_rng(RATE_SEED).uniform(size=(RATE_POINTS[mode], 2))

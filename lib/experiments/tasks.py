@@ -33,9 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import _env
+from .. import _env, runtime
 from .._validate import flag, positive_int, short_repr
-from ..book import config
 from . import conll, learned_lookup, noise, store, trained
 
 if TYPE_CHECKING:
@@ -312,7 +311,7 @@ def execute(task: Task, root: str | os.PathLike | None = None) -> list[dict]:
         else:
             provenance = store.provenance(
                 wall / len(results),
-                str(config.DEVICE),
+                str(runtime.DEVICE),
                 batched=len(results),
                 batch_wall_s=round(wall, 1),
                 worker=f"{socket.gethostname()}:{os.getpid()}",
@@ -351,7 +350,7 @@ def expected_seconds(task: Task) -> float:
 def cluster_shape(environ: Mapping[str, object] | None = None) -> tuple[int, int]:
     """``(workers, threads)`` of the local cluster: ``BOOK_WORKERS`` (default 2) worker processes
     with ``BOOK_THREADS`` (default 1 when there are several workers, else
-    :data:`lib.book.config.THREADS`) torch threads each.
+    :data:`lib.runtime.THREADS`) torch threads each.
 
     Raises:
         ValueError: for a value that is not a positive integer, or ``workers * threads`` above the
@@ -359,7 +358,7 @@ def cluster_shape(environ: Mapping[str, object] | None = None) -> tuple[int, int
     """
     cores = os.cpu_count() or 1
     workers = _env.read_int("BOOK_WORKERS", environ) or min(2, cores)
-    threads = _env.read_int("BOOK_THREADS", environ) or (1 if workers > 1 else config.THREADS)
+    threads = _env.read_int("BOOK_THREADS", environ) or (1 if workers > 1 else runtime.THREADS)
     if workers * threads > cores:
         raise ValueError(
             f"BOOK_WORKERS={workers} x BOOK_THREADS={threads} oversubscribes this machine's "
@@ -505,7 +504,7 @@ def run_tasks(
     if not tasks:
         return []
     total = sum(len(t.runs) for t in tasks)
-    bar = config.progress(range(total), desc="make full runs", total=total) if progress else None
+    bar = runtime.progress(range(total), desc="make full runs", total=total) if progress else None
     folder = None if root is None else str(Path(root).resolve())
     order = sorted(tasks, key=expected_seconds, reverse=True)  # stable: plan's order on ties
     stored = []

@@ -32,10 +32,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import training
+from .. import runtime, training
 from .._geometry import MAX_MATRIX_ENTRIES
 from .._validate import finite_real, flag, one_of, positive_int, require_size, short_repr
-from ..book import config
 from ..contextual import RankOneAttention, theorem2_delta
 from ..memorization import corollary1_parameter_count
 from ..models import TokenTagger
@@ -496,8 +495,8 @@ def phase_run_settings(
     Raises:
         ValueError: for an unknown mode or a bad size, or ``cosine`` for a mode without an arm.
     """
-    mode = config.MODE if mode is None else mode
-    one_of("mode", mode, config.MODES)
+    mode = runtime.MODE if mode is None else mode
+    one_of("mode", mode, runtime.MODES)
     base = PHASE_SETTINGS[mode]
     settings = {k: base[k] for k in ("n", "vocab_size", "d", "n_labels", "epochs", "lr")}
     settings |= {
@@ -524,8 +523,8 @@ def phase_cells(mode: str | None = None) -> list[tuple[int, int, int, bool, bool
     Raises:
         ValueError: for an unknown mode.
     """
-    mode = config.MODE if mode is None else mode
-    one_of("mode", mode, config.MODES)
+    mode = runtime.MODE if mode is None else mode
+    one_of("mode", mode, runtime.MODES)
     base = PHASE_SETTINGS[mode]
     arm = base.get("arm") or {"widths": []}
     return [
@@ -601,7 +600,7 @@ def phase_run(
 
     Source: the book's experiment on K&S Corollary 1's data (Chapter 7).
     """
-    mode = config.MODE if mode is None else mode
+    mode = runtime.MODE if mode is None else mode
     tied = flag("tied", tied)
     run, settings = phase_run_settings(N, width, seed, tied, mode, cosine)
     if mode == "fast":
@@ -612,7 +611,7 @@ def phase_run(
         TRAINED_VERSION,
         settings,
         lambda: phase_compute(settings),
-        allow_compute=not config.IN_BUILD if allow_compute is None else allow_compute,
+        allow_compute=not runtime.IN_BUILD if allow_compute is None else allow_compute,
         device="cpu",
     )
     return dict(stored.result) | {"settings": settings, "provenance": stored.provenance}
@@ -636,8 +635,8 @@ def phase_diagram(mode: str | None = None, *, allow_compute: bool | None = None)
 
     Source: the book's experiment on K&S Corollary 1's data (Chapter 7).
     """
-    mode = config.MODE if mode is None else mode
-    one_of("mode", mode, config.MODES)
+    mode = runtime.MODE if mode is None else mode
+    one_of("mode", mode, runtime.MODES)
     base = PHASE_SETTINGS[mode]
     rows = []
     for N, width, seed, tied, cosine in phase_cells(mode):

@@ -24,10 +24,10 @@ def test_clean_chapter_builds_with_figure_under_agg_and_no_progress_output(temp_
     temp_book.write_chapter(
         [
             cell(
-                "from lib.book import config, plotting\nfrom lib.book.checks import glue\n"
-                "plotting.use_style()"
+                "from lib import runtime\nfrom lib.book import plotting\n"
+                "from lib.book.checks import glue\nplotting.use_style()"
             ),
-            cell("total = sum(config.progress(range(50), desc='loop'))\nglue('total', total)"),
+            cell("total = sum(runtime.progress(range(50), desc='loop'))\nglue('total', total)"),
             "The total is {glue:text}`total`.\n",
             "```{code-cell} ipython3\n---\nmystnb:\n  figure:\n    caption: A line.\n"
             "    name: fig-probe-line\n  image:\n    alt: A straight line.\n---\n"

@@ -49,10 +49,10 @@ def test_conll_experiment_memorizes_a_small_corpus():
 
 
 def test_conll_run_full_mode_in_a_build_needs_make_full(monkeypatch, tmp_path):
-    from lib.book import config
+    from lib import runtime
 
     monkeypatch.setenv("BOOK_RESULTS", str(tmp_path))
-    monkeypatch.setattr(config, "IN_BUILD", True)
+    monkeypatch.setattr(runtime, "IN_BUILD", True)
     with pytest.raises(RuntimeError, match="make full"):
         conll.conll_run(1, 1, mode="full")
     with pytest.raises(ValueError, match="mode must be one of"):
@@ -79,7 +79,7 @@ def test_ceilings_by_counting_agree_with_the_ceilings():
 def test_full_mode_run_is_stored_and_read_back_unchanged(monkeypatch, tmp_path):
     """A full-mode run (tiny settings) computed once, stored as JSON (epochs without a validation
     score as null) and read back, without computing, as the same history and numbers."""
-    from lib.book import config
+    from lib import runtime
 
     tiny = {
         **conll.CONLL_SETTINGS["full"],
@@ -96,7 +96,7 @@ def test_full_mode_run_is_stored_and_read_back_unchanged(monkeypatch, tmp_path):
     computed = conll.conll_run(1, 1, "full", allow_compute=True)
     assert (tmp_path / "conll" / "layers-1-rank-1.json").is_file()
     assert computed.history.val_acc.isna().tolist() == [True, False, False]  # epochs 2 and 3
-    monkeypatch.setattr(config, "IN_BUILD", True)
+    monkeypatch.setattr(runtime, "IN_BUILD", True)
     read = conll.conll_run(1, 1, "full")  # in a build: read, never computed
     pd.testing.assert_frame_equal(read.history, computed.history)
     assert (read.train_acc, read.val_acc, read.settings) == (

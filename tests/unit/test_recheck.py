@@ -22,8 +22,7 @@ import pandas as pd
 import pytest
 import torch
 
-from lib import training
-from lib.book import config
+from lib import runtime, training
 from lib.experiments import conll, noise, store
 
 ACC_TOL, LOSS_RTOL = 1e-3, 1e-3
@@ -41,10 +40,10 @@ def stored_run(experiment: str, run: str) -> store.StoredRun:
     """The stored run, with torch set to the thread count that computed it."""
     stored = store.read(experiment, run)  # fails, naming make full, when the file is missing
     torch.set_num_threads(stored.provenance["threads"])
-    if stored.provenance["machine"]["device"] != str(config.DEVICE):
+    if stored.provenance["machine"]["device"] != str(runtime.DEVICE):
         pytest.skip(
             f"{experiment}/{run} was stored on {stored.provenance['machine']['device']}, "
-            f"this run uses {config.DEVICE}"
+            f"this run uses {runtime.DEVICE}"
         )
     return stored
 

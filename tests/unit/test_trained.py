@@ -120,7 +120,7 @@ def test_constructed_geometry_follows_the_construction_constants():
 def test_phase_grid_cells_are_stored_and_read_back(monkeypatch, tmp_path):
     """A tiny full-mode grid: each cell computed once, stored, then read in a build without
     computing; the counts columns are capacity_counts' and a changed setting is stale."""
-    from lib.book import config
+    from lib import runtime
     from lib.experiments import store
 
     tiny = {**T.PHASE_SETTINGS["full"], "Ns": [3, 5], "widths": [16], "seeds": [0],
@@ -137,7 +137,7 @@ def test_phase_grid_cells_are_stored_and_read_back(monkeypatch, tmp_path):
     for _, row in computed.iterrows():
         assert row["corollary1"] == T.capacity_counts(2, row["N"], 4)["corollary1"]
         assert 0.0 <= row["fraction"] <= 1.0 and row["epochs"] <= 30
-    monkeypatch.setattr(config, "IN_BUILD", True)
+    monkeypatch.setattr(runtime, "IN_BUILD", True)
     read = T.phase_diagram("full")
     pd.testing.assert_frame_equal(read, computed)
     monkeypatch.setitem(T.PHASE_SETTINGS, "full", {**tiny, "lr": 2e-2})

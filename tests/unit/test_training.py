@@ -5,8 +5,7 @@ import pandas as pd
 import pytest
 import torch
 
-from lib import data, training
-from lib.book import config
+from lib import data, runtime, training
 from lib.layers import SelfAttention
 from lib.models import TokenTagger
 
@@ -110,13 +109,13 @@ def test_linear_learning_rate_decay():
 
 
 def test_read_device():
-    assert config.read_device({"BOOK_DEVICE": "cpu"}) == torch.device("cpu")
-    assert config.read_device({}).type in ("cpu", "cuda")
+    assert runtime.read_device({"BOOK_DEVICE": "cpu"}) == torch.device("cpu")
+    assert runtime.read_device({}).type in ("cpu", "cuda")
     with pytest.raises(ValueError, match="BOOK_DEVICE"):
-        config.read_device({"BOOK_DEVICE": "nonsense"})
+        runtime.read_device({"BOOK_DEVICE": "nonsense"})
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="no such CUDA device"):
-            config.read_device({"BOOK_DEVICE": "cuda"})
+            runtime.read_device({"BOOK_DEVICE": "cuda"})
 
 
 def _model():
@@ -202,8 +201,8 @@ def _model():
             lambda: training.bucket_batches([(np.ones(2, dtype=int), -np.ones(2, dtype=int))], 2),
             r"ids in \[0",
         ),
-        (lambda: config.read_device(["cpu"]), "mapping"),
-        (lambda: config.read_device({"BOOK_DEVICE": "mps"}), "BOOK_DEVICE"),
+        (lambda: runtime.read_device(["cpu"]), "mapping"),
+        (lambda: runtime.read_device({"BOOK_DEVICE": "mps"}), "BOOK_DEVICE"),
     ],
 )
 def test_value_errors(call, match):

@@ -1,4 +1,4 @@
-"""Run-time configuration shared by every chapter: mode, seeds, threads, progress bars.
+"""Run-time settings of ``lib`` and the chapters: mode, device, threads, seeds, progress bars.
 
 The book runs in one of two modes, read once from the ``BOOK_MODE`` environment variable:
 
@@ -6,7 +6,9 @@ The book runs in one of two modes, read once from the ``BOOK_MODE`` environment 
 * ``full``: the papers' experiments at paper scale, stored in ``results/`` by ``make full``
   (:mod:`lib.experiments.store`).
 
-Used by every chapter's set-up cell.
+Read from :mod:`lib._env` (which validates every ``BOOK_*`` variable); used by the training loops
+(:mod:`lib.training`, :mod:`lib.batched`), the experiments (:mod:`lib.experiments`) and every
+chapter's set-up cell (``from lib import runtime``).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from typing import TYPE_CHECKING, TypeVar
 import numpy as np
 import torch
 
-from .. import _env
-from .._validate import one_of, positive_int
+from . import _env
+from ._validate import one_of, positive_int
 
 if TYPE_CHECKING:
     from tqdm import tqdm
