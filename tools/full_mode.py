@@ -29,7 +29,6 @@ on the book's machine (make bench --projection-only measures which is fastest).
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
 from lib import _env
@@ -76,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
             break
         runs = sum(len(t.runs) for t in todo)
         client = tasks.make_client()
-        where = os.environ.get("BOOK_SCHEDULER", "").strip() or (
+        where = _env.read_text("BOOK_SCHEDULER") or (
             "a local Dask cluster of {} worker(s) x {} thread(s)".format(*tasks.cluster_shape())
         )
         print(f"{runs} run(s) to compute in {len(todo)} task(s), on {where}", flush=True)
