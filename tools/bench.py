@@ -294,7 +294,7 @@ def training_share(epochs: int = 3) -> dict:
     peak = peak_gflops()
     models = {}
     for layers, rank in [(1, 1), (3, 1), (6, 1), (1, None)]:
-        name = f"{layers} layer{'s' if layers > 1 else ''}, rank {rank or 'full'}"
+        name = conll.bench_name(layers, rank)
         counter = FlopCounterMode(display=False)
         with counter:
             training.fit(tagger(layers, rank), batches, epochs=1, lr=full["lr"], progress=False)

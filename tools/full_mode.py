@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             layers, rank, mode="full", seed=seed, kind=kind, allow_compute=False
         )
         reached = result.epochs_to()
-        name = f"{kind}, {layers} layer(s), rank {rank or 'full'}, seed {seed}"
+        name = f"{kind}, {conll.config_label(layers, rank)}, seed {seed}"
         rows.append((f"conll {name}", result.provenance["wall_s"]))
         print(
             f"CoNLL-2003, {name}: "

@@ -68,6 +68,8 @@ __all__ = [
     "sgd_best",
     "repeat_share",
     "versus",
+    "config_label",
+    "bench_name",
     "first_epochs",
     "epoch_times",
     "run_minutes",
@@ -477,9 +479,7 @@ def conll_experiment(
     augment = None
     if finite_real("unk_dropout", unk_dropout, minimum=0.0, maximum=1.0) > 0:
         augment = data.SingletonDropout(train, unk_dropout, seed=seed)
-    label = (
-        "described, " if tied else ""
-    ) + f"{n_layers} layer{'s' if n_layers > 1 else ''}, rank {rank or 'full'}"
+    label = ("described, " if tied else "") + config_label(n_layers, rank)
     history = training.fit(
         model,
         batches,
@@ -1064,6 +1064,47 @@ def versus(x: float, ref: float) -> tuple[str, float]:
     x, ref = finite_real("x", x), finite_real("ref", ref)
     side = "same" if x == ref else "above" if x > ref else "below"
     return side, abs(x - ref)
+
+
+def _layers_rank(n_layers: object, rank: object) -> tuple[int, int | None]:
+    n_layers = positive_int("n_layers", n_layers, maximum=64)
+    if rank is not None:
+        rank = positive_int("rank", rank, maximum=4096)
+    return n_layers, rank
+
+
+def config_label(n_layers: int, rank: int | None) -> str:
+    """The book's name of one of our CoNLL-2003 configurations, as its tables and figures show it.
+
+    ``config_label(3, 1) == "rank 1, 3 layers"``, ``config_label(1, None) == "full rank, 1 layer"``:
+    the rows of Chapter 3's tables, the runs of the reproducibility page, the progress bars and
+    ``make full``'s report.
+
+    Args:
+        n_layers: the number of attention layers, an integer from 1 to 64.
+        rank: the rank of the attention matrices, a positive integer, or ``None`` for full rank.
+
+    Raises:
+        ValueError: naming the argument, for a depth or rank that is not a positive integer.
+    """
+    n_layers, rank = _layers_rank(n_layers, rank)
+    kind = "full rank" if rank is None else f"rank {rank}"
+    return f"{kind}, {n_layers} layer{'s' if n_layers > 1 else ''}"
+
+
+def bench_name(n_layers: int, rank: int | None) -> str:
+    """The name under which ``make bench`` stores a configuration's epoch time.
+
+    The keys of ``results/bench/training.json``'s ``models`` (``tools/bench.py`` writes them,
+    Chapter 3 reads them): ``bench_name(3, 1) == "3 layers, rank 1"``,
+    ``bench_name(1, None) == "1 layer, rank full"``. A stored name, kept as stored; what the
+    pages show is :func:`config_label`.
+
+    Raises:
+        ValueError: as :func:`config_label`.
+    """
+    n_layers, rank = _layers_rank(n_layers, rank)
+    return f"{n_layers} layer{'s' if n_layers > 1 else ''}, rank {rank or 'full'}"
 
 
 def _runs(runs: object) -> list[ConllRun]:

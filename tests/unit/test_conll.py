@@ -127,6 +127,25 @@ def _run(train_acc, seconds, *, val_acc=0.5, stopped=None, parameters=1234, rule
     return conll.ConllRun(history, train_acc[-1], val_acc, parameters, 10, 100, settings, stopped)
 
 
+def test_configurations_have_one_label_and_one_stored_name():
+    """The pages' label and make bench's stored key of a configuration, each written once."""
+    assert conll.config_label(1, 1) == "rank 1, 1 layer"
+    assert conll.config_label(3, 1) == "rank 1, 3 layers"
+    assert conll.config_label(1, None) == "full rank, 1 layer"
+    assert conll.bench_name(6, 1) == "6 layers, rank 1"
+    assert conll.bench_name(1, None) == "1 layer, rank full"
+    # the stored bench file holds exactly the names bench_name gives its four models
+    from lib.experiments import store
+
+    models = store.read("bench", "training").result["models"]
+    assert set(models) == {conll.bench_name(L, r) for L, r in [(1, 1), (3, 1), (6, 1), (1, None)]}
+    for bad, match in [((0, 1), "n_layers"), ((1, 0), "rank"), ((1.5, 1), "n_layers")]:
+        with pytest.raises(ValueError, match=match):
+            conll.config_label(*bad)
+        with pytest.raises(ValueError, match=match):
+            conll.bench_name(*bad)
+
+
 def test_versus_gives_the_side_and_the_distance():
     assert conll.versus(0.75, 0.5) == ("above", 0.25)
     assert conll.versus(0.5, 0.75) == ("below", 0.25)
