@@ -47,6 +47,7 @@ from ..models import PatchAttentionClassifier
 from . import store
 
 __all__ = [
+    "NOISE_SEEDS",
     "NOISE_SETTINGS",
     "NOISE_DATASETS",
     "NOISE_VERSION",
@@ -91,6 +92,10 @@ NOISE_KINDS = ("label", "input")
 #: computes, so that stored full-scale results are recomputed (``make full``) rather than reused.
 NOISE_VERSION = 3
 
+#: The seeds of every setting of the noise experiment, in both modes and both arms (the
+#: factorial, which varies the settings themselves, trains one seed, ``FACTORIAL["seed"]``).
+NOISE_SEEDS = (0, 1, 2)
+
 #: Our settings of the noise experiment per book mode (LHSL Appendix B does not give the paper's).
 NOISE_SETTINGS: dict[str, dict[str, Any]] = {
     "fast": {
@@ -104,7 +109,7 @@ NOISE_SETTINGS: dict[str, dict[str, Any]] = {
         "snapshots": [],
         "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
         "input_sigmas": [0.0, 0.5, 1.0],
-        "seeds": [0, 1, 2],
+        "seeds": list(NOISE_SEEDS),
     },
     "full": {
         "train_images": None,
@@ -117,7 +122,7 @@ NOISE_SETTINGS: dict[str, dict[str, Any]] = {
         "qk_init": 0.1,
         "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
         "input_sigmas": [0.0, 0.25, 0.5, 1.0],
-        "seeds": [0, 1, 2],
+        "seeds": list(NOISE_SEEDS),
         "datasets": ["mnist", "fashion-mnist"],
     },
 }
@@ -144,7 +149,7 @@ MEMORISING_SETTINGS: dict[str, Any] = {
     "snapshots": [],
     "label_ratios": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
     "input_sigmas": [],
-    "seeds": [0, 1, 2],
+    "seeds": list(NOISE_SEEDS),
     "datasets": ["mnist", "fashion-mnist"],
 }
 

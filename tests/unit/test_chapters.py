@@ -92,6 +92,24 @@ def visible(cell) -> bool:
     return not NOT_VISIBLE & set(cell.metadata.get("tags", []))
 
 
+SEEDED = sorted(p for p in (ROOT / "chapters").glob("*.md") if "seed_everything(" in p.read_text())
+
+
+@pytest.mark.parametrize("path", SEEDED, ids=[p.stem for p in SEEDED])
+def test_pages_say_which_seeds_their_numbers_come_from(path):
+    """A page that seeds its draws says so in its opening, before its first section: the seed it
+    glues, and the seeds of any stored runs it reads (their experiment's settings, not the page's
+    seed: a reader should not take the one for the other)."""
+    text = path.read_text(encoding="utf8")
+    setup_end = text.index("\n```\n", text.index("seed_everything(")) + 5
+    opening = text[setup_end : text.index("\n## ", setup_end)]
+    assert "{glue:text}`seed`" in opening, "the page's seed is said before its first section"
+    if re.search(r"^from lib\.experiments import .*\b(conll|noise|trained)\b", text, re.M):
+        assert re.search(r"seeds\s+\{glue:text\}`\w+`\s+to\s+\{glue:text\}`\w+`", opening), (
+            "a page that reads stored training runs says their seeds"
+        )
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_cells_short_and_no_path_hacks(path):
     cells = code_cells(path)
