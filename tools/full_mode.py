@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     # lib is imported once the command line and settings are known to be good: importing it reads
     # the settings (lib.runtime) and loads torch.
     from lib import data, runtime
-    from lib.experiments import conll, learned_lookup, noise, store, tasks, trained
+    from lib.experiments import catalog, noise, store, tasks
 
     start = time.perf_counter()
     root = store.result_path("x", "x").parents[1]
@@ -87,80 +87,11 @@ def main(argv: list[str] | None = None) -> int:
                 client.cluster.close()
         todo = tasks.plan("full", datasets=datasets)
     rows = []
-    described = {
-        f"SGD momentum {m:g}, rate {lr:g}": r
-        for (m, lr), r in conll.sgd_grid(allow_compute=False).items()
-    }
-    described["the best SGD setting, cosine fall"] = conll.sgd_best(allow_compute=False)
-    for name, result in described.items():
-        rows.append((f"conll {name}", result.provenance["wall_s"]))
-        print(
-            f"CoNLL-2003, described model, {name}: {len(result.history)} epochs, "
-            f"train accuracy {result.train_acc:.4f}, validation {result.val_acc:.4f}; "
-            f"stored wall time {result.provenance['wall_s']:.0f} s",
-            flush=True,
-        )
-    for layers, rank, seed, kind in conll.full_runs():
-        result = conll.conll_run(
-            layers, rank, mode="full", seed=seed, kind=kind, allow_compute=False
-        )
-        reached = result.epochs_to()
-        name = f"{kind}, {conll.config_label(layers, rank)}, seed {seed}"
-        rows.append((f"conll {name}", result.provenance["wall_s"]))
-        print(
-            f"CoNLL-2003, {name}: "
-            f"{len(result.history)} epochs, train accuracy {result.train_acc:.4f}, "
-            f"validation {result.val_acc:.4f}; first epoch at "
-            + ", ".join(f"{k:g}: {v}" for k, v in reached.items())
-            + f"; stored wall time {result.provenance['wall_s']:.0f} s "
-            f"({result.stopped or 'epoch cap'})",
-            flush=True,
-        )
-    for dataset in datasets:
-        wall = noise.noise_pilot(dataset, allow_compute=False).provenance["wall_s"]
-        rows.append((f"noise pilot {dataset}", wall))
-        runs = noise.noise_runs(dataset, mode="full", allow_compute=False)
-        stored = sum(p["wall_s"] for p in runs.attrs["provenance"])
-        rows.append((f"noise {dataset} ({len(runs.attrs['provenance'])} runs)", stored))
-        print(
-            f"noise experiment, {dataset}: {len(runs.attrs['provenance'])} runs stored, "
-            f"stored wall time {stored:.0f} s",
-            flush=True,
-        )
-    arms = (("memorising arm", noise.MEMORISING_SETTINGS, noise.memorising_runs),
-            ("factorial", noise.FACTORIAL, noise.factorial_runs))  # fmt: skip
-    for name, spec, runs_of in arms:
-        for dataset in spec["datasets"]:
-            runs = runs_of(dataset, allow_compute=False)
-            stored = sum(p["wall_s"] for p in runs.attrs["provenance"])
-            rows.append((f"noise {name} {dataset} ({len(runs)} runs)", stored))
-            top = runs.level.max()
-            lowest = runs[runs.level == top].train_acc.min()
-            print(
-                f"noise experiment, {name}, {dataset}: {len(runs)} runs stored, lowest training "
-                f"accuracy at ratio {top:g} {lowest:.4f}; stored wall time {stored:.0f} s",
-                flush=True,
-            )
-    cells = [trained.phase_run(N, w, seed, tied, "full", cosine, allow_compute=False)
-             for N, w, seed, tied, cosine in trained.phase_cells("full")]  # fmt: skip
-    stored = sum(c["provenance"]["wall_s"] for c in cells)
-    rows.append((f"trained capacity grid ({len(cells)} cells)", stored))
-    print(
-        f"capacity grid (Chapter 7): {len(cells)} cells stored, "
-        f"{sum(c['memorised'] for c in cells)} of them memorised every label; "
-        f"stored wall time {stored:.0f} s",
-        flush=True,
-    )
-    lookups = [learned_lookup.lookup_run(m, seed, "full", allow_compute=False)
-               for m, seed in learned_lookup.lookup_cells("full")]  # fmt: skip
-    stored = sum(r["provenance"]["wall_s"] for r in lookups)
-    rows.append((f"learned lookups ({len(lookups)} runs)", stored))
-    print(
-        f"learned lookups (Chapter 7): {len(lookups)} runs stored, the learned partition "
-        f"matching the construction's on {min(r['matching'] for r in lookups):.0%} to "
-        f"{max(r['matching'] for r in lookups):.0%} of the points; stored wall time {stored:.0f} s",
-        flush=True,
-    )
+    for experiment in catalog.EXPERIMENTS.values():  # what each experiment stored
+        for name, wall, line in experiment.report(datasets):
+            rows.append((name, wall))
+            if line:
+                print(line, flush=True)
     total = sum(r[1] for r in rows)
     print(
         f"make full: stored wall time of all runs {total / 60:.1f} min; "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["conll", "learned_lookup", "noise", "store", "tables", "tasks", "trained"]
+__all__ = ["catalog", "conll", "learned_lookup", "noise", "store", "tables", "tasks", "trained"]
 
 
 def __getattr__(name: str) -> ModuleType:

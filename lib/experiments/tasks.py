@@ -2,7 +2,8 @@
 client.
 
 * :func:`plan` lists the runs of the current settings whose stored result is missing or stale
-  (:func:`lib.experiments.store.lookup`), as :class:`Task`: one per CoNLL-2003 run (Chapter 3), and
+  (:func:`lib.experiments.store.lookup`), as :class:`~lib.experiments.catalog.Task`, for every experiment that
+  :data:`lib.experiments.catalog.EXPERIMENTS` declares: one per CoNLL-2003 run (Chapter 3), and
   one per batch of up to :data:`NOISE_BATCH` noise runs of one dataset (Chapter 5), trained together
   as one stacked model (:func:`lib.experiments.noise.noise_experiments`), and one per cell of
   the capacity grid of Chapter 7 (:func:`lib.experiments.trained.phase_cells`) and per learned
@@ -29,20 +30,19 @@ import os
 import socket
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import _env, runtime
-from .._validate import flag, positive_int, short_repr
-from . import conll, learned_lookup, noise, store, trained
+from .._validate import flag, one_of, positive_int, short_repr
+from . import store
+from .catalog import EXPERIMENTS, PlanRequest, Task
 
 if TYPE_CHECKING:
     from dask.distributed import Client
 
 __all__ = [
     "NOISE_BATCH",
-    "Task",
     "plan",
     "execute",
     "expected_seconds",
@@ -61,27 +61,6 @@ __all__ = [
 #: batch of 14 was fastest in a short trial on part of MNIST at two threads
 #: (``results/bench/batched.json``).
 NOISE_BATCH = 1
-
-
-@dataclass(frozen=True)
-class Task:
-    """One unit of ``make full``'s work: one CoNLL-2003 run, a batch of noise runs, one cell of
-    the capacity grid, or one learned lookup.
-
-    Attributes:
-        label: a short name for progress lines (``"conll layers-1-rank-1"``).
-        experiment: ``"conll"``, ``"noise"``, ``"trained"`` or ``"lookup"``.
-        version: the experiment code's version its results are stored under.
-        runs: ``(run name, settings)`` of every run it stores, in the order :func:`execute`
-            returns them.
-        params: what :func:`execute` needs (JSON values).
-    """
-
-    label: str
-    experiment: str
-    version: int
-    runs: tuple = field(default_factory=tuple)
-    params: dict = field(default_factory=dict)
 
 
 def plan(
@@ -115,7 +94,7 @@ def plan(
             (:func:`lib.experiments.learned_lookup.lookup_cells`) are planned with them.
 
     Returns:
-        A list of :class:`Task`, CoNLL-2003 runs first (the longest), then the noise batches,
+        A list of :class:`~lib.experiments.catalog.Task`, CoNLL-2003 runs first (the longest), then the noise batches,
         then (full mode with its own noise settings) the runs of the noise experiment's
         memorising arm (:func:`lib.experiments.noise.memorising_runs`), one per task, then the
         capacity grid's cells and the learned lookups, one per task.
@@ -124,142 +103,11 @@ def plan(
         ValueError: for an unknown mode, a bad batch size or run.
     """
     noise_batch = positive_int("noise_batch", noise_batch, maximum=1000)
-    tasks = []
-    grid = conll_runs is None and mode == "full"
-    if conll_runs is None:
-        conll_runs = conll.full_runs() if mode == "full" else conll.live_runs(mode)
-    wanted = [
-        conll.conll_run_settings(n_layers, rank, mode, seed=seed, kind=kind)
-        for n_layers, rank, seed, kind in (
-            (*entry, 0, "ours") if len(entry) == 2 else entry for entry in conll_runs
-        )
-    ]
-    if grid:
-        wanted += _grid_runs(root)
-    for run, settings in wanted:  # one task per CoNLL-2003 run not stored yet
-        if store.lookup("conll", run, conll.CONLL_VERSION, settings, root) is None:
-            tasks.append(
-                Task(
-                    f"conll {run}",
-                    "conll",
-                    conll.CONLL_VERSION,
-                    ((run, settings),),
-                    {"settings": settings},
-                )
-            )
-    settings = dict(noise.NOISE_SETTINGS[mode] if noise_settings is None else noise_settings)
-    if datasets is None:
-        datasets = settings.get("datasets") or noise.noise_datasets()
-    for dataset in datasets:
-        missing = []
-        ds_settings = noise.run_epochs(dataset, settings, allow_compute=False)
-        for kind, level, seed in noise.noise_run_names_for(settings):
-            run, run_settings = noise.noise_run_key(dataset, kind, level, seed, ds_settings)
-            if store.lookup("noise", run, noise.NOISE_VERSION, run_settings, root) is None:
-                missing.append(((kind, level, seed), (run, run_settings)))
-        for start in range(0, len(missing), noise_batch):
-            part = missing[start : start + noise_batch]
-            tasks.append(
-                Task(
-                    f"noise {dataset} {part[0][1][0]}"
-                    + (f" +{len(part) - 1}" if len(part) > 1 else ""),
-                    "noise",
-                    noise.NOISE_VERSION,
-                    tuple(key for _, key in part),
-                    {
-                        "dataset": dataset,
-                        "runs": [list(r) for r, _ in part],
-                        "settings": noise.run_keys(ds_settings),
-                    },
-                )
-            )
-    if mode == "full" and noise_settings is None:
-        tasks += _arm_tasks(datasets, root)
-    if flag("trained_cells", mode == "full" and noise_settings is None
-            if trained_cells is None else trained_cells):  # fmt: skip
-        tasks += _phase_tasks(mode, root) + _lookup_tasks(mode, root)
-    return tasks
-
-
-def _phase_tasks(mode: str, root: str | os.PathLike | None) -> list[Task]:
-    """One task per cell of ``mode``'s capacity grid (:func:`lib.experiments.trained.phase_cells`)
-    not stored yet in ``root``."""
-    keys = [
-        trained.phase_run_settings(N, width, seed, tied, mode, cosine)
-        for N, width, seed, tied, cosine in trained.phase_cells(mode)
-    ]
-    return [
-        Task(f"trained {run}", "trained", trained.TRAINED_VERSION, ((run, settings),),
-             {"settings": settings})
-        for run, settings in keys
-        if store.lookup("trained", run, trained.TRAINED_VERSION, settings, root) is None
-    ]  # fmt: skip
-
-
-def _lookup_tasks(mode: str, root: str | os.PathLike | None) -> list[Task]:
-    """One task per learned lookup of ``mode``
-    (:func:`lib.experiments.learned_lookup.lookup_cells`) not stored yet in ``root``."""
-    keys = [learned_lookup.lookup_run_settings(m, seed, mode)
-            for m, seed in learned_lookup.lookup_cells(mode)]  # fmt: skip
-    version = learned_lookup.LOOKUP_VERSION
-    return [
-        Task(f"lookup {run}", "lookup", version, ((run, settings),), {"settings": settings})
-        for run, settings in keys
-        if store.lookup("lookup", run, version, settings, root) is None
-    ]
-
-
-def _grid_runs(root: str | os.PathLike | None) -> list[tuple[str, dict]]:
-    """The stored run's name and settings of every point of
-    :data:`lib.experiments.conll.SGD_GRID` and, when all of them are stored in ``root``, of the
-    best setting's long run (:func:`lib.experiments.conll.sgd_best_settings`); ``make full``
-    plans again after computing, so the long run follows the grid in one call."""
-    points = {
-        (m, lr): conll.sgd_grid_settings(m, lr)
-        for m in conll.SGD_GRID["momenta"]
-        for lr in conll.SGD_GRID["lrs"]
-    }
-    runs = {}
-    for key, (run, settings) in points.items():
-        hit = store.lookup("conll", run, conll.CONLL_VERSION, settings, root)
-        if hit is not None:
-            runs[key] = conll._as_run(hit.result, settings, hit.provenance)
-    wanted = list(points.values())
-    if len(runs) == len(points):
-        wanted.append(conll.sgd_best_settings(grid=runs))
-    return wanted
-
-
-def _arm_tasks(datasets: Iterable[str], root: str | os.PathLike | None) -> list[Task]:
-    """One task per run of the noise experiment's memorising arm
-    (:func:`lib.experiments.noise.memorising_runs`) and of its factorial
-    (:func:`lib.experiments.noise.factorial_runs`) not stored yet, for the given datasets."""
-    # (dataset, arm, run, settings, level, seed, the settings noise_experiment takes)
-    wanted = []
-    arm = noise.MEMORISING_SETTINGS
-    for dataset in (d for d in datasets if d in arm["datasets"]):
-        for _, level, seed in noise.noise_run_names_for(arm):
-            run, settings = noise.memorising_run_key(dataset, level, seed)
-            kwargs = {k: v for k, v in arm.items() if k != "datasets"}
-            wanted.append((dataset, "memorising", run, settings, level, seed, kwargs))
-    for dataset in (d for d in datasets if d in noise.FACTORIAL["datasets"]):
-        for row in range(len(noise.factorial_design())):
-            for level in noise.FACTORIAL["levels"]:
-                run, settings = noise.factorial_run_key(dataset, row, level, allow_compute=False)
-                kwargs = {k: settings[k] for k in noise.RUN_KEYS}
-                seed = settings["seed"]
-                wanted.append((dataset, "factorial", run, settings, level, seed, kwargs))
-    return [
-        Task(f"noise {run}", "noise", noise.NOISE_VERSION, ((run, settings),),
-             {"dataset": dataset, "runs": [["label", level, seed]], "arm": name,
-              "settings": kwargs})
-        for dataset, name, run, settings, level, seed, kwargs in wanted
-        if store.lookup("noise", run, noise.NOISE_VERSION, settings, root) is None
-    ]  # fmt: skip
-
-
-# The experiments a task can belong to.
-_EXPERIMENTS = ("conll", "noise", "trained", "lookup")
+    one_of("mode", mode, runtime.MODES)
+    request = PlanRequest(
+        mode, noise_batch, datasets, conll_runs, noise_settings, root, trained_cells
+    )
+    return [task for experiment in EXPERIMENTS.values() for task in experiment.plan(request)]
 
 
 def execute(task: Task, root: str | os.PathLike | None = None) -> list[dict]:
@@ -278,30 +126,14 @@ def execute(task: Task, root: str | os.PathLike | None = None) -> list[dict]:
     time; ``wall_s`` is each run's share of it) and ``worker`` (host and process id).
 
     Raises:
-        ValueError: for a task that is not a :class:`Task`, and as the experiments' functions.
+        ValueError: for a task that is not a :class:`~lib.experiments.catalog.Task`, and as the experiments' functions.
     """
-    if not isinstance(task, Task) or task.experiment not in _EXPERIMENTS:
-        raise ValueError(f"task must be a Task of {_EXPERIMENTS}, got {short_repr(task)}")
+    if not isinstance(task, Task) or task.experiment not in EXPERIMENTS:
+        raise ValueError(f"task must be a Task of {tuple(EXPERIMENTS)}, got {short_repr(task)}")
     found = [store.lookup(task.experiment, run, task.version, s, root) for run, s in task.runs]
     todo = [i for i, hit in enumerate(found) if hit is None]
     start = time.perf_counter()
-    if not todo:
-        results = []
-    elif task.experiment == "conll":
-        results = [conll.conll_compute(task.params["settings"])]
-    elif task.experiment == "trained":
-        results = [trained.phase_compute(task.params["settings"])]
-    elif task.experiment == "lookup":
-        results = [learned_lookup.lookup_compute(task.params["settings"])]
-    elif task.params.get("arm"):  # one run of a model the stacked trainer does not take
-        results = [
-            noise.noise_experiment(task.params["dataset"], *task.params["runs"][i],
-                                   **task.params["settings"])
-            for i in todo
-        ]  # fmt: skip
-    else:
-        runs = [tuple(task.params["runs"][i]) for i in todo]
-        results = noise.noise_experiments(task.params["dataset"], runs, **task.params["settings"])
+    results = EXPERIMENTS[task.experiment].compute(task, todo) if todo else []
     wall = time.perf_counter() - start
     computed = dict(zip(todo, results, strict=True))
     out = []
@@ -329,22 +161,16 @@ LONG_TASK_S = 300
 
 
 def expected_seconds(task: Task) -> float:
-    """A rough cost of ``task`` for ordering, in seconds on one of the book's cores: a CoNLL-2003
-    run its epochs x the seconds of one paper-scale epoch (the bench's measure, about 20 s), a
-    noise batch its runs x its epochs x 2 s, a cell of the capacity grid its epoch cap x its
-    batches of 64 sequences x 3 ms, a learned lookup its epochs x keys x points x 40 ns. Only its
-    order matters (longest first)."""
-    if task.experiment == "conll":
-        return float(task.params["settings"].get("epochs", 1)) * 20.0
-    if task.experiment == "trained":
-        s = task.params["settings"]
-        return float(s["epochs"]) * -(-s["N"] // 64) * 0.003
-    if task.experiment == "lookup":
-        s = task.params["settings"]
-        return float(s["epochs"]) * s["m"] ** 2 * s["samples"] * 4e-8
-    epochs = task.params["settings"].get("epochs", 1)
-    epochs = max(epochs.values()) if isinstance(epochs, dict) else epochs
-    return len(task.runs) * float(epochs) * 2.0
+    """A rough cost of ``task`` for ordering, in seconds on one of the book's cores, as its
+    experiment declares it (:data:`lib.experiments.catalog.EXPERIMENTS`). Only its order matters
+    (longest first).
+
+    Raises:
+        ValueError: for a task that is not a :class:`~lib.experiments.catalog.Task` of a known experiment.
+    """
+    if not isinstance(task, Task) or task.experiment not in EXPERIMENTS:
+        raise ValueError(f"task must be a Task of {tuple(EXPERIMENTS)}, got {short_repr(task)}")
+    return EXPERIMENTS[task.experiment].seconds(task)
 
 
 def cluster_shape(environ: Mapping[str, object] | None = None) -> tuple[int, int]:
@@ -493,7 +319,7 @@ def run_tasks(
         The :class:`lib.experiments.store.StoredRun` written, in the order they finished.
 
     Raises:
-        ValueError: for tasks that are not :class:`Task` or a ``progress`` that is not a bool; a
+        ValueError: for tasks that are not :class:`~lib.experiments.catalog.Task` or a ``progress`` that is not a bool; a
             task's own error, re-raised when its retries are spent.
     """
     tasks = list(tasks)

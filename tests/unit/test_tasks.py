@@ -14,7 +14,7 @@ import time
 import pytest
 import torch
 
-from lib.experiments import noise, store, tasks
+from lib.experiments import catalog, noise, store, tasks
 
 TINY = {
     "train_images": 256,
@@ -379,7 +379,7 @@ def test_memorising_arm_runs_are_planned_one_per_task_and_computed_unstacked(
             "final_lr": 1e-4, "snapshots": [], "datasets": ["mnist"]}  # fmt: skip
     monkeypatch.setitem(noise.__dict__, "MEMORISING_SETTINGS", tiny)
     monkeypatch.setitem(noise.__dict__, "FACTORIAL", {**noise.FACTORIAL, "datasets": []})
-    planned = tasks._arm_tasks(["mnist", "fashion-mnist"], tmp_path)
+    planned = catalog._arm_tasks(["mnist", "fashion-mnist"], tmp_path)
     assert [t.label for t in planned] == ["noise memorising-mnist-label-0.5-seed-0"]
     (out,) = tasks.execute(planned[0], root=tmp_path)
     direct = noise.noise_experiment("mnist", "label", 0.5, 0, **tiny)
@@ -387,7 +387,7 @@ def test_memorising_arm_runs_are_planned_one_per_task_and_computed_unstacked(
     run, settings = planned[0].runs[0]
     store.save("noise", run, noise.NOISE_VERSION, settings, out["result"], wall_s=1.0,
                root=tmp_path)  # fmt: skip
-    assert tasks._arm_tasks(["mnist"], tmp_path) == []
+    assert catalog._arm_tasks(["mnist"], tmp_path) == []
 
 
 def test_factorial_runs_are_planned_one_per_task_and_computed_as_factorial_runs_computes(
@@ -402,7 +402,7 @@ def test_factorial_runs_are_planned_one_per_task_and_computed_as_factorial_runs_
     monkeypatch.setitem(noise.__dict__, "FACTORIAL", tiny)
     monkeypatch.setitem(noise.__dict__, "MEMORISING_SETTINGS", {**noise.MEMORISING_SETTINGS,
                                                                 "datasets": []})  # fmt: skip
-    planned = tasks._arm_tasks(["mnist", "fashion-mnist"], tmp_path)
+    planned = catalog._arm_tasks(["mnist", "fashion-mnist"], tmp_path)
     assert [t.label for t in planned] == [
         f"noise factorial-{row}-mnist-label-{level:g}-seed-0" for row in range(8)
         for level in (0.0, 0.5)
@@ -417,7 +417,7 @@ def test_factorial_runs_are_planned_one_per_task_and_computed_as_factorial_runs_
     assert out["result"]["w_k_spectral"] == direct["w_k_spectral"] and not out["stored"]
     store.save("noise", run, noise.NOISE_VERSION, settings, out["result"], wall_s=1.0,
                root=tmp_path)  # fmt: skip
-    assert len(tasks._arm_tasks(["mnist"], tmp_path)) == 15
+    assert len(catalog._arm_tasks(["mnist"], tmp_path)) == 15
 
 
 def test_make_full_plans_each_cell_of_the_capacity_grid_and_stores_what_phase_run_reads(
