@@ -40,7 +40,9 @@ build honest and every failure legible:
 * :mod:`.phone` serves each wide figure's phone rendition (drawn by ``lib.book.plotting``) to
   narrow screens through ``<picture>``, so figures fit a phone's column instead of scrolling.
 * :mod:`.patching` pins each run-time patch of another package (myst-nb, jupyter-cache, nbclient,
-  sphinx-proof, Sphinx, sphinx-jupyterbook-latex) to the version it was written for: on another
+  sphinx-proof, Sphinx, sphinx-jupyterbook-latex), each fix of another package's markup (the
+  themes, docutils, sphinx-exercise) and each out-of-turn call of another package's handler to
+  the version it was written for, all in one table (:data:`.patching.WRITTEN_FOR`): on another
   version the build stops, naming the patch and the upstream issue to check.
 """
 

@@ -1,7 +1,8 @@
 """Chapter execution: timeouts from budgets, one clear line per failure, stderr anywhere fails.
 
 myst-nb executes each chapter through jupyter-cache (``execute_notebooks: cache``). This module
-wraps that step (``myst_nb.core.execute.cache``, pinned myst-nb 1.4.0):
+wraps that step (``myst_nb.core.execute.cache``; "pinned" below means the version of
+:data:`.patching.WRITTEN_FOR`, the one a patch was written for):
 
 * **Timeouts.** A chapter declares its fast-mode budget in its front matter
   (``budget_seconds``). Its per-cell timeout is a safety net derived from it:
@@ -27,11 +28,11 @@ wraps that step (``myst_nb.core.execute.cache``, pinned myst-nb 1.4.0):
   that waits says so in one line. The time a chapter reports is its own execution, not the wait.
 * **The same executed notebook every build.** ``_build/jupyter_execute/<page>.ipynb`` (which the
   downloadable notebook is made from) gets cell ids numbered in order (``cell-1``, ...) instead of
-  nbformat's random ones, and its outputs also when they come from the cache (myst-nb 1.4.0 merges
-  cached outputs into a copy of the notebook and writes the original, without outputs; this module
-  writes the copy). The keys of each output are sorted as the cache stores them, so the glued values
-  myst-nb writes (``<page>.glue.json``) do not depend on whether the page executed or came from the
-  cache.
+  nbformat's random ones, and its outputs also when they come from the cache (the pinned myst-nb
+  merges cached outputs into a copy of the notebook and writes the original, without outputs;
+  this module writes the copy). The keys of each output are sorted as the cache stores them, so
+  the glued values myst-nb writes (``<page>.glue.json``) do not depend on whether the page
+  executed or came from the cache.
 
 **Patches.** No configuration of myst-nb or jupyter-cache reaches any of this, so three functions
 are replaced at ``setup()`` (:func:`_patched_run`, :func:`_patched_start`, :func:`_patched_reader`
@@ -204,8 +205,6 @@ def execution_slot(label: str = "a chapter", threads: int | None = None):
             handle.close()
 
 
-#: The versions the patches of this module were written for (requirements.lock).
-MYST_NB, JUPYTER_CACHE, NBCLIENT = "1.4.0", "1.0.1", "0.11.0"
 #: What each patch replaces, and the upstream issue it works around.
 RUN_TARGET = "myst_nb.core.execute.cache.single_nb_execution"
 RUN_ISSUE = "https://github.com/executablebooks/jupyter-cache/issues/83"
@@ -287,14 +286,14 @@ def _patched_run(original):
     """Replace jupyter-cache's ``single_nb_execution`` where myst-nb's cache client calls it: the
     same execution, under :func:`execution_slot`, plus the failing cell and the kernel's exit code.
 
-    Why: jupyter-cache 1.0.1 catches only ``CellExecutionError`` and ``CellTimeoutError``, so a
+    Why: the pinned jupyter-cache catches only ``CellExecutionError`` and ``CellTimeoutError``, so a
     dead kernel's ``DeadKernelError`` escapes it and ends the whole build in a traceback; and its
     result names neither the failing cell nor why the kernel died. Source:
     https://github.com/executablebooks/jupyter-cache/issues/83 (open: ``single_nb_execution``
     should capture kernel errors such as ``NoSuchKernel`` rather than raise them; a
     ``DeadKernelError`` escapes the same ``except``). nbclient's ``DeadKernelError`` carries no
     exit status either, so ``BookClient`` reads it from the kernel's process before nbclient
-    cleans the kernel up (a private method of nbclient 0.11.0):
+    cleans the kernel up (a private method of the pinned nbclient):
     https://github.com/jupyter/jupyter_client/issues/957 (open: report the exit status of a kernel
     that died).
     """
@@ -352,7 +351,7 @@ def _patched_start(original):
     """Wrap myst-nb's ``NotebookClientCache.start_client``: the chapter's timeout, one line per
     failure, the cached outputs kept in the notebook myst-nb writes, stderr checked everywhere.
 
-    Why, item by item (myst-nb 1.4.0):
+    Why, item by item (the pinned myst-nb):
 
     * the per-cell timeout is :func:`cell_timeout` of the chapter's ``budget_seconds`` and the
       mode. Configuration does not suffice: myst-nb takes a page's timeout from its front matter
@@ -459,7 +458,7 @@ def _patched_reader(original):
     """Wrap myst-nb's ``create_nb_reader``: the reader it makes numbers the cell ids
     (:func:`numbered_cell_ids`).
 
-    Why: myst-nb 1.4.0 reads a MyST Markdown page with ``nbformat.v4.new_code_cell`` and
+    Why: the pinned myst-nb reads a MyST Markdown page with ``nbformat.v4.new_code_cell`` and
     ``new_markdown_cell``, which draw a random id for every cell, so each build wrote a different
     ``_build/jupyter_execute/<page>.ipynb`` (and downloadable notebook); no setting of myst-nb
     controls the ids. Source: https://github.com/executablebooks/MyST-NB/pull/519 (open, "Add
@@ -542,13 +541,13 @@ def setup(app: Sphinx) -> None:
     app.add_config_value("book_timeout_floor", 300, "env")
     app.add_config_value("book_full_timeout_factor", 20, "env")
     app.add_config_value("book_full_timeout_floor", 1800, "env")
-    require_version("jupyter-cache", JUPYTER_CACHE, target=RUN_TARGET, issue=RUN_ISSUE)
-    require_version("myst-nb", MYST_NB, target=RUN_TARGET, issue=RUN_ISSUE)
-    require_version("nbclient", NBCLIENT, target=CLEANUP_TARGET, issue=CLEANUP_ISSUE)
-    require_version("myst-nb", MYST_NB, target=START_TARGET, issue=START_ISSUE)
-    require_version("myst-nb", MYST_NB, target=READER_TARGET, issue=READER_ISSUE)
-    require_version("jupyter-cache", JUPYTER_CACHE, target=HASH_TARGET, issue=TAGS_ISSUE)
-    require_version("jupyter-cache", JUPYTER_CACHE, target=MERGE_TARGET, issue=TAGS_ISSUE)
+    require_version("jupyter-cache", target=RUN_TARGET, issue=RUN_ISSUE)
+    require_version("myst-nb", target=RUN_TARGET, issue=RUN_ISSUE)
+    require_version("nbclient", target=CLEANUP_TARGET, issue=CLEANUP_ISSUE)
+    require_version("myst-nb", target=START_TARGET, issue=START_ISSUE)
+    require_version("myst-nb", target=READER_TARGET, issue=READER_ISSUE)
+    require_version("jupyter-cache", target=HASH_TARGET, issue=TAGS_ISSUE)
+    require_version("jupyter-cache", target=MERGE_TARGET, issue=TAGS_ISSUE)
     from jupyter_cache.cache.main import JupyterCacheBase
 
     if not hasattr(JupyterCacheBase.create_hashed_notebook, "__wrapped__"):

@@ -32,8 +32,6 @@ from .patching import NO_ISSUE, require_version
 
 __all__ = ["setup"]
 
-#: The version of sphinx-jupyterbook-latex the patch of this module was written for.
-JUPYTERBOOK_LATEX = "1.0.0"
 #: What the patch replaces, and the upstream issue it works around.
 HEADER_TARGET = "sphinx_jupyterbook_latex.nodes.visit_RootHeader"
 HEADER_ISSUE = (
@@ -93,11 +91,11 @@ def _backmatter(app: Sphinx, config) -> None:
 def _visit_root_header(self, node) -> None:
     r"""sphinx-jupyterbook-latex's LaTeX visit of a ``RootHeader``, after ``\needspace``.
 
-    Why: sphinx-jupyterbook-latex 1.0.0 sets the introduction's headings as large bold lines, not
-    sections, so LaTeX may leave one alone at the foot of a page; asking for eight lines of room
-    first keeps each with its text. Source: no upstream issue found (searched
-    executablebooks/sphinx-jupyterbook-latex for RootHeader headings left alone at the foot of a
-    page).
+    Why: the pinned sphinx-jupyterbook-latex (:data:`.patching.WRITTEN_FOR`) sets the
+    introduction's headings as large bold lines, not sections, so LaTeX may leave one alone at the
+    foot of a page; asking for eight lines of room first keeps each with its text. Source: no
+    upstream issue found (searched executablebooks/sphinx-jupyterbook-latex for RootHeader
+    headings left alone at the foot of a page).
     """
     from sphinx_jupyterbook_latex import nodes as jbl
 
@@ -172,9 +170,7 @@ def _small_wide_tables(app: Sphinx, doctree: nodes.document, docname: str) -> No
 
 
 def setup(app: Sphinx) -> None:
-    require_version(
-        "sphinx-jupyterbook-latex", JUPYTERBOOK_LATEX, target=HEADER_TARGET, issue=HEADER_ISSUE
-    )
+    require_version("sphinx-jupyterbook-latex", target=HEADER_TARGET, issue=HEADER_ISSUE)
     app.add_config_value("book_site_only_pages", ["chapters/api"], "env")
     app.add_config_value("book_site_only_what", {"chapters/api": "API reference of lib"}, "env")
     app.connect("env-get-updated", _renumber_boxes, priority=900)

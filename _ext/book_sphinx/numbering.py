@@ -1,14 +1,14 @@
 """A rebuild that reads no page keeps its figure numbers instead of walking every page again.
 
-With ``numfig`` on, Sphinx 7.4.7 renumbers every figure, table, equation and box after each read
-phase, even one that read no page (``TocTreeCollector.get_updated_docs`` calls
-``assign_figure_numbers``), and that walk unpickles every page's doctree: about 2 s of a 5 s
-rebuild with nothing changed, most of it the API reference's 12 MB doctree (sphinx-doc/sphinx
-issue 11908 traces the walk; other projects turned ``numfig`` off for it). When this build read no
-page and removed none, and the stored numbers were assigned for the same kind of output (the site
-and the PDF share one environment, and :mod:`.latex` renumbers the boxes for the PDF), no number
-can change, so the walk is skipped and the stored numbers stand. In any other build Sphinx's own
-function runs unchanged.
+With ``numfig`` on, the pinned Sphinx (:data:`.patching.WRITTEN_FOR`) renumbers every figure,
+table, equation and box after each read phase, even one that read no page
+(``TocTreeCollector.get_updated_docs`` calls ``assign_figure_numbers``), and that walk unpickles
+every page's doctree: about 2 s of a 5 s rebuild with nothing changed, most of it the API
+reference's 12 MB doctree (sphinx-doc/sphinx issue 11908 traces the walk; other projects turned
+``numfig`` off for it). When this build read no page and removed none, and the stored numbers
+were assigned for the same kind of output (the site and the PDF share one environment, and
+:mod:`.latex` renumbers the boxes for the PDF), no number can change, so the walk is skipped and
+the stored numbers stand. In any other build Sphinx's own function runs unchanged.
 
 One patch, applied after :func:`.patching.require_version` has checked the version it was written
 for: :func:`_assign_figure_numbers` wraps ``assign_figure_numbers``.
@@ -22,8 +22,6 @@ from sphinx.application import Sphinx
 
 from .patching import require_version
 
-#: The version the patch was written for (requirements.lock).
-SPHINX = "7.4.7"
 TARGET = "sphinx.environment.collectors.toctree.TocTreeCollector.assign_figure_numbers"
 ISSUE = "https://github.com/sphinx-doc/sphinx/issues/11908"
 #: The environment attribute (pickled with it) that names the output format whose numbers it holds.
@@ -70,7 +68,7 @@ def _numbered(app: Sphinx, env) -> list[str]:
 
 
 def setup(app: Sphinx) -> None:
-    require_version("sphinx", SPHINX, target=TARGET, issue=ISSUE)
+    require_version("sphinx", target=TARGET, issue=ISSUE)
     from sphinx.environment.collectors.toctree import TocTreeCollector
 
     if not hasattr(TocTreeCollector.assign_figure_numbers, "__wrapped__"):

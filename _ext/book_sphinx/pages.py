@@ -3,13 +3,14 @@
 * Repeated ``<script>`` entries are dropped (a duplicate of sphinx-thebe's inline configuration
   is a JavaScript ``SyntaxError`` in the browser console).
 * A figure pasted from another page with ``{glue:any}`key` `` and ``:doc:`` shows its image:
-  myst-nb 1.4.0 computes the image's path under ``_images/`` but does not write the file; this
-  module writes it.
+  the pinned myst-nb computes the image's path under ``_images/`` but does not write the file;
+  this module writes it.
 * The stylesheets and scripts that extensions copy into ``_static/`` only when the build ends
   (myst-nb's ``mystnb.<hash>.css``, sphinx-proof's ``proof.css``, the offline MathJax, the
   book's ``plotly.min.js``) are copied before the pages are written too, so that every page links
   each with its ``?v=<checksum>`` (Sphinx adds it only for a file it finds) and two builds of the
-  same sources write the same pages.
+  same sources write the same pages. These calls into other packages' handlers
+  (:data:`LATE_ASSETS`) are checked like the patches.
 
 * pydata-sphinx-theme's Font Awesome script (``scripts/fontawesome.js``, 1.5 MB, a third of a
   chapter's first load) is dropped from every page (:func:`drop_fontawesome_js`): the theme's
@@ -22,8 +23,10 @@
   (pydata-sphinx-theme issue 1857).
 
 Two patches, each applied after :func:`.patching.require_version` has checked the version it was
-written for: myst-nb's ``generate_any_nodes`` (:func:`_generate_any_nodes`) and the rendering of the
-HTML builder's templates (:func:`_wrap_render`).
+written for (:data:`.patching.WRITTEN_FOR`, "pinned" below): myst-nb's ``generate_any_nodes``
+(:func:`_generate_any_nodes`) and the rendering of the HTML builder's templates
+(:func:`_wrap_render`). The same check guards the handlers :func:`_copy_late_assets` calls and the
+theme's markup that :func:`drop_fontawesome_js` matches.
 """
 
 from __future__ import annotations
@@ -37,11 +40,23 @@ from sphinx.application import Sphinx
 
 from .patching import NO_ISSUE, require_version
 
-#: The versions the patches of this module were written for (requirements.lock).
-MYST_NB, SPHINX = "1.4.0", "7.4.7"
+#: The theme's ``<script>`` of its Font Awesome script, written by the template
+#: :data:`FONTAWESOME_TARGET` of the pinned pydata-sphinx-theme.
 _FONTAWESOME_JS = re.compile(
     r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>'
 )
+FONTAWESOME_TARGET = "pydata_sphinx_theme/theme/pydata_sphinx_theme/static/webpack-macros.html"
+FONTAWESOME_ISSUE = "https://github.com/pydata/pydata-sphinx-theme/issues/2379"
+#: The other packages' ``build-finished`` handlers that :func:`_copy_late_assets` calls when the
+#: builder starts, as ``(distribution, handler)``; each handler is called as ``handler(app,
+#: None)``, as Sphinx calls it after a build without error.
+LATE_ASSETS = (
+    ("myst-nb", "myst_nb.sphinx_ext.add_global_html_resources"),
+    ("sphinx-proof", "sphinx_proof.copy_asset_files"),
+    ("sphinx-exercise", "sphinx_exercise.copy_asset_files"),
+    ("sphinx-mathjax-offline", "sphinx-mathjax-offline.copy_mathjax_files"),
+)
+LATE_ASSETS_ISSUE = "https://github.com/sphinx-doc/sphinx/pull/11415"
 #: What each patch replaces, and the upstream issue it works around.
 GLUE_TARGET = "myst_nb.ext.glue.crossref.generate_any_nodes"
 GLUE_ISSUE = "https://github.com/executablebooks/MyST-NB/pull/675"
@@ -73,12 +88,12 @@ def _generate_any_nodes(original):
     """myst-nb's ``generate_any_nodes``, plus the image file that a ``{glue:any}`` paste of
     another page's image links to.
 
-    Why: myst-nb 1.4.0 gives such a paste an image node whose URI is ``_images/<sha256>.<ext>``
-    but writes no file there (the page that glued the figure writes its copy under
-    ``jupyter_execute``), so the pasted figure was a broken image. Source: https://github.com/executablebooks/MyST-NB/pull/675
-    (merged, in 1.4.0: image pastes from other pages "figure out the existing uri" instead of
-    writing the image again; the review asked how that works for Markdown notebooks, which store
-    no outputs).
+    Why: the pinned myst-nb gives such a paste an image node whose URI is
+    ``_images/<sha256>.<ext>`` but writes no file there (the page that glued the figure writes its
+    copy under ``jupyter_execute``), so the pasted figure was a broken image. Source:
+    https://github.com/executablebooks/MyST-NB/pull/675 (merged, and in the pinned release: image
+    pastes from other pages "figure out the existing uri" instead of writing the image again; the
+    review asked how that works for Markdown notebooks, which store no outputs).
     """
 
     def generate_any_nodes(node, output, priority_list, builder, env):
@@ -113,29 +128,37 @@ def _patch_pasted_images() -> None:
         crossref.generate_any_nodes = _generate_any_nodes(crossref.generate_any_nodes)
 
 
+def _handler(target: str):
+    """The function a dotted ``target`` of :data:`LATE_ASSETS` names (its module imported)."""
+    import importlib
+
+    module, name = target.rsplit(".", 1)
+    return getattr(importlib.import_module(module), name)
+
+
 def _copy_late_assets(app: Sphinx) -> None:
     """Copy the static files extensions copy at ``build-finished`` now, before any page.
 
     Sphinx versions a stylesheet's link (``exercise.css?v=…``) only when the file is already in
     ``_static`` as the page is written; a file that arrives at ``build-finished`` leaves the first
     build's pages with bare links and a later build's rewritten pages with versioned ones, so that
-    the same page's bytes would depend on which build wrote it.
+    the same page's bytes would depend on which build wrote it. So the handlers of
+    :data:`LATE_ASSETS` (myst-nb's ``add_global_html_resources``, sphinx-proof's and
+    sphinx-exercise's ``copy_asset_files``, sphinx-mathjax-offline's ``copy_mathjax_files``, each
+    connected upstream to ``build-finished``) are called here too, as Sphinx would call them after a
+    build without error, and so is the book's own :func:`.interactive.copy_plotly`. Calling them
+    out of turn relies on what the pinned versions do (copy files into ``_static`` and nothing
+    else), so :func:`setup` checks each version with :func:`.patching.require_version`. Source:
+    https://github.com/sphinx-doc/sphinx/pull/11415 (merged: Sphinx adds a local file's checksum
+    to its link, and only for a file it finds in the output folder).
     """
     if app.builder.format != "html":
         return
-    import importlib
-
-    import sphinx_exercise
-    import sphinx_proof
-    from myst_nb.sphinx_ext import add_global_html_resources
-
     from . import interactive
 
     Path(app.outdir, "_static").mkdir(parents=True, exist_ok=True)
-    add_global_html_resources(app, None)
-    sphinx_proof.copy_asset_files(app, None)
-    sphinx_exercise.copy_asset_files(app, None)
-    importlib.import_module("sphinx-mathjax-offline").copy_mathjax_files(app, None)
+    for _, target in LATE_ASSETS:
+        _handler(target)(app, None)
     interactive.copy_plotly(app, None)
 
 
@@ -180,16 +203,16 @@ def drop_fontawesome_js(html: str, context: dict | None = None) -> str:
     https://github.com/pydata/pydata-sphinx-theme/pull/2494, renders standard icons from CSS
     and webfonts in the same way).
     """
-    return _FONTAWESOME_JS.sub("", html)  # markup of pydata-sphinx-theme 0.17.1 (the site test
-    # test_no_page_loads_the_font_awesome_script fails if a later theme writes it otherwise)
+    return _FONTAWESOME_JS.sub("", html)  # markup of the pinned theme, checked at setup() (and
+    # the site test test_no_page_loads_the_font_awesome_script fails if the markup changes)
 
 
 def _wrap_render(app: Sphinx) -> None:
     """Wrap the builder's template rendering once, to apply :func:`add_page_filter`'s filters.
 
-    Why: Sphinx 7.4.7 hands extensions a page's template context (``html-page-context``) but no
-    event carries the rendered HTML, and the theme's templates write the markup the filters fix.
-    Only this builder's template loader is wrapped, not Sphinx's class. (Sphinx's
+    Why: the pinned Sphinx hands extensions a page's template context (``html-page-context``) but
+    no event carries the rendered HTML, and the theme's templates write the markup the filters
+    fix. Only this builder's template loader is wrapped, not Sphinx's class. (Sphinx's
     ``template_bridge`` setting could name a loader class of the book's own instead.) Source: no
     upstream issue found (searched sphinx-doc/sphinx for an event that hands an extension the
     rendered HTML of a page).
@@ -212,8 +235,11 @@ def _wrap_render(app: Sphinx) -> None:
 
 
 def setup(app: Sphinx) -> None:
-    require_version("myst-nb", MYST_NB, target=GLUE_TARGET, issue=GLUE_ISSUE)
-    require_version("sphinx", SPHINX, target=RENDER_TARGET, issue=RENDER_ISSUE)
+    require_version("myst-nb", target=GLUE_TARGET, issue=GLUE_ISSUE)
+    require_version("sphinx", target=RENDER_TARGET, issue=RENDER_ISSUE)
+    require_version("pydata-sphinx-theme", target=FONTAWESOME_TARGET, issue=FONTAWESOME_ISSUE)
+    for distribution, target in LATE_ASSETS:
+        require_version(distribution, target=target, issue=LATE_ASSETS_ISSUE)
     add_page_filter(app, drop_fontawesome_js)
     app.add_js_file(None, body=EARLY_THEME, priority=1)
     _patch_pasted_images()

@@ -6,10 +6,11 @@ carries a second PNG, drawn by :func:`lib.book.plotting.phone_png` at a narrower
 same fonts, as the output metadata ``book-phone`` of its ``image/png`` (the notebook keeps it;
 the execution cache stores it with the output). This module serves it to narrow screens:
 
-* :func:`_render_image` wraps myst-nb 1.4.0's ``NbElementRenderer.render_image``, which keeps only
-  ``width`` and ``height`` of an image's output metadata: it writes the phone PNG beside the
-  desktop one (named by its hash, as myst-nb names outputs) and records its URI on the image node
-  (``book_phone``), registering the file with the environment's images for the page;
+* :func:`_render_image` wraps the pinned myst-nb's ``NbElementRenderer.render_image`` (the
+  version of :data:`.patching.WRITTEN_FOR`), which keeps only ``width`` and ``height`` of an
+  image's output metadata: it writes the phone PNG beside the desktop one (named by its hash, as
+  myst-nb names outputs) and records its URI on the image node (``book_phone``), registering the
+  file with the environment's images for the page;
 * :func:`visit_image` and :func:`depart_image` wrap the HTML writer's image visitor: an image with
   a phone rendition is written as ``<picture>`` whose ``<source media="(max-width: 760px)">`` is
   the phone PNG (the width at which ``_static/book.css`` switches to the phone layout), and the
@@ -32,8 +33,6 @@ from sphinx.application import Sphinx
 
 from .patching import NO_ISSUE, require_version
 
-#: The version the render patch was written for (requirements.lock).
-MYST_NB = "1.4.0"
 TARGET = "myst_nb.core.render.NbElementRenderer.render_image"
 ISSUE = (
     f"{NO_ISSUE} (searched executablebooks/MyST-NB for alternative or responsive renditions "
@@ -96,7 +95,7 @@ def depart_image(self, node: nodes.image) -> None:
 
 
 def setup(app: Sphinx) -> None:
-    require_version("myst-nb", MYST_NB, target=TARGET, issue=ISSUE)
+    require_version("myst-nb", target=TARGET, issue=ISSUE)
     from myst_nb.core.render import NbElementRenderer
 
     if not hasattr(NbElementRenderer.render_image, "__wrapped__"):

@@ -14,11 +14,11 @@ The book's own results keep sphinx-proof's numbering, which follows the chapter 
 1.2"). Every box also gets unique ids (sphinx-proof gives each box body the id ``proof-content``
 and each proof the id ``proof``, the same on every box of a page).
 
-Two pieces of sphinx-proof 0.4.0 are replaced at ``setup()``, after
-:func:`.patching.require_version` has checked the installed version (no configuration of
-sphinx-proof reaches them; ``proof_title_format`` applies to every box, the book's own too): the
-HTML and LaTeX ``depart`` of an unnumbered box (:func:`_depart_unenumerable`) and
-``ProofDomain.resolve_xref`` (:func:`_resolve_xref`).
+Two pieces of the pinned sphinx-proof (:data:`.patching.WRITTEN_FOR`) are replaced at
+``setup()``, after :func:`.patching.require_version` has checked the installed version (no
+configuration of sphinx-proof reaches them; ``proof_title_format`` applies to every box, the
+book's own too): the HTML and LaTeX ``depart`` of an unnumbered box (:func:`_depart_unenumerable`)
+and ``ProofDomain.resolve_xref`` (:func:`_resolve_xref`).
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ from .patching import NO_ISSUE, require_version
 
 __all__ = ["setup"]
 
-#: The version of sphinx-proof the patches of this module were written for (requirements.lock).
-SPHINX_PROOF = "0.4.0"
 #: What each patch replaces, and the upstream issue it works around.
 DEPART_TARGET = "sphinx_proof.nodes.depart_unenumerable_node"
 DEPART_ISSUE = "https://github.com/executablebooks/sphinx-proof/issues/53"
@@ -112,7 +110,7 @@ def _depart_unenumerable(original):
     """sphinx-proof's depart, except for a paper's box, whose title is the paper's label alone:
     no "Theorem" word is put before it ("TheoremK&S Theorem 2" in the PDF).
 
-    Why: sphinx-proof 0.4.0's ``depart_unenumerable_node`` always writes the box's type before
+    Why: the pinned sphinx-proof's ``depart_unenumerable_node`` always writes the box's type before
     its title (``<span class="caption-number">Theorem </span>`` in HTML, ``Theorem`` in LaTeX),
     and its ``proof_title_format`` wraps every title, the book's own boxes' too. Source:
     https://github.com/executablebooks/sphinx-proof/issues/53 (open: a prf box always puts its
@@ -138,7 +136,7 @@ def _resolve_xref(original):
     """sphinx-proof's ``ProofDomain.resolve_xref``, except that ``{prf:ref}`label``` to a paper's
     box prints the paper's label ("K&S Theorem 2").
 
-    Why: for a ``:nonumber:`` box sphinx-proof 0.4.0 prints the box's type and an empty number
+    Why: for a ``:nonumber:`` box the pinned sphinx-proof prints the box's type and an empty number
     ("Theorem "), and has no setting for the text of a reference. Source: no upstream issue found
     (searched executablebooks/sphinx-proof for the text of a prf:ref to a :nonumber: box; the
     nearest, https://github.com/executablebooks/sphinx-proof/issues/159, asks for a
@@ -173,8 +171,8 @@ def setup(app: Sphinx) -> None:
         visit_unenumerable_node,
     )
 
-    require_version("sphinx-proof", SPHINX_PROOF, target=DEPART_TARGET, issue=DEPART_ISSUE)
-    require_version("sphinx-proof", SPHINX_PROOF, target=XREF_TARGET, issue=XREF_ISSUE)
+    require_version("sphinx-proof", target=DEPART_TARGET, issue=DEPART_ISSUE)
+    require_version("sphinx-proof", target=XREF_TARGET, issue=XREF_ISSUE)
     app.add_config_value("book_paper_labels", ["K&S ", "LHSL"], "env")
     app.connect("doctree-read", _mark_paper_boxes)
     app.add_node(

