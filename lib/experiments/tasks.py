@@ -2,10 +2,10 @@
 client.
 
 * :func:`plan` lists the runs of the current settings whose stored result is missing or stale
-  (:func:`lib.experiments.store.lookup`), as :class:`~lib.experiments.catalog.Task`, for every experiment that
-  :data:`lib.experiments.catalog.EXPERIMENTS` declares: one per CoNLL-2003 run (Chapter 3), and
-  one per batch of up to :data:`NOISE_BATCH` noise runs of one dataset (Chapter 5), trained together
-  as one stacked model (:func:`lib.experiments.noise.noise_experiments`), and one per cell of
+  (:func:`lib.experiments.store.lookup`), as :class:`~lib.experiments.catalog.Task`, for every
+  experiment that :data:`lib.experiments.catalog.EXPERIMENTS` declares: one per CoNLL-2003 run
+  (Chapter 3), and one per batch of up to :data:`NOISE_BATCH` noise runs of one dataset
+  (Chapter 5), trained together as one stacked model (:func:`lib.experiments.noise.noise_experiments`), and one per cell of
   the capacity grid of Chapter 7 (:func:`lib.experiments.trained.phase_cells`) and per learned
   lookup of Chapter 7 (:func:`lib.experiments.learned_lookup.lookup_cells`).
 * :func:`execute` computes one task; it runs on a Dask worker and returns the results with the
@@ -94,10 +94,10 @@ def plan(
             (:func:`lib.experiments.learned_lookup.lookup_cells`) are planned with them.
 
     Returns:
-        A list of :class:`~lib.experiments.catalog.Task`, CoNLL-2003 runs first (the longest), then the noise batches,
-        then (full mode with its own noise settings) the runs of the noise experiment's
-        memorising arm (:func:`lib.experiments.noise.memorising_runs`), one per task, then the
-        capacity grid's cells and the learned lookups, one per task.
+        A list of :class:`~lib.experiments.catalog.Task`, CoNLL-2003 runs first (the longest),
+        then the noise batches, then (full mode with its own noise settings) the runs of the
+        noise experiment's memorising arm (:func:`lib.experiments.noise.memorising_runs`), one
+        per task, then the capacity grid's cells and the learned lookups, one per task.
 
     Raises:
         ValueError: for an unknown mode, a bad batch size or run.
@@ -126,7 +126,8 @@ def execute(task: Task, root: str | os.PathLike | None = None) -> list[dict]:
     time; ``wall_s`` is each run's share of it) and ``worker`` (host and process id).
 
     Raises:
-        ValueError: for a task that is not a :class:`~lib.experiments.catalog.Task`, and as the experiments' functions.
+        ValueError: for a task that is not a :class:`~lib.experiments.catalog.Task`, and as the
+            experiments' functions.
     """
     if not isinstance(task, Task) or task.experiment not in EXPERIMENTS:
         raise ValueError(f"task must be a Task of {tuple(EXPERIMENTS)}, got {short_repr(task)}")
@@ -166,7 +167,8 @@ def expected_seconds(task: Task) -> float:
     (longest first).
 
     Raises:
-        ValueError: for a task that is not a :class:`~lib.experiments.catalog.Task` of a known experiment.
+        ValueError: for a task that is not a :class:`~lib.experiments.catalog.Task` of a known
+            experiment.
     """
     if not isinstance(task, Task) or task.experiment not in EXPERIMENTS:
         raise ValueError(f"task must be a Task of {tuple(EXPERIMENTS)}, got {short_repr(task)}")
@@ -319,8 +321,9 @@ def run_tasks(
         The :class:`lib.experiments.store.StoredRun` written, in the order they finished.
 
     Raises:
-        ValueError: for tasks that are not :class:`~lib.experiments.catalog.Task` or a ``progress`` that is not a bool; a
-            task's own error, re-raised when its retries are spent.
+        ValueError: for tasks that are not :class:`~lib.experiments.catalog.Task` or a
+            ``progress`` that is not a bool; a task's own error, re-raised when its retries are
+            spent.
     """
     tasks = list(tasks)
     for i, t in enumerate(tasks):
