@@ -155,7 +155,7 @@ def _conll_report(datasets: Sequence[str]) -> list[Report]:
     }
     described["the best SGD setting, cosine fall"] = conll.sgd_best(allow_compute=False)
     for name, result in described.items():
-        wall = result.provenance["wall_s"]
+        wall = (result.provenance or {})["wall_s"]  # stored runs carry one
         out.append((f"conll {name}", wall, (
             f"CoNLL-2003, described model, {name}: {len(result.history)} epochs, "
             f"train accuracy {result.train_acc:.4f}, validation {result.val_acc:.4f}; "
@@ -167,7 +167,7 @@ def _conll_report(datasets: Sequence[str]) -> list[Report]:
         )
         reached = result.epochs_to()
         name = f"{kind}, {conll.config_label(layers, rank)}, seed {seed}"
-        wall = result.provenance["wall_s"]
+        wall = (result.provenance or {})["wall_s"]  # stored runs carry one
         out.append((f"conll {name}", wall, (
             f"CoNLL-2003, {name}: "
             f"{len(result.history)} epochs, train accuracy {result.train_acc:.4f}, "

@@ -5,9 +5,10 @@ client.
   (:func:`lib.experiments.store.lookup`), as :class:`~lib.experiments.catalog.Task`, for every
   experiment that :data:`lib.experiments.catalog.EXPERIMENTS` declares: one per CoNLL-2003 run
   (Chapter 3), and one per batch of up to :data:`NOISE_BATCH` noise runs of one dataset
-  (Chapter 5), trained together as one stacked model (:func:`lib.experiments.noise.noise_experiments`), and one per cell of
-  the capacity grid of Chapter 7 (:func:`lib.experiments.trained.phase_cells`) and per learned
-  lookup of Chapter 7 (:func:`lib.experiments.learned_lookup.lookup_cells`).
+  (Chapter 5), trained together as one stacked model
+  (:func:`lib.experiments.noise.noise_experiments`), and one per cell of the capacity grid of
+  Chapter 7 (:func:`lib.experiments.trained.phase_cells`) and per learned lookup of Chapter 7
+  (:func:`lib.experiments.learned_lookup.lookup_cells`).
 * :func:`execute` computes one task; it runs on a Dask worker and returns the results with the
   worker's own provenance, so that workers need no shared disk for results.
 * :func:`make_client` starts a ``dask.distributed.LocalCluster`` on this machine (``BOOK_WORKERS``
