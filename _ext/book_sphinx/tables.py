@@ -287,133 +287,140 @@ class AggregateTablesTransform(SphinxPostTransform):
         return out
 
     def run(self, **kwargs):
+        for placeholder in list(self.document.findall(checks_table_node)):
+            self._checks_table(placeholder)
+        for placeholder in list(self.document.findall(budget_table_node)):
+            self._budget_table(placeholder)
+
+    def _check_row(self, r: dict, doc: str | None, everything: list[dict]) -> tuple[list, list]:
+        """One check's row of the claims table, and the row's classes (kind, status, chapter)."""
         from lib.book import registry
 
-        for placeholder in list(self.document.findall(checks_table_node)):
-            found = self._checks_rows()
-            if not found:
-                LOGGER.warning(
-                    "checks-table: no check recorded in any chapter", location=placeholder
-                )
-            rows, row_classes = [], []
-            everything = [r for r, _ in found]
-            for r, doc in found:
-                section_doc, check = self._section(r, recorded=doc is not None)
-                doc = doc or section_doc
-                word = registry.status(r, registry.counterpart_of(r, everything))
-                number = self.env.toc_secnumbers.get(doc, {}).get("") if doc else None
-                row_classes.append(
-                    [
-                        "claims-row",
-                        f"kind-{r['kind']}",
-                        "status-" + word.lower().replace(" ", "-"),
-                        f"chapter-{number[0] if number else 'none'}",
-                    ]
-                )
-                rows.append(
-                    [
-                        check,
-                        _paragraphs([(r["kind"], "claim-kind")]),
-                        _status(word, STATUS_CLASS[word]),
-                        self._link(doc, short=True) if doc else "-",
-                        _paragraphs(
-                            [(r["claim"], "")],
-                            [(f"Why a {r['kind']}: {r['why']}", "claim-why")],
-                        ),
-                        r["scale"],
-                        r["measured"],
-                        _paragraphs(
-                            [(f"{r['expected']} ({r['basis']})", "")],
-                            [("threshold: " + r["threshold"], "claim-threshold")]
-                            if r["threshold"]
-                            else [],
-                        ),
-                        r["source"],
-                    ]
-                )
-            count = nodes.paragraph(classes=["claims-count"])
-            count += nodes.strong(text=registry.tally([r for r, _ in found]))
-            if self.app.builder.format == "latex":
-                # the PDF's page is too narrow for nine columns (27 pages of thin columns): its
-                # table keeps what a reader scans for, and the site's has the rest
-                note = nodes.paragraph(
-                    text="In the PDF this table lists each check's claim, status and measured "
-                    "value; the claims page of the website adds, for each, why it is a test or "
-                    "a demonstration, the scale it ran at, what was expected, its threshold and "
-                    "its source."
-                )
-                summary = _table(
-                    ["Check", "Kind", "Status", "Ch.", "Claim", "Measured"],
-                    [9, 10, 8, 4, 42, 27],
-                    [
-                        [row[0], row[1], row[2], row[3], r["claim"], row[6]]
-                        for row, (r, _) in zip(rows, found, strict=True)
-                    ],
-                    ["claims-table"],
-                    row_classes,
-                )
-                placeholder.replace_self([count, note, summary])
-                continue
-            table = _table(
+        section_doc, check = self._section(r, recorded=doc is not None)
+        doc = doc or section_doc
+        word = registry.status(r, registry.counterpart_of(r, everything))
+        number = self.env.toc_secnumbers.get(doc, {}).get("") if doc else None
+        classes = [
+            "claims-row",
+            f"kind-{r['kind']}",
+            "status-" + word.lower().replace(" ", "-"),
+            f"chapter-{number[0] if number else 'none'}",
+        ]
+        row = [
+            check,
+            _paragraphs([(r["kind"], "claim-kind")]),
+            _status(word, STATUS_CLASS[word]),
+            self._link(doc, short=True) if doc else "-",
+            _paragraphs(
+                [(r["claim"], "")],
+                [(f"Why a {r['kind']}: {r['why']}", "claim-why")],
+            ),
+            r["scale"],
+            r["measured"],
+            _paragraphs(
+                [(f"{r['expected']} ({r['basis']})", "")],
+                [("threshold: " + r["threshold"], "claim-threshold")] if r["threshold"] else [],
+            ),
+            r["source"],
+        ]
+        return row, classes
+
+    def _checks_table(self, placeholder) -> None:
+        """The claims page's table of every registered check (the PDF's: fewer columns)."""
+        from lib.book import registry
+
+        found = self._checks_rows()
+        if not found:
+            LOGGER.warning("checks-table: no check recorded in any chapter", location=placeholder)
+        rows, row_classes = [], []
+        everything = [r for r, _ in found]
+        for r, doc in found:
+            row, classes = self._check_row(r, doc, everything)
+            rows.append(row)
+            row_classes.append(classes)
+        count = nodes.paragraph(classes=["claims-count"])
+        count += nodes.strong(text=registry.tally([r for r, _ in found]))
+        if self.app.builder.format == "latex":
+            # the PDF's page is too narrow for nine columns (27 pages of thin columns): its
+            # table keeps what a reader scans for, and the site's has the rest
+            note = nodes.paragraph(
+                text="In the PDF this table lists each check's claim, status and measured "
+                "value; the claims page of the website adds, for each, why it is a test or "
+                "a demonstration, the scale it ran at, what was expected, its threshold and "
+                "its source."
+            )
+            summary = _table(
+                ["Check", "Kind", "Status", "Ch.", "Claim", "Measured"],
+                [9, 10, 8, 4, 42, 27],
                 [
-                    "Check",
-                    "Kind",
-                    "Status",
-                    "Ch.",
-                    "Claim",
-                    "Scale",
-                    "Measured",
-                    "Expected (what it is)",
-                    "Source",
+                    [row[0], row[1], row[2], row[3], r["claim"], row[6]]
+                    for row, (r, _) in zip(rows, found, strict=True)
                 ],
-                [9, 10, 9, 4, 26, 7, 13, 13, 10],
-                rows,
                 ["claims-table"],
                 row_classes,
             )
-            placeholder.replace_self([count, table])
-        for placeholder in list(self.document.findall(budget_table_node)):
-            from myst_nb.sphinx_ import NbMetadataCollector
+            placeholder.replace_self([count, note, summary])
+            return
+        table = _table(
+            [
+                "Check",
+                "Kind",
+                "Status",
+                "Ch.",
+                "Claim",
+                "Scale",
+                "Measured",
+                "Expected (what it is)",
+                "Source",
+            ],
+            [9, 10, 9, 4, 26, 7, 13, 13, 10],
+            rows,
+            ["claims-table"],
+            row_classes,
+        )
+        placeholder.replace_self([count, table])
 
-            rows = []
-            for docname in _doc_order(self.env):
-                budget = self.env.metadata.get(docname, {}).get("budget_seconds")
-                data = NbMetadataCollector.get_exec_data(self.env, docname)
-                if budget is None or not data:
-                    continue
-                runtime = data.get("runtime")
-                ok = (
-                    bool(data.get("succeeded")) and runtime is not None and runtime <= float(budget)
-                )
-                seed = _glued(self.app, docname).get("seed", "-")
-                state = (
-                    ("within budget", "claim-pass")
-                    if ok
-                    else ("OVER BUDGET" if data.get("succeeded") else "FAILED", "claim-fail")
-                )
-                rows.append(
-                    [
-                        self._link(docname),
-                        str(seed),
-                        f"{float(budget):.0f}",
-                        "-" if runtime is None else f"{runtime:.1f}",
-                        data.get("method", "-"),
-                        _status(*state),
-                    ]
-                )
-            if not rows:
-                LOGGER.warning(
-                    "budget-table: no executed chapter declares budget_seconds",
-                    location=placeholder,
-                )
-            placeholder.replace_self(
-                _table(
-                    ["Chapter", "Seed", "Budget (s)", "Execution (s)", "Method", "Status"],
-                    [28, 8, 10, 12, 10, 14],
-                    rows,
-                    ["budget-table"],
-                )
+    def _budget_table(self, placeholder) -> None:
+        """The reproducibility page's table of every chapter's seed, budget and execution time."""
+        from myst_nb.sphinx_ import NbMetadataCollector
+
+        rows = []
+        for docname in _doc_order(self.env):
+            budget = self.env.metadata.get(docname, {}).get("budget_seconds")
+            data = NbMetadataCollector.get_exec_data(self.env, docname)
+            if budget is None or not data:
+                continue
+            runtime = data.get("runtime")
+            ok = bool(data.get("succeeded")) and runtime is not None and runtime <= float(budget)
+            seed = _glued(self.app, docname).get("seed", "-")
+            state = (
+                ("within budget", "claim-pass")
+                if ok
+                else ("OVER BUDGET" if data.get("succeeded") else "FAILED", "claim-fail")
             )
+            rows.append(
+                [
+                    self._link(docname),
+                    str(seed),
+                    f"{float(budget):.0f}",
+                    "-" if runtime is None else f"{runtime:.1f}",
+                    data.get("method", "-"),
+                    _status(*state),
+                ]
+            )
+        if not rows:
+            LOGGER.warning(
+                "budget-table: no executed chapter declares budget_seconds",
+                location=placeholder,
+            )
+        placeholder.replace_self(
+            _table(
+                ["Chapter", "Seed", "Budget (s)", "Execution (s)", "Method", "Status"],
+                [28, 8, 10, 12, 10, 14],
+                rows,
+                ["budget-table"],
+            )
+        )
 
 
 #: Where ``make mutate`` stores its last outcome, relative to the book's root.
