@@ -14,12 +14,12 @@ import nbformat
 import pytest
 from bs4 import BeautifulSoup
 
-from book_sphinx import notebooks
+from book_sphinx import myst_markdown, notebooks
 
 from conftest import ROOT
 
 
-class FixedResolver(notebooks.Resolver):
+class FixedResolver(myst_markdown.Resolver):
     """Answers from dictionaries, as :class:`notebooks.SphinxResolver` would from a build."""
 
     GLUE = {
@@ -59,7 +59,7 @@ R = FixedResolver()
 
 
 def convert(text: str) -> str:
-    return notebooks.convert_markdown(text, R)
+    return myst_markdown.convert_markdown(text, R)
 
 
 @pytest.mark.parametrize(
@@ -87,18 +87,20 @@ def convert(text: str) -> str:
     ],
 )
 def test_render_role(role, content, expected):
-    assert notebooks.render_role(role, content, R) == expected
+    assert myst_markdown.render_role(role, content, R) == expected
 
 
 def test_render_role_pastes_a_glued_image_as_an_attachment():
     attachments = {}
-    assert notebooks.render_role("glue:any", "pic", R, attachments) == "![pic](attachment:pic.png)"
+    assert (
+        myst_markdown.render_role("glue:any", "pic", R, attachments) == "![pic](attachment:pic.png)"
+    )
     assert attachments == {"pic.png": {"image/png": "iVBORw0KGgo="}}
 
 
 def test_render_role_refuses_an_empty_name():
     with pytest.raises(ValueError, match="name must be a role name, got ''"):
-        notebooks.render_role("", "x", R)
+        myst_markdown.render_role("", "x", R)
 
 
 def test_roles_in_prose_replaced_code_and_math_kept():
@@ -193,7 +195,7 @@ def test_is_machinery_refuses_what_is_not_a_cell():
 
 def test_glue_figure_directive_pastes_the_image_with_its_number():
     attachments = {}
-    made = notebooks.convert_markdown(
+    made = myst_markdown.convert_markdown(
         "```{glue:figure} pic\n:name: fig-x\n\nA {glue:text}`n`-point plot.\n```", R, attachments
     )
     assert made == "![pic](attachment:pic.png)\n\n**Figure 1.2:** A 7-point plot."
@@ -202,7 +204,7 @@ def test_glue_figure_directive_pastes_the_image_with_its_number():
 
 def test_convert_markdown_refuses_a_non_string():
     with pytest.raises(ValueError, match="source must be a string, got list"):
-        notebooks.convert_markdown(["# x"], R)
+        myst_markdown.convert_markdown(["# x"], R)
 
 
 def test_convert_notebook_keeps_code_adds_instructions_and_figure_captions():
