@@ -1,4 +1,5 @@
-"""Shared fixtures: paths, a strict build of the real book, and small temporary books."""
+"""Shared fixtures: paths, a strict build of the real book, small temporary books and a small
+registry of checks."""
 
 from __future__ import annotations
 
@@ -125,6 +126,63 @@ class TempBook:
 @pytest.fixture
 def temp_book(tmp_path) -> TempBook:
     return TempBook(tmp_path)
+
+
+#: The small registry of checks of the :func:`registry` fixture.
+REGISTRY = """
+["T1"]
+section = "sec-a"
+kind = "test"
+basis = "paper"
+scale = "sampled"
+claim = "gap above {bound:.1f} in {{all}} cases"
+expected = "<= 1"
+threshold = "the statement"
+why = "measured independently"
+source = "K&S Thm 2"
+verdict = ["holds at {bound}", "fails at {bound}"]
+
+["D1"]
+section = "sec-b"
+kind = "demonstration"
+basis = "definition"
+scale = ["exact", "sampled"]
+claim = "equal by construction"
+expected = "0"
+why = "an identity"
+source = "book"
+
+["V"]
+variants = ["x", "y"]
+section = "sec-c"
+kind = "test"
+basis = "paper"
+scale = "fast subset"
+claim = "declines ({where})"
+expected = "p < 0.05"
+threshold = "conventional level"
+why = "trained models"
+source = "LHSL"
+"""
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    """A small registry of three entries (one with two variants) in place of the book's own
+    (the tests of lib.book.registry and of lib.book.checks' records read it)."""
+    from lib import _env
+    from lib.book import checks
+    from lib.book import registry as check_registry
+
+    path = tmp_path / "checks.toml"
+    path.write_text(REGISTRY, encoding="utf8")
+    monkeypatch.setattr(check_registry, "REGISTRY_FILE", path)  # checks re-exports the registry
+    monkeypatch.setattr(_env, "_CHECKS_FILE", path)  # BOOK_FORCE_FAIL is validated against it
+    checks.registry.cache_clear()
+    _env.check_ids.cache_clear()
+    yield path
+    checks.registry.cache_clear()
+    _env.check_ids.cache_clear()
 
 
 def pytest_collection_modifyitems(config, items):
