@@ -13,11 +13,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "_ext"))  # the book's Sphinx extension, for its unit tests
+sys.path.insert(0, str(ROOT / "_ext"))  # the book's Sphinx extension, for its tests in ext/
 #: The test folders and the markers each test in them carries (added here, so folder and marker
-#: cannot disagree): unit tests of lib and of the tooling; tests that build the book; browser
-#: checks of the built site; the PDF.
-FOLDERS = {"unit": (), "book": ("build",), "browser": ("build", "browser"), "pdf": ("build", "pdf")}
+#: cannot disagree): unit tests of lib and of the tooling; unit tests of the book's Sphinx
+#: extension (``_ext/book_sphinx``), unmarked like the first, so that ``make unit`` runs both;
+#: tests that build the book; browser checks of the built site; the PDF.
+FOLDERS = {
+    "unit": (),
+    "ext": (),
+    "book": ("build",),
+    "browser": ("build", "browser"),
+    "pdf": ("build", "pdf"),
+}
+#: The folders of tests that must not build the book.
+UNBUILT = ("unit", "ext")
 for _folder in FOLDERS:  # a test module may import helpers from another folder's module
     sys.path.insert(0, str(Path(__file__).parent / _folder))
 BIN = Path(sys.executable).parent
@@ -186,8 +195,8 @@ def registry(tmp_path, monkeypatch):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark each test with its folder's markers (:data:`FOLDERS`); refuse a test outside the four
-    folders, and a unit test that builds the book."""
+    """Mark each test with its folder's markers (:data:`FOLDERS`); refuse a test outside those
+    folders, and a unit or extension test (:data:`UNBUILT`) that builds the book."""
     here = Path(__file__).parent
     for item in items:
         folder = Path(item.path).relative_to(here).parts[0]
@@ -195,5 +204,5 @@ def pytest_collection_modifyitems(config, items):
             raise pytest.UsageError(f"{item.nodeid}: tests live in tests/{{{','.join(FOLDERS)}}}/")
         for name in FOLDERS[folder]:
             item.add_marker(getattr(pytest.mark, name))
-        if folder == "unit" and item.get_closest_marker("build"):
+        if folder in UNBUILT and item.get_closest_marker("build"):
             raise pytest.UsageError(f"{item.nodeid} builds the book: move it to tests/book/")
