@@ -1,7 +1,8 @@
 """The hand-kept lists of the package layout agree with the tree: every public module of ``lib``,
 ``lib.book`` and ``lib.experiments`` is in its package's ``__all__``, reachable as an attribute
 after ``import lib`` (the packages load submodules on first use), and documented on the API
-page."""
+page; every repository path the prose, the docstrings and the comments name in a code span
+exists."""
 
 import importlib
 import pkgutil
@@ -36,3 +37,80 @@ def test_the_api_page_documents_every_public_module():
         "lib.experiments",
     }
     assert modules == documented
+
+
+# --- paths named in the prose, the docstrings and the comments ---------------------------------
+
+#: What names repository paths for a reader: lib, the tooling, the extension, the tests, the
+#: contributor's guide, the README and the chapters (``CHANGELOG.md`` records paths as they were).
+DOCUMENTED = (
+    "lib/**/*",
+    "tools/**/*",
+    "_ext/**/*",
+    "tests/**/*.py",
+    "CONTRIBUTING.md",
+    "README.md",
+    "chapters/*.md",
+)
+TEXT_SUFFIXES = {".py", ".md", ".toml", ".js", ".cjs", ".css", ".mplstyle", ".yml"}
+#: A code span: ``double`` or `single` backticks.
+CODE_SPAN = re.compile(r"``(.+?)``|`([^`\n]+)`")
+#: A repository path inside a code span, up to the first character a path does not hold; a path
+#: that goes on with a placeholder (``tests/unit/test_<module>.py``) names its folder.
+REPO_PATH = re.compile(
+    r"(?<![\w./-])((?:lib|tools|tests|_ext|_static|_latex|binder)/[\w./-]*)([<*{]?)"
+)
+#: A test file named from the ``tests`` folder (``ext/test_launch.py``).
+TEST_PATH = re.compile(r"(?<![\w./-])((?:unit|ext|book|browser|pdf)/test_\w+\.py)")
+
+
+def documented_files() -> list[Path]:
+    files = {p for pattern in DOCUMENTED for p in ROOT.glob(pattern)}
+    return sorted(
+        p
+        for p in files
+        if p.is_file()
+        and p.suffix in TEXT_SUFFIXES
+        and not p.name.endswith(".min.js")
+        and "__pycache__" not in p.parts
+    )
+
+
+def missing_paths(text: str) -> list[str]:
+    """The repository paths that ``text`` names in code spans and that do not exist in the tree."""
+    missing = []
+    for span in CODE_SPAN.finditer(text):
+        code = span.group(1) or span.group(2)
+        found = [
+            path[: path.rindex("/") + 1] if placeholder else path.rstrip(".:")
+            for path, placeholder in REPO_PATH.findall(code)
+        ]
+        found += ["tests/" + path for path in TEST_PATH.findall(code)]
+        missing += [path for path in found if not (ROOT / path).exists()]
+    return missing
+
+
+def test_missing_paths_finds_stale_paths_in_either_kind_of_code_span():
+    text = "`lib/book/config.py`, ``tests/test_pins.py``, `unit/test_gone.py`, `lib/runtime.py`"
+    assert missing_paths(text) == [
+        "lib/book/config.py",
+        "tests/test_pins.py",
+        "tests/unit/test_gone.py",
+    ]
+    assert missing_paths("``python tools/lint_chapters.py [chapters/x.md]``, `lib/book/`.") == []
+    assert missing_paths("`tests/unit/test_<module>.py`, `tools/gone/<x>.py`") == ["tools/gone/"]
+    assert missing_paths("tests/test_pins.py outside a code span is prose") == []
+
+
+def test_every_path_named_in_a_code_span_exists():
+    """A file moved or renamed leaves no pointer to its old place in the prose, a docstring or a
+    comment (tests/test_batched.py after the tests moved into folders, say). This file names stale
+    paths on purpose, in the test above."""
+    files = [p for p in documented_files() if p != Path(__file__).resolve()]
+    stale = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in files
+        for name in missing_paths(path.read_text(encoding="utf8"))
+    ]
+    assert len(files) > 150  # the globs found the sources
+    assert not stale, stale
