@@ -60,6 +60,21 @@ CODE_SPAN = re.compile(r"``(.+?)``|`([^`\n]+)`")
 REPO_PATH = re.compile(
     r"(?<![\w./-])((?:lib|tools|tests|_ext|_static|_latex|binder)/[\w./-]*)([<*{]?)"
 )
+#: The configuration files at the top of the tree, whose comments name paths without backticks
+#: (and no path that is only an example).
+CONFIGURATION = (
+    "CITATION.cff",
+    "Makefile",
+    "environment.yml",
+    "jupytext.toml",
+    "package.json",
+    "pyproject.toml",
+    "_config.yml",
+    "_toc.yml",
+    "requirements*.txt",
+    ".ci/run",
+    ".github/**/*.yml",
+)
 #: A test file named from the ``tests`` folder (``ext/test_launch.py``).
 TEST_PATH = re.compile(r"(?<![\w./-])((?:unit|ext|book|browser|pdf)/test_\w+\.py)")
 
@@ -76,11 +91,12 @@ def documented_files() -> list[Path]:
     )
 
 
-def missing_paths(text: str) -> list[str]:
-    """The repository paths that ``text`` names in code spans and that do not exist in the tree."""
+def missing_paths(text: str, spans: bool = True) -> list[str]:
+    """The repository paths that ``text`` names in code spans (anywhere, without ``spans``) and
+    that do not exist in the tree."""
     missing = []
-    for span in CODE_SPAN.finditer(text):
-        code = span.group(1) or span.group(2)
+    for span in CODE_SPAN.finditer(text) if spans else [None]:
+        code = (span.group(1) or span.group(2)) if span else text
         found = [
             path[: path.rindex("/") + 1] if placeholder else path.rstrip(".:")
             for path, placeholder in REPO_PATH.findall(code)
@@ -100,6 +116,7 @@ def test_missing_paths_finds_stale_paths_in_either_kind_of_code_span():
     assert missing_paths("``python tools/lint_chapters.py [chapters/x.md]``, `lib/book/`.") == []
     assert missing_paths("`tests/unit/test_<module>.py`, `tools/gone/<x>.py`") == ["tools/gone/"]
     assert missing_paths("tests/test_pins.py outside a code span is prose") == []
+    assert missing_paths("# tests/test_pins.py checks it", spans=False) == ["tests/test_pins.py"]
 
 
 def test_every_path_named_in_a_code_span_exists():
@@ -113,4 +130,17 @@ def test_every_path_named_in_a_code_span_exists():
         for name in missing_paths(path.read_text(encoding="utf8"))
     ]
     assert len(files) > 150  # the globs found the sources
+    assert not stale, stale
+
+
+def test_every_path_a_configuration_file_names_exists():
+    """The same for the comments of the configuration files (requirements.txt naming
+    tests/test_pins.py after the tests moved into folders, say), backticks or not."""
+    files = sorted({p for pattern in CONFIGURATION for p in ROOT.glob(pattern) if p.is_file()})
+    stale = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in files
+        for name in missing_paths(path.read_text(encoding="utf8"), spans=False)
+    ]
+    assert len(files) >= 12  # the globs found them
     assert not stale, stale
