@@ -144,3 +144,61 @@ def test_every_path_a_configuration_file_names_exists():
     ]
     assert len(files) >= 12  # the globs found them
     assert not stale, stale
+
+
+# --- issue numbers a reader can open -------------------------------------------------------------
+
+#: "issue 42", "(issue 47 items 1-4)", "Issue 26", "#27": a reference to an issue by its number.
+ISSUE_NUMBER = re.compile(r"\b[Ii]ssues?\s+#?\d+|(?<![\w&/#-])#\d{1,5}\b(?![\w-])")
+#: Words that do not name an upstream project when they stand before "issue <number>".
+NOT_A_PROJECT = {"a", "an", "and", "as", "at", "book", "by", "for", "from", "in", "of", "on"}
+NOT_A_PROJECT |= {"or", "our", "per", "project", "repository", "see", "that", "the", "this", "to"}
+
+
+def internal_issue_references(text: str) -> list[str]:
+    """The issue numbers ``text`` cites without the upstream project they belong to: a reader can
+    open "Sphinx issue 11908" or "pytorch/pytorch issue 188792", not "issue 47" of a tracker they
+    cannot see. A project's name, or "its" after one, stands right before "issue"."""
+    found = []
+    for match in ISSUE_NUMBER.finditer(text):
+        before = re.search(r"([\w'./-]*\w)\s+$", text[max(0, match.start() - 80) : match.start()])
+        word = before.group(1).lower().removesuffix("'s") if before else ""
+        if match.group().startswith("#") or not word or word in NOT_A_PROJECT:
+            found.append(match.group())
+    return found
+
+
+def test_internal_issue_references_are_told_from_upstream_ones():
+    internal = (
+        "Chapter 3 at version 3 (issue 47 items 1-4); Issue 26 items 1, 2 landed.\nIssue 5 "
+        "too, see issue 42, the book's issue 7 and #27."
+    )
+    assert internal_issue_references(internal) == [
+        "issue 47",
+        "Issue 26",
+        "Issue 5",
+        "issue 42",
+        "issue 7",
+        "#27",
+    ]
+    upstream = (
+        "(a pinned patch of Sphinx 7.4.7, Sphinx\n  issue 11908), (MyST-NB issue 350), MathJax "
+        "issue 3124, pytorch/pytorch issue 188792, pydata-sphinx-theme#2379 and its issue 2451; "
+        'colours "#000000" and "#0072b2"'
+    )
+    assert internal_issue_references(upstream) == []
+
+
+def test_the_changelog_and_the_tests_cite_no_internal_issue_number():
+    """A public reader cannot open the project's internal issues: the changelog and the tests
+    say what changed or what is tested instead. This file cites some on purpose, above."""
+    files = [ROOT / "CHANGELOG.md"] + [
+        p for p in sorted((ROOT / "tests").rglob("*.py")) if p != Path(__file__).resolve()
+    ]
+    cited = [
+        f"{path.relative_to(ROOT)}: {ref}"
+        for path in files
+        for ref in internal_issue_references(path.read_text(encoding="utf8"))
+    ]
+    assert len(files) > 80  # the changelog and the tests were read
+    assert not cited, cited
