@@ -1,5 +1,4 @@
-"""lib._constants: the glue-key prefix of a check's record, and the module's promise to stay cheap
-to import."""
+"""lib._constants: the glue-key prefix of a check's record; the module imports nothing heavy."""
 
 import json
 import subprocess

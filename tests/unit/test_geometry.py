@@ -1,5 +1,4 @@
-"""lib._geometry: the grid midpoints both constructions share, and evaluation in blocks of
-bounded memory."""
+"""lib._geometry: the grid midpoints both constructions share, evaluation in bounded blocks."""
 
 import math
 

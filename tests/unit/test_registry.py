@@ -1,5 +1,4 @@
-"""lib.book.registry: the registry of the book's checks (checks.toml), the status word of a record
-and the tally of a page."""
+"""lib.book.registry: the registry of checks (checks.toml), a record's status word, the tally."""
 
 import re
 

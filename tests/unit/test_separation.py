@@ -1,5 +1,4 @@
-"""lib.separation: Definition 1's tokenwise separation, the strict constants, the projection
-constant and check C9 of its random-projection bound."""
+"""lib.separation: tokenwise separation, strict constants, the projection constant, check C9."""
 
 import math
 

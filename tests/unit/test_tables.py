@@ -1,5 +1,4 @@
-"""lib.experiments.tables: the rows of the chapters' error and cost tables and the shared sample
-of rate points."""
+"""lib.experiments.tables: the rows of the chapters' error and cost tables, the rate points."""
 
 import math
 import re
