@@ -77,7 +77,7 @@ pdf: $(STAMP) data
 test: $(DEVSTAMP) data
 	$(PY) -m pytest
 
-## unit: the unit tests of lib and of the book's tooling only (no book build; about a minute)
+## unit: the unit tests of lib, the tooling and the Sphinx extension only (tests/unit, tests/ext; no build)
 unit: $(DEVSTAMP) data
 	$(PY) -m pytest -m "not build and not slow"
 

@@ -26,8 +26,8 @@ gained less over the same steps one at a time than these stacked products did (`
 measures the latter); ``vmap`` also cannot trace the layers' input guards (data-dependent
 ``bool``), which the stacked forwards leave out: their inputs are the validated batches of the
 runs, and a non-finite loss is caught per run at the end of each epoch.
-``tests/test_batched.py`` checks in float64 that ``K`` stacked runs and the same runs one by one
-give the same parameters, Adam moments and histories.
+``tests/unit/test_batched.py`` checks in float64 that ``K`` stacked runs and the same runs one by
+one give the same parameters, Adam moments and histories.
 
 * :class:`StackedPatchAttention`: ``K`` :class:`lib.models.PatchAttentionClassifier` (Chapter 5);
 * :class:`StackedTokenTagger`: ``K`` :class:`lib.models.TokenTagger` (Chapter 3);

@@ -1,4 +1,5 @@
-"""Shared fixtures: paths, a strict build of the real book, and small temporary books."""
+"""Shared fixtures: paths, a strict build of the real book, small temporary books and a small
+registry of checks."""
 
 from __future__ import annotations
 
@@ -12,11 +13,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "_ext"))  # the book's Sphinx extension, for its unit tests
+sys.path.insert(0, str(ROOT / "_ext"))  # the book's Sphinx extension, for its tests in ext/
 #: The test folders and the markers each test in them carries (added here, so folder and marker
-#: cannot disagree): unit tests of lib and of the tooling; tests that build the book; browser
-#: checks of the built site; the PDF.
-FOLDERS = {"unit": (), "book": ("build",), "browser": ("build", "browser"), "pdf": ("build", "pdf")}
+#: cannot disagree): unit tests of lib and of the tooling; unit tests of the book's Sphinx
+#: extension (``_ext/book_sphinx``), unmarked like the first, so that ``make unit`` runs both;
+#: tests that build the book; browser checks of the built site; the PDF.
+FOLDERS = {
+    "unit": (),
+    "ext": (),
+    "book": ("build",),
+    "browser": ("build", "browser"),
+    "pdf": ("build", "pdf"),
+}
+#: The folders of tests that must not build the book.
+UNBUILT = ("unit", "ext")
 for _folder in FOLDERS:  # a test module may import helpers from another folder's module
     sys.path.insert(0, str(Path(__file__).parent / _folder))
 BIN = Path(sys.executable).parent
@@ -127,9 +137,66 @@ def temp_book(tmp_path) -> TempBook:
     return TempBook(tmp_path)
 
 
+#: The small registry of checks of the :func:`registry` fixture.
+REGISTRY = """
+["T1"]
+section = "sec-a"
+kind = "test"
+basis = "paper"
+scale = "sampled"
+claim = "gap above {bound:.1f} in {{all}} cases"
+expected = "<= 1"
+threshold = "the statement"
+why = "measured independently"
+source = "K&S Thm 2"
+verdict = ["holds at {bound}", "fails at {bound}"]
+
+["D1"]
+section = "sec-b"
+kind = "demonstration"
+basis = "definition"
+scale = ["exact", "sampled"]
+claim = "equal by construction"
+expected = "0"
+why = "an identity"
+source = "book"
+
+["V"]
+variants = ["x", "y"]
+section = "sec-c"
+kind = "test"
+basis = "paper"
+scale = "fast subset"
+claim = "declines ({where})"
+expected = "p < 0.05"
+threshold = "conventional level"
+why = "trained models"
+source = "LHSL"
+"""
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    """A small registry of three entries (one with two variants) in place of the book's own
+    (the tests of lib.book.registry and of lib.book.checks' records read it)."""
+    from lib import _env
+    from lib.book import checks
+    from lib.book import registry as check_registry
+
+    path = tmp_path / "checks.toml"
+    path.write_text(REGISTRY, encoding="utf8")
+    monkeypatch.setattr(check_registry, "REGISTRY_FILE", path)  # checks re-exports the registry
+    monkeypatch.setattr(_env, "_CHECKS_FILE", path)  # BOOK_FORCE_FAIL is validated against it
+    checks.registry.cache_clear()
+    _env.check_ids.cache_clear()
+    yield path
+    checks.registry.cache_clear()
+    _env.check_ids.cache_clear()
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark each test with its folder's markers (:data:`FOLDERS`); refuse a test outside the four
-    folders, and a unit test that builds the book."""
+    """Mark each test with its folder's markers (:data:`FOLDERS`); refuse a test outside those
+    folders, and a unit or extension test (:data:`UNBUILT`) that builds the book."""
     here = Path(__file__).parent
     for item in items:
         folder = Path(item.path).relative_to(here).parts[0]
@@ -137,5 +204,5 @@ def pytest_collection_modifyitems(config, items):
             raise pytest.UsageError(f"{item.nodeid}: tests live in tests/{{{','.join(FOLDERS)}}}/")
         for name in FOLDERS[folder]:
             item.add_marker(getattr(pytest.mark, name))
-        if folder == "unit" and item.get_closest_marker("build"):
+        if folder in UNBUILT and item.get_closest_marker("build"):
             raise pytest.UsageError(f"{item.nodeid} builds the book: move it to tests/book/")

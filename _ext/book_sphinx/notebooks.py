@@ -109,7 +109,7 @@ def run_instructions(title: str, pagename: str, chapter: str | None = None) -> s
     )
 
 
-#: The book's machinery that a removed cell may call (lib.book.checks, lib.book.glue).
+#: The book's machinery that a removed cell may call (lib.book.checks' glue and record functions).
 MACHINERY_CALLS = frozenset({"glue", "glue_many", "record", "not_run"})
 #: The first line of a machinery cell in a downloaded notebook.
 MACHINERY_NOTE = "# The book's machinery: values for the page's text and the claims page."

@@ -2,12 +2,12 @@
 
 A chapter computes the figure's data at every slider position when the book is built (one
 *frame* per position: a list of plotly traces) and returns a :class:`SliderFigure`. On the
-website the book's script (``_static/book-interactive.js``) draws the frame the slider selects
-with plotly.js, which the book serves from its own static files (``_ext/book_sphinx``): no
-kernel, no server and no network are needed, and the figure is exact at every position because
-nothing is interpolated in the browser. The slider is an HTML ``<input type="range">`` with a
-label and a spoken value, so it works from the keyboard (arrow keys, Home, End) and with
-assistive technology, which plotly's own SVG sliders do not.
+website the book's script (``_ext/book_sphinx/static/book-interactive.js``, served from the site's
+``_static/``) draws the frame the slider selects with plotly.js, which the book serves from its own
+static files too: no kernel, no server and no network are needed, and the figure is exact at every
+position because nothing is interpolated in the browser. The slider is an HTML
+``<input type="range">`` with a label and a spoken value, so it works from the keyboard (arrow
+keys, Home, End) and with assistive technology, which plotly's own SVG sliders do not.
 
 Where no script runs — the downloaded notebook, print, the LaTeX/PDF builders — the same output
 carries a static PNG of the default position, drawn with matplotlib from the same traces.
@@ -169,7 +169,7 @@ class SliderFigure:
     # -- the website ---------------------------------------------------------------------------
     def to_html(self) -> str:
         """The HTML of the figure: the static image, the plot's container, the slider and the
-        frames as JSON (no script: ``_static/book-interactive.js`` finds it by its class)."""
+        frames as JSON (no script: ``book-interactive.js`` finds it by its class)."""
         data = {
             "frames": self.frames,
             "labels": self.labels,

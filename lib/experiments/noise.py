@@ -447,7 +447,7 @@ def noise_experiments(
     model (:func:`lib.batched.fit_stacked`).
 
     Each run keeps its own noise, initialisation and batch order, so run ``i``'s result is
-    :func:`noise_experiment`'s for it up to floating-point rounding (``tests/test_batched.py``
+    :func:`noise_experiment`'s for it up to floating-point rounding (``tests/unit/test_batched.py``
     checks that in float64). ``seconds`` is the wall time of the whole batch (the runs share it).
 
     Args:

@@ -1,5 +1,5 @@
 """The launch buttons and the Binder environment, on books built as the workflow builds them
-(the URL and workflow checks are in ``unit/test_launch.py``)."""
+(the URL and workflow checks are in ``ext/test_launch.py``)."""
 
 from __future__ import annotations
 

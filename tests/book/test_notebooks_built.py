@@ -1,5 +1,5 @@
 """The downloaded notebooks of the built site (the converter's unit tests are in
-``unit/test_notebooks.py``)."""
+``ext/test_notebooks.py``)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,11 @@ the float64 range: offsets and scales up to 1e300 and down to 1e-300, 1-ulp neig
 of ``p`` up to 1e6. The kinds tested here are those the fourth probe of lib found: variances that
 cancel far from the origin, probabilities formed as ``1 - (1 - q)^k``, squares of distances that
 underflow or overflow, powers of errors that underflow or overflow, midpoints and medians whose
-sums overflow, and refusals that name an argument the caller never passed.
+sums overflow, and refusals that name an argument the caller never passed. The properties of
+one module live in its own test file (``1 - (1 - q)^k`` in ``test_quantize.py``, the powers of
+errors in ``test_metrics.py``, the knots' midpoints in ``test_interpolation.py``, Lemma 1's
+digits in ``test_lemma1.py``); this file keeps those that span modules or whose module has no
+test file of its own here.
 """
 
 from __future__ import annotations
@@ -36,7 +40,6 @@ from lib import (
     lookup,
     maxaffine,
     memorization,
-    metrics,
     quantize,
     seeds,
     separation,
@@ -132,34 +135,6 @@ def test_dboltz_dbeta_of_entries_whose_difference_overflows():
     assert boltzmann.dboltz_dbeta(np.array([-1e308, 1e308]), beta=-1.0) == 0.0
 
 
-# --- probabilities formed as 1 - (1 - q)^k (ramp_measure) ----------------------------------
-
-
-@SETTINGS
-@given(
-    m=st.integers(2, 50),
-    n=st.integers(1, 40),
-    d=st.integers(1, 40),
-    tau_exp=st.floats(-40, -0.5),
-)
-def test_ramp_measure_against_mpmath(m, n, d, tau_exp):
-    h = 1.0 / m
-    tau = h * 10.0**tau_exp
-    got = quantize.ramp_measure(m, n, d, tau)
-    with mpmath.workdps(60):
-        q = (m - 1) * mpmath.mpf(tau) / 1
-        want = 1 - (1 - q) ** (n * d)
-    # q (two roundings), log1p, the product with n d and expm1 each carry about u of relative
-    # error; 1 - e^-x has condition x e^-x / (1 - e^-x) <= 1 in x
-    assert abs(got - float(want)) <= 8 * U * float(want)
-    assert 0.0 < got <= 1.0
-
-
-def test_ramp_measure_does_not_cancel_to_zero():
-    got = quantize.ramp_measure(3, 1, 1, 5e-18)
-    assert got == pytest.approx(1e-17, rel=4 * U)
-
-
 # --- nearest centres and distances at any scale (hard_lookup, soft_lookup) -----------------
 
 
@@ -203,65 +178,7 @@ def test_soft_lookup_weights_are_scale_free(scale, seed):
     assert np.abs(got - want).max() <= 400 * U * np.abs(v).max()
 
 
-# --- powers of errors (lp_from_errors, error_summary) --------------------------------------
-
-
-@SETTINGS
-@given(
-    scale=st.sampled_from(SCALES),
-    p=st.sampled_from([1.0, 2.0, 3.5, 40.0, 1e6]),
-    seed=st.integers(0, 10_000),
-    shape=st.sampled_from([(2,), (5,), (4, 3)]),
-)
-def test_lp_from_errors_against_mpmath(scale, p, seed, shape):
-    e = scale * np.random.default_rng(seed).uniform(0, 1, shape)
-    got, _ = metrics.lp_from_errors(e, p)
-    rows = e.reshape(len(e), -1)
-    with mpmath.workdps(60):
-        mean = mpmath.fsum(mpmath.fsum(mpmath.mpf(float(x)) ** p for x in r) for r in rows)
-        want = float((mean / len(rows)) ** (1 / mpmath.mpf(p)))
-    # each term: the division by the largest error (u), the power (p u of relative error in
-    # u^p, which the 1/p root turns back into u), the sum of k terms and the root
-    assert abs(got - want) <= 16 * (rows.shape[1] + 4) * U * want
-
-
-def test_lp_error_of_tiny_and_huge_errors_is_not_zero_or_nan():
-    assert metrics.lp_from_errors(np.array([1e-200, 2e-200]), 2)[0] == pytest.approx(
-        math.sqrt(2.5) * 1e-200, rel=8 * U
-    )
-    assert metrics.lp_from_errors(np.array([1.58e200, 1e200]), 2)[0] == pytest.approx(
-        math.sqrt((1.58**2 + 1) / 2) * 1e200, rel=8 * U
-    )
-    # p = 1e6: the L_p mean of equal errors is that error, not 0
-    assert metrics.lp_from_errors(np.array([0.4999997, 0.4999997]), 1e6)[0] == pytest.approx(
-        0.4999997, rel=8 * U
-    )
-    summary = metrics.error_summary(np.array([1e-200, 2e-200]))
-    assert summary.l2 == pytest.approx(math.sqrt(2.5) * 1e-200, rel=8 * U)
-
-
 # --- midpoints and medians whose sums overflow ---------------------------------------------
-
-
-@SETTINGS
-@given(
-    scale=st.sampled_from([1.0, 1e300, 1.7e308]),
-    u=st.lists(st.floats(-1, 1), min_size=1, max_size=8, unique=True),
-)
-def test_interpolation_knots_are_finite_and_interleave(scale, u):
-    z = np.unique(scale * np.array(u))
-    try:
-        order, b = interpolation.interpolation_knots(z)
-    except ValueError as exc:  # only a smallest id at float64's most negative number
-        assert "leaves no float64 below it" in str(exc)
-        assert z.min() == -np.finfo(float).max
-        return
-    s = z[order]
-    assert np.isfinite(b).all() and b[0] < s[0]
-    for i in range(1, len(s)):  # each knot the exact midpoint, to one rounding
-        mid = (Fraction(float(s[i - 1])) + Fraction(float(s[i]))) / 2
-        assert abs(Fraction(float(b[i])) - mid) <= Fraction(float(np.spacing(abs(float(mid)))))
-        assert s[i - 1] <= b[i] <= s[i]
 
 
 @SETTINGS
@@ -291,12 +208,6 @@ def test_band_refuses_an_undefined_median_and_keeps_a_defined_one():
 def test_separated_refuses_a_bad_min_seeds(bad):
     with pytest.raises(ValueError, match="min_seeds"):
         seeds.separated([1, 2, 3], [4, 5, 6], min_seeds=bad)
-
-
-def test_uniform_sampler_draws_across_the_whole_float64_range():
-    x = metrics.uniform_sampler(3, 2, -1.7e308, 1.7e308)(np.random.default_rng(0), 2000)
-    assert np.isfinite(x).all() and x.min() < -1e307 and x.max() > 1e307
-    assert abs((x / 1.7e308).mean()) < 0.05  # centred: the halves are doubled, not shifted
 
 
 # --- guards that bound the work --------------------------------------------------------------
@@ -476,15 +387,6 @@ def test_the_accuracy_section_renders_as_a_section():
     config = Config(napoleon_custom_sections=conf["napoleon_custom_sections"])
     lines = str(GoogleDocstring("Sum.\n\nAccuracy:\n    Exact.\n", config)).splitlines()
     assert ".. rubric:: Accuracy" in lines
-
-
-def test_explicit_digits_too_few_for_lemma1s_gap_are_refused():
-    v = lemma1.lattice_vectors(3, 4, 10.0) * 1e12  # the gap lies about 1.3e13 digits down
-    with pytest.raises(ValueError, match=r"^dps=40 cannot resolve the gap"):
-        lemma1.lemma1_check(v, dps=40)
-    assert lemma1.lemma1_digits(1.151292546497023) == 32  # 2r / ln 10 = 1.0000000000000002
-    with mpmath.workdps(5):  # the caller's precision does not leak in
-        assert lemma1.one_winner_deficit(1000) == pytest.approx(4.42050160394, rel=1e-11)
 
 
 def test_bounds_that_overflow_are_refused_not_inf():

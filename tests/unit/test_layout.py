@@ -1,7 +1,8 @@
 """The hand-kept lists of the package layout agree with the tree: every public module of ``lib``,
 ``lib.book`` and ``lib.experiments`` is in its package's ``__all__``, reachable as an attribute
 after ``import lib`` (the packages load submodules on first use), and documented on the API
-page."""
+page; every repository path the prose, the docstrings and the comments name in a code span
+exists."""
 
 import importlib
 import pkgutil
@@ -36,3 +37,168 @@ def test_the_api_page_documents_every_public_module():
         "lib.experiments",
     }
     assert modules == documented
+
+
+# --- paths named in the prose, the docstrings and the comments ---------------------------------
+
+#: What names repository paths for a reader: lib, the tooling, the extension, the tests, the
+#: contributor's guide, the README and the chapters (``CHANGELOG.md`` records paths as they were).
+DOCUMENTED = (
+    "lib/**/*",
+    "tools/**/*",
+    "_ext/**/*",
+    "tests/**/*.py",
+    "CONTRIBUTING.md",
+    "README.md",
+    "chapters/*.md",
+)
+TEXT_SUFFIXES = {".py", ".md", ".toml", ".js", ".cjs", ".css", ".mplstyle", ".yml"}
+#: A code span: ``double`` or `single` backticks.
+CODE_SPAN = re.compile(r"``(.+?)``|`([^`\n]+)`")
+#: A repository path inside a code span, up to the first character a path does not hold; a path
+#: that goes on with a placeholder (``tests/unit/test_<module>.py``) names its folder.
+REPO_PATH = re.compile(
+    r"(?<![\w./-])((?:lib|tools|tests|_ext|_static|_latex|binder)/[\w./-]*)([<*{]?)"
+)
+#: The configuration files at the top of the tree, whose comments name paths without backticks
+#: (and no path that is only an example).
+CONFIGURATION = (
+    "CITATION.cff",
+    "Makefile",
+    "environment.yml",
+    "jupytext.toml",
+    "package.json",
+    "pyproject.toml",
+    "_config.yml",
+    "_toc.yml",
+    "requirements*.txt",
+    ".ci/run",
+    ".github/**/*.yml",
+)
+#: A test file named from the ``tests`` folder (``ext/test_launch.py``).
+TEST_PATH = re.compile(r"(?<![\w./-])((?:unit|ext|book|browser|pdf)/test_\w+\.py)")
+
+
+def documented_files() -> list[Path]:
+    files = {p for pattern in DOCUMENTED for p in ROOT.glob(pattern)}
+    return sorted(
+        p
+        for p in files
+        if p.is_file()
+        and p.suffix in TEXT_SUFFIXES
+        and not p.name.endswith(".min.js")
+        and "__pycache__" not in p.parts
+    )
+
+
+def missing_paths(text: str, spans: bool = True) -> list[str]:
+    """The repository paths that ``text`` names in code spans (anywhere, without ``spans``) and
+    that do not exist in the tree."""
+    missing = []
+    for span in CODE_SPAN.finditer(text) if spans else [None]:
+        code = (span.group(1) or span.group(2)) if span else text
+        found = [
+            path[: path.rindex("/") + 1] if placeholder else path.rstrip(".:")
+            for path, placeholder in REPO_PATH.findall(code)
+        ]
+        found += ["tests/" + path for path in TEST_PATH.findall(code)]
+        missing += [path for path in found if not (ROOT / path).exists()]
+    return missing
+
+
+def test_missing_paths_finds_stale_paths_in_either_kind_of_code_span():
+    text = "`lib/book/config.py`, ``tests/test_pins.py``, `unit/test_gone.py`, `lib/runtime.py`"
+    assert missing_paths(text) == [
+        "lib/book/config.py",
+        "tests/test_pins.py",
+        "tests/unit/test_gone.py",
+    ]
+    assert missing_paths("``python tools/lint_chapters.py [chapters/x.md]``, `lib/book/`.") == []
+    assert missing_paths("`tests/unit/test_<module>.py`, `tools/gone/<x>.py`") == ["tools/gone/"]
+    assert missing_paths("tests/test_pins.py outside a code span is prose") == []
+    assert missing_paths("# tests/test_pins.py checks it", spans=False) == ["tests/test_pins.py"]
+
+
+def test_every_path_named_in_a_code_span_exists():
+    """A file moved or renamed leaves no pointer to its old place in the prose, a docstring or a
+    comment (tests/test_batched.py after the tests moved into folders, say). This file names stale
+    paths on purpose, in the test above."""
+    files = [p for p in documented_files() if p != Path(__file__).resolve()]
+    stale = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in files
+        for name in missing_paths(path.read_text(encoding="utf8"))
+    ]
+    assert len(files) > 150  # the globs found the sources
+    assert not stale, stale
+
+
+def test_every_path_a_configuration_file_names_exists():
+    """The same for the comments of the configuration files (requirements.txt naming
+    tests/test_pins.py after the tests moved into folders, say), backticks or not."""
+    files = sorted({p for pattern in CONFIGURATION for p in ROOT.glob(pattern) if p.is_file()})
+    stale = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in files
+        for name in missing_paths(path.read_text(encoding="utf8"), spans=False)
+    ]
+    assert len(files) >= 12  # the globs found them
+    assert not stale, stale
+
+
+# --- issue numbers a reader can open -------------------------------------------------------------
+
+#: "issue 42", "(issue 47 items 1-4)", "Issue 26", "#27": a reference to an issue by its number.
+ISSUE_NUMBER = re.compile(r"\b[Ii]ssues?\s+#?\d+|(?<![\w&/#-])#\d{1,5}\b(?![\w-])")
+#: Words that do not name an upstream project when they stand before "issue <number>".
+NOT_A_PROJECT = {"a", "an", "and", "as", "at", "book", "by", "for", "from", "in", "of", "on"}
+NOT_A_PROJECT |= {"or", "our", "per", "project", "repository", "see", "that", "the", "this", "to"}
+
+
+def internal_issue_references(text: str) -> list[str]:
+    """The issue numbers ``text`` cites without the upstream project they belong to: a reader can
+    open "Sphinx issue 11908" or "pytorch/pytorch issue 188792", not "issue 47" of a tracker they
+    cannot see. A project's name, or "its" after one, stands right before "issue"."""
+    found = []
+    for match in ISSUE_NUMBER.finditer(text):
+        before = re.search(r"([\w'./-]*\w)\s+$", text[max(0, match.start() - 80) : match.start()])
+        word = before.group(1).lower().removesuffix("'s") if before else ""
+        if match.group().startswith("#") or not word or word in NOT_A_PROJECT:
+            found.append(match.group())
+    return found
+
+
+def test_internal_issue_references_are_told_from_upstream_ones():
+    internal = (
+        "Chapter 3 at version 3 (issue 47 items 1-4); Issue 26 items 1, 2 landed.\nIssue 5 "
+        "too, see issue 42, the book's issue 7 and #27."
+    )
+    assert internal_issue_references(internal) == [
+        "issue 47",
+        "Issue 26",
+        "Issue 5",
+        "issue 42",
+        "issue 7",
+        "#27",
+    ]
+    upstream = (
+        "(a pinned patch of Sphinx 7.4.7, Sphinx\n  issue 11908), (MyST-NB issue 350), MathJax "
+        "issue 3124, pytorch/pytorch issue 188792, pydata-sphinx-theme#2379 and its issue 2451; "
+        'colours "#000000" and "#0072b2"'
+    )
+    assert internal_issue_references(upstream) == []
+
+
+def test_the_changelog_and_the_tests_cite_no_internal_issue_number():
+    """A public reader cannot open the project's internal issues: the changelog and the tests
+    say what changed or what is tested instead. This file cites some on purpose, above."""
+    files = [ROOT / "CHANGELOG.md"] + [
+        p for p in sorted((ROOT / "tests").rglob("*.py")) if p != Path(__file__).resolve()
+    ]
+    cited = [
+        f"{path.relative_to(ROOT)}: {ref}"
+        for path in files
+        for ref in internal_issue_references(path.read_text(encoding="utf8"))
+    ]
+    assert len(files) > 80  # the changelog and the tests were read
+    assert not cited, cited

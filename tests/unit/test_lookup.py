@@ -104,18 +104,6 @@ def test_seq2seq_positions_and_the_bonus_zero_collapse():
     )  # ... the blocks' average
 
 
-def test_error_row_reproduces_the_hard_partition_and_first_order_decay():
-    x = np.random.default_rng(6).uniform(size=(4000, 2))
-    rows = [tables.lookup_error_row(target, m, 10.0, x) for m in (8, 16, 32)]
-    sups = [r.sup_hard for r in rows]
-    assert sups[0] / sups[1] == pytest.approx(2, rel=0.15) and sups[1] / sups[2] == pytest.approx(
-        2, rel=0.15
-    )
-    assert all(r.sup <= r.sup_hard + 1e-3 for r in rows)
-    hard = tables.lookup_error_row(target, 8, None, x)
-    assert hard.sup == hard.sup_hard and math.isnan(hard.beta)
-
-
 def pd_rank(a):
     import pandas as pd
 
@@ -367,20 +355,6 @@ def test_product_context_length_validates():
         CA.product_lookup(sine, np.zeros((2, 1)), 2, 0.0)
 
 
-def test_rate_points_are_one_fixed_sample_per_mode():
-    for mode, count in tables.RATE_POINTS.items():
-        pts = tables.rate_points(mode)
-        assert (
-            pts.shape == (count, 2) and pts.dtype == np.float64 and ((pts >= 0) & (pts < 1)).all()
-        )
-        np.testing.assert_array_equal(
-            pts, np.random.default_rng(tables.RATE_SEED).uniform(size=(count, 2))
-        )
-        np.testing.assert_array_equal(pts, tables.rate_points(mode))
-    with pytest.raises(ValueError, match="mode must be one of"):
-        tables.rate_points("paper")
-
-
 # --- one centre elsewhere: no shared reference can fix it, the per-point computations do ------
 
 OUTLIER_C = np.array([[1e8 + 0.025], [1e8 + 0.075], [0.0]])
@@ -467,45 +441,6 @@ def test_cross_lookup_with_another_context_is_checked_against_that_context():
     want = torch.softmax(40.0 * torch.from_numpy(x @ (2 * c).T), dim=-1).numpy() @ v
     np.testing.assert_allclose(layer.closed_form(x).numpy()[:, 0], want, atol=1e-12)
     np.testing.assert_allclose(layer(x).numpy()[:, 0], want, atol=1e-12)
-
-
-def test_evaluations_work_in_blocks_of_chunk_entries_with_the_same_numbers(monkeypatch):
-    """soft_lookup, the cross-attention layer and the K&S approximator bound the matrix one block
-    builds by lib._geometry.CHUNK_ENTRIES (each page's memory, measured by make bench): with a
-    tiny bound they split the points into many blocks and return the same numbers."""
-    from lib import _geometry, approximation, targets
-
-    x = np.random.default_rng(11).uniform(size=(50, 2))
-    c = M.grid_centres(8, 2)  # 64 centres
-    layer = CA.cross_attention_approximator(target, c, 30.0)
-    g = approximation.ks_approximator(targets.max_product, 4, 2, 1, 0.1 / 16, gamma=1.0)
-    X = np.random.default_rng(12).uniform(size=(30, 2, 1))
-    before = L.soft_lookup(x, c, target(c), 50.0), layer(x).numpy(), g(X)
-    sizes: list[int] = []
-    real = _geometry.distances
-
-    def counted(p, q):
-        sizes.append(len(p))
-        return real(p, q)
-
-    monkeypatch.setattr(_geometry, "CHUNK_ENTRIES", 3 * 64)
-    monkeypatch.setattr(_geometry, "distances", counted)  # soft_lookup reads it
-    for module in (CA, approximation):
-        monkeypatch.setattr(module, "CHUNK_ENTRIES", 3 * 64)
-    after = [L.soft_lookup(x, c, target(c), 50.0)]
-    assert max(sizes) == 3 and sum(sizes) == 50  # 17 blocks of at most 3 points
-    after += [layer(x).numpy(), g(X)]
-    for a, b in zip(before, after, strict=True):
-        np.testing.assert_allclose(b, a, rtol=0, atol=1e-15)
-    blocks = []
-    monkeypatch.setattr(g, "lookup", lambda z, real=g.lookup: blocks.append(len(z)) or real(z))
-    g(X)
-    assert len(blocks) > 1 and sum(blocks) == 60 and max(blocks) <= max(1, 3 * 64 // len(g.knots))
-    queries = []
-    forward = layer.linear.forward
-    monkeypatch.setattr(layer.linear, "forward", lambda z: queries.append(len(z)) or forward(z))
-    layer(x)
-    assert len(queries) > 1 and sum(queries) == 50 and max(queries) <= 3
 
 
 def test_grid_lookup_bound_against_an_independent_sum_and_measured_errors():

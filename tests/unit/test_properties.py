@@ -3,7 +3,9 @@
 Inputs are drawn by hypothesis: offsets up to 1e12, widths down to 1e-15, near and far entries
 mixed. Each property compares a float64 function of ``lib`` with the same quantity evaluated
 exactly (:mod:`lib.exact`, or mpmath directly), within a tolerance derived from float64's unit
-roundoff and the conditioning of the quantity, never from an earlier run.
+roundoff and the conditioning of the quantity, never from an earlier run. The projection
+constant's and the quantizer's properties sit with their modules' tests (``test_separation.py``,
+``test_quantize.py``).
 """
 
 from __future__ import annotations
@@ -12,12 +14,11 @@ import math
 
 import mpmath
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from oracles import U, derandomized_settings, projection_constant_mp
+from oracles import U, derandomized_settings
 
-from lib import boltzmann, exact, quantize, separation
+from lib import boltzmann, exact
 
 SETTINGS = derandomized_settings()
 
@@ -70,54 +71,3 @@ def test_soft_max_lse_against_mpmath(a, beta):
         want = exact.lse_mp([beta * float(x) for x in a], 60) / beta
     top = float(np.abs(a).max())
     assert abs(got - float(want)) <= 8 * len(a) * U * (top + math.log(len(a)) / beta)
-
-
-@st.composite
-def vocabularies(draw):
-    d = draw(st.integers(1, 3))
-    K = draw(st.integers(2, 6))
-    scale = draw(st.sampled_from([1e-12, 1e-3, 1.0, 1e6, 1e12]))
-    V = scale * np.array(draw(st.lists(st.floats(-1, 1), min_size=K * d, max_size=K * d)))
-    V = V.reshape(K, d)
-    if draw(st.booleans()):
-        V[1] = np.nextafter(V[0], np.inf)  # two tokens 1 ulp apart
-    return V
-
-
-@SETTINGS
-@given(V=vocabularies(), seed=st.integers(0, 1000))
-def test_projection_constant_against_mpmath(V, seed):
-    if len(np.unique(V, axis=0)) < len(V) or (V == 0).all():
-        with pytest.raises(ValueError):  # repeated tokens, or nothing but the zero token
-            separation.projection_constant(np.ones(V.shape[1]), V)
-        return
-    w = np.random.default_rng(seed).normal(size=V.shape[1])
-    want = float(projection_constant_mp(w, V))
-    got = separation.projection_constant(w, V)
-    # each scaled difference has unit-size entries: the dot product and norm carry about d u of
-    # relative error, relative to the difference's size, i.e. absolute in c_w
-    assert abs(got - want) <= 16 * V.shape[1] * U
-
-
-@SETTINGS
-@given(
-    m=st.integers(1, 6),
-    tau_exp=st.integers(-13, -2),
-    x=st.lists(st.floats(0, 1), min_size=1, max_size=20),
-)
-def test_quantizer_float64_error_is_a_bound(m, tau_exp, x):
-    import torch
-
-    from lib.interpolation import ffn_mp
-
-    tau = 10.0**tau_exp
-    if not tau < 1.0 / m:
-        return
-    layer = quantize.quantizer(m, 1, tau)
-    pts = np.array(x)[:, None]
-    with torch.no_grad():
-        got = layer(torch.as_tensor(pts)).numpy()[:, 0]
-    weights = {k: v.detach().numpy() for k, v in layer.weights().items()}
-    with mpmath.workdps(60):
-        want = np.array([float(r[0]) for r in ffn_mp(pts.tolist(), weights)])
-    assert np.abs(got - want).max() <= quantize.quantizer_float64_error(m, 1, tau)

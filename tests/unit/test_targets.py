@@ -76,3 +76,25 @@ def test_mean_product_flat_is_mean_product_of_scalar_tokens():
         targets.mean_product_flat([[1e300, 1e300]])
     with pytest.raises(ValueError, match=r"^p must have shape \(batch, D\)"):
         targets.mean_product_flat(X)
+
+
+def test_targets_by_hand():
+    X = np.array([[[1.0], [2.0], [3.0]]])
+    np.testing.assert_array_equal(targets.mean_product(X), [[[2.0], [4.0], [6.0]]])  # mean 2
+    Y = np.array([[[1.0, 5.0], [3.0, 0.0]]])
+    np.testing.assert_array_equal(targets.max_product(Y), 3.0 * Y)  # max first coordinate 3
+    np.testing.assert_allclose(
+        targets.wave(np.array([[0.25, 0.0], [0.0, 0.3], [0.75, 0.5]])), [1.0, 0.0, 1.0], atol=1e-15
+    )
+    np.testing.assert_array_equal(
+        targets.disk(np.array([[0.5, 0.5], [0.75, 0.5], [0.5, 0.8125], [0.0, 0.0]])),
+        [1.0, 1.0, 0.0, 0.0],
+    )  # radius 0.3: 0.25 in, 0.3125 out
+    with pytest.raises(ValueError, match="X must have"):
+        targets.mean_product(np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"X must have shape \(batch, n, d\)"):
+        targets.mean_product(np.ones((2, 3, 1, 1)))
+    with pytest.raises(ValueError, match=r"p must have shape \(batch, 2\)"):
+        targets.wave(np.ones((4, 3)))
+    with pytest.raises(ValueError, match="real array"):
+        targets.disk(np.ones((2, 2), dtype=bool))

@@ -1,4 +1,4 @@
-"""lib.layers.TokenTagger and lib.training: masking, equivariance, memorization, validation."""
+"""lib.models.TokenTagger and lib.training: masking, equivariance, memorization, validation."""
 
 import numpy as np
 import pandas as pd

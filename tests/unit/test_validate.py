@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from lib import _validate as V
 from lib import (
+    _validate,
     boltzmann,
     contextual,
     data,
@@ -22,6 +22,7 @@ from lib import (
     quantize,
     separation,
 )
+from lib import _validate as V
 
 from conftest import ROOT
 
@@ -140,6 +141,7 @@ _DELEGATED = {
     # parameter handed unchanged to a callee that reads it through flag
     ("layers.py", "__init__", "residual"),
     ("experiments/conll.py", "conll_experiment", "sparse_embedding"),
+    ("experiments/trained.py", "phase_run", "cosine"),  # phase_run_settings reads it
 }
 
 
@@ -315,3 +317,14 @@ def test_float64_memorization_accepts_permuted_sequences():
     assert run.min_gap64 == np.diff(np.sort(ids)).min()
     with pytest.raises(ValueError, match="inconsistent labels"):
         memorization.float64_memorization(X, Y[[0, 0, 2]], 0.5)
+
+
+def test_one_of_and_float_dtype():
+    assert _validate.one_of("mode", "fast", ("fast", "full")) == "fast"
+    for bad in ("slow", None, ["fast"], True):
+        with pytest.raises(ValueError, match=r"mode must be one of \('fast', 'full'\)"):
+            _validate.one_of("mode", bad, ("fast", "full"))
+    assert _validate.float_dtype("dtype", torch.float64) is torch.float64
+    for bad in (torch.float16, "float32", np.float64):
+        with pytest.raises(ValueError, match="dtype must be torch.float32 or torch.float64"):
+            _validate.float_dtype("dtype", bad)

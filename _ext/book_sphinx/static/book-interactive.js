@@ -1,4 +1,4 @@
-/* The book's interactive figures (lib/interactive.py): draws the frame a slider selects with
+/* The book's interactive figures (lib/book/interactive.py): draws the frame a slider selects with
    plotly.js (served from this site's _static/, never a CDN). Every frame was computed by lib when
    the book was built; nothing is interpolated here. Without plotly.js (or JavaScript) the static
    image in the same block stays.
