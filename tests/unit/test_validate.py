@@ -140,6 +140,9 @@ _DELEGATED = {
     # parameter handed unchanged to a callee that reads it through flag
     ("layers.py", "__init__", "residual"),
     ("experiments/conll.py", "conll_experiment", "sparse_embedding"),
+    # fit checks its settings in one place, FitSettings.checked
+    ("training/loop.py", "fit", "progress"),
+    ("training/loop.py", "fit", "train_eval"),
 }
 
 
