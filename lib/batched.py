@@ -31,29 +31,24 @@ one give the same parameters, Adam moments and histories.
 
 * :class:`StackedPatchAttention`: ``K`` :class:`lib.models.PatchAttentionClassifier` (Chapter 5);
 * :class:`StackedTokenTagger`: ``K`` :class:`lib.models.TokenTagger` (Chapter 3);
-* :func:`fit_stacked`: :func:`lib.training.fit` for ``K`` runs at once.
+* :func:`fit_stacked`: :func:`lib.training.fit` for ``K`` runs at once (its loop is
+  :mod:`lib.training.stacked`, re-exported here).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
-import numpy as np
-import pandas as pd
 import torch
 from torch import nn
 
-from . import runtime
-from ._validate import flag, positive_int, short_repr
+from ._validate import short_repr
 from .models import PatchAttentionClassifier, TokenTagger
-from .training import IGNORE, _as_batches, _as_model, _as_schedule, evaluate
+from .training.batches import IGNORE
+from .training.stacked import fit_stacked
 
 __all__ = ["StackedModel", "StackedPatchAttention", "StackedTokenTagger", "stack", "fit_stacked"]
-
-# The model type of a stacked training call; its callbacks receive the same models.
-_Model = TypeVar("_Model", bound=nn.Module)
 
 
 def _lin(Z: torch.Tensor, W: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
@@ -164,6 +159,26 @@ class StackedModel(nn.Module):
             swap[id(old)] = new
         for group in optimizer.param_groups:
             group["params"] = [swap.get(id(p), p) for p in group["params"]]
+
+    def stack_batch(
+        self, items: list[tuple[torch.Tensor, torch.Tensor]]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One ``(inputs, targets)`` batch per run into one batch with a leading run axis ``K``
+        (a step of :func:`fit_stacked`).
+
+        Runs whose batches are smaller at this step (a smaller last batch) are filled up with
+        zero inputs whose targets are :data:`lib.training.IGNORE`: each input is classified on
+        its own, so the filling changes no counted output.
+        """
+        inputs, targets = [x for x, _ in items], [y for _, y in items]
+        b = max(len(x) for x in inputs)
+        if all(len(x) == b for x in inputs):
+            return torch.stack(inputs), torch.stack(targets)
+        x = inputs[0].new_zeros((len(inputs), b, *inputs[0].shape[1:]))
+        y = targets[0].new_full((len(inputs), b, *targets[0].shape[1:]), IGNORE)
+        for k, (xk, yk) in enumerate(zip(inputs, targets, strict=True)):
+            x[k, : len(xk)], y[k, : len(yk)] = xk, yk
+        return x, y
 
 
 def _shape(*attrs: str) -> Callable[[nn.Module], tuple[Any, ...]]:
@@ -323,6 +338,13 @@ class StackedTokenTagger(StackedModel):
             tgt[k, : len(y), : y.shape[1]] = y
         return ids, tgt
 
+    def stack_batch(
+        self, items: list[tuple[torch.Tensor, torch.Tensor]]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One ``(ids, targets)`` batch per run into ``(K, b, n_max)`` ids and targets, padded
+        (:meth:`stack_inputs`)."""
+        return self.stack_inputs([x for x, _ in items], [y for _, y in items])
+
     def _layer(self, i: int, Z: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         g = lambda name: getattr(self, f"a{i}_{name}")  # noqa: E731  (K, r, c)
         if self.template.rank is None:
@@ -385,214 +407,3 @@ def stack(models: Sequence[nn.Module]) -> StackedModel:
         "models must be PatchAttentionClassifier or TokenTagger instances, got "
         f"{short_repr(models[0])}"
     )
-
-
-def _stack_batch(
-    model: StackedModel, items: list[tuple[torch.Tensor, torch.Tensor]]
-) -> tuple[torch.Tensor, torch.Tensor]:
-    inputs, targets = [x for x, _ in items], [y for _, y in items]
-    if isinstance(model, StackedTokenTagger):
-        return model.stack_inputs(inputs, targets)
-    b = max(len(x) for x in inputs)
-    if all(len(x) == b for x in inputs):
-        return torch.stack(inputs), torch.stack(targets)
-    # runs whose batches differ in size at this step (a smaller last batch): the short ones are
-    # filled up with zero images whose targets are IGNORE (each image is classified on its own,
-    # so the filling changes no counted output)
-    x = inputs[0].new_zeros((len(inputs), b, *inputs[0].shape[1:]))
-    y = targets[0].new_full((len(inputs), b, *targets[0].shape[1:]), IGNORE)
-    for k, (xk, yk) in enumerate(zip(inputs, targets, strict=True)):
-        x[k, : len(xk)], y[k, : len(yk)] = xk, yk
-    return x, y
-
-
-def _per_run_counts(
-    logits: torch.Tensor, targets: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per run ``(K,)``, on the logits' device: summed cross-entropy, correct and counted positions.
-
-    Nothing is read back to the host here (one read per epoch instead of one per step, which
-    matters on a GPU); non-finite logits show as a non-finite loss at the end of the epoch.
-    """
-    K, C = logits.shape[0], logits.shape[-1]
-    ce = nn.functional.cross_entropy(
-        logits.reshape(-1, C), targets.reshape(-1), ignore_index=IGNORE, reduction="none"
-    ).reshape(K, -1)
-    counted = (targets != IGNORE).reshape(K, -1)
-    correct = ((logits.argmax(-1) == targets).reshape(K, -1) & counted).sum(dim=1)
-    return ce.sum(dim=1), correct, counted.sum(dim=1)
-
-
-def fit_stacked(
-    models: Sequence[_Model],
-    batches: Sequence[Sequence[tuple[torch.Tensor, torch.Tensor]]],
-    *,
-    epochs: int,
-    lr: float = 1e-3,
-    final_lr: float | None = None,
-    seeds: Sequence[int],
-    validation: Sequence[Sequence[tuple[torch.Tensor, torch.Tensor]]] | None = None,
-    eval_every: int = 1,
-    stop: Callable[[pd.DataFrame], str | None] | None = None,
-    on_epoch: Callable[[int, _Model, pd.DataFrame], object] | None = None,
-    desc: str | None = None,
-    progress: bool = True,
-    return_state: bool = False,
-) -> list[pd.DataFrame]:
-    """Train ``K`` models of one shape together; the same as ``K`` calls of
-    :func:`lib.training.fit`.
-
-    Run ``k`` trains ``models[k]`` on ``batches[k]`` with batch order seed ``seeds[k]``: each epoch
-    visits its batches in the order ``torch.randperm(len(batches[k]), generator)`` with the
-    generator seeded by ``seeds[k]``, as :func:`lib.training.fit` does; one Adam step
-    (``fused=True``) per batch on the sum over runs of each run's mean cross-entropy. A run whose
-    ``stop`` rule fires leaves the batch (see the module docstring). At the end (and when a run
-    leaves) each run's parameters are written back into its model, so the models can be evaluated
-    and stored as after :func:`lib.training.fit`.
-
-    Args:
-        models: ``K`` :class:`lib.models.PatchAttentionClassifier` or ``K``
-            :class:`lib.models.TokenTagger` of one shape (dense embeddings), on one device.
-        batches: ``K`` lists of ``(inputs, targets)`` pairs, one list per run, all of one length;
-            batches that differ in size (or, for the taggers, in length) are padded at each step
-            with inputs whose targets are :data:`lib.training.IGNORE`.
-        epochs, lr, final_lr, eval_every, desc, progress: as :func:`lib.training.fit`.
-        seeds: ``K`` batch-order seeds.
-        validation: optional ``K`` lists of batches, scored per run as in :func:`lib.training.fit`.
-        stop: optional callable given each run's history after each epoch (as in
-            :func:`lib.training.fit`).
-        on_epoch: optional callable ``on_epoch(k, model, history)`` called after each epoch of
-            each run still in the batch, with run ``k``'s model (its parameters written back)
-            and history so far, before ``stop`` (e.g. to measure a run at a given epoch).
-        return_state: also return each run's Adam state in ``attrs["adam"]`` (as
-            :meth:`StackedModel.adam_state`: per parameter name ``exp_avg``, ``exp_avg_sq``,
-            ``step``), taken when the run leaves the batch or at the end.
-
-    Returns:
-        ``K`` DataFrames, one per run, with the columns and ``attrs["stopped"]`` of
-        :func:`lib.training.fit`; ``seconds`` is the wall time of the whole batch so far (the runs
-        share it), and ``attrs["batched"]`` is ``K``.
-
-    Raises:
-        ValueError: as :func:`lib.training.fit`, and for lists of different lengths, runs with
-            different numbers of batches, or models of different shapes.
-
-    Source: the book's ``make full`` (Chapters 3 and 5); training as :func:`lib.training.fit`.
-    """
-    if not isinstance(models, (list, tuple)) or not models:
-        raise ValueError(f"models must be a non-empty list, got {short_repr(models)}")
-    models = [_as_model(m) for m in models]
-    K = len(models)
-    for name, value in (("batches", batches), ("seeds", seeds), ("validation", validation)):
-        if value is not None and (not isinstance(value, (list, tuple)) or len(value) != K):
-            raise ValueError(
-                f"{name} must be a list of {K} entries (one per run), got {short_repr(value)}"
-            )
-    batches = [_as_batches(f"batches[{k}]", b) for k, b in enumerate(batches)]
-    if len({len(b) for b in batches}) != 1:
-        raise ValueError(
-            f"every run needs the same number of batches, got {[len(b) for b in batches]}"
-        )
-    if validation is not None:
-        validation = [_as_batches(f"validation[{k}]", v) for k, v in enumerate(validation)]
-    seeds = [positive_int(f"seeds[{k}]", s, minimum=0, maximum=2**62) for k, s in enumerate(seeds)]
-    epochs, eval_every, lr, final_lr = _as_schedule(epochs, eval_every, lr, final_lr)
-    if stop is not None and not callable(stop):
-        raise ValueError(f"stop must be callable (e.g. a StopRule), got {short_repr(stop)}")
-    if on_epoch is not None and not callable(on_epoch):
-        raise ValueError(f"on_epoch must be callable, got {short_repr(on_epoch)}")
-    progress = flag("progress", progress)
-    return_state = flag("return_state", return_state)
-    model = stack(models)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, fused=True)
-    schedule = (
-        None
-        if final_lr is None or epochs == 1
-        else torch.optim.lr_scheduler.LinearLR(
-            optimizer, start_factor=1.0, end_factor=final_lr / lr, total_iters=epochs - 1
-        )
-    )
-    gens = [torch.Generator().manual_seed(s) for s in seeds]
-    rows: list[list[dict]] = [[] for _ in range(K)]
-    stopped: list[str | None] = [None] * K
-    adam: list[dict | None] = [None] * K
-    active = list(range(K))  # the runs still in the batch, in the order of the run axis
-    n_batches = len(batches[0])
-    start = time.perf_counter()
-    model.train()
-    bar = runtime.progress(range(1, epochs + 1), desc=desc) if progress else range(1, epochs + 1)
-    for epoch in bar:
-        orders = {k: torch.randperm(n_batches, generator=gens[k]).tolist() for k in active}
-        device = next(model.parameters()).device
-        loss_sum = torch.zeros(len(active), dtype=torch.float64, device=device)
-        correct = torch.zeros(len(active), dtype=torch.int64, device=device)
-        total = torch.zeros(len(active), dtype=torch.int64, device=device)
-        for j in range(n_batches):
-            inputs, targets = _stack_batch(model, [batches[k][orders[k][j]] for k in active])
-            ce, c, n = _per_run_counts(model(inputs), targets)
-            optimizer.zero_grad(set_to_none=True)
-            (ce / n.to(ce.dtype)).sum().backward()
-            optimizer.step()
-            loss_sum += ce.detach().double()
-            correct += c
-            total += n
-        # the epoch's per-run sums, read back to the host once as lists
-        loss_sum, correct, total = loss_sum.tolist(), correct.tolist(), total.tolist()  # type: ignore[assignment]
-        seconds = time.perf_counter() - start
-        due = validation is not None and (epoch % eval_every == 0 or epoch == epochs)
-        if due or stop is not None or on_epoch is not None:
-            model.write_back([models[k] for k in active])
-        leaving = []
-        for i, k in enumerate(active):
-            if not np.isfinite(loss_sum[i]):
-                raise ValueError(
-                    f"the training loss of run {k} became {loss_sum[i]} in epoch {epoch}; lower lr"
-                )
-            # due implies validation is not None
-            val = evaluate(models[k], validation[k]) if due else np.nan  # type: ignore[index]
-            rows[k].append(
-                {
-                    "epoch": epoch,
-                    "loss": loss_sum[i] / total[i],
-                    "train_acc": correct[i] / total[i],
-                    "val_acc": val,
-                    "lr": optimizer.param_groups[0]["lr"],
-                    "seconds": seconds,
-                }
-            )
-            if on_epoch is not None:
-                on_epoch(k, models[k], pd.DataFrame(rows[k]))
-            if stop is not None:
-                stopped[k] = stop(pd.DataFrame(rows[k]))
-                if stopped[k] is not None:
-                    if validation is not None and np.isnan(val):
-                        rows[k][-1]["val_acc"] = evaluate(models[k], validation[k])
-                    leaving.append(k)
-        if schedule is not None:
-            schedule.step()
-        if leaving and return_state:
-            for i, k in enumerate(active):
-                if k in leaving:
-                    adam[k] = model.adam_state(optimizer, i)
-        if leaving:
-            positions = [i for i, k in enumerate(active) if k not in leaving]
-            active = [k for k in active if k not in leaving]
-            if not active:
-                break
-            model.keep(positions, optimizer)
-    if hasattr(bar, "close"):
-        bar.close()
-    if active:
-        model.write_back([models[k] for k in active])
-        if return_state:
-            for i, k in enumerate(active):
-                adam[k] = model.adam_state(optimizer, i)
-    histories = []
-    for k in range(K):
-        history = pd.DataFrame(rows[k])
-        history.attrs["stopped"] = stopped[k]
-        history.attrs["batched"] = K
-        if return_state:
-            history.attrs["adam"] = adam[k]
-        histories.append(history)
-    return histories

@@ -1,8 +1,9 @@
 """The hand-kept lists of the package layout agree with the tree: every public module of ``lib``,
 ``lib.book`` and ``lib.experiments`` is in its package's ``__all__``, reachable as an attribute
 after ``import lib`` (the packages load submodules on first use), and documented on the API
-page; every repository path the prose, the docstrings and the comments name in a code span
-exists."""
+page, and so is every module of ``lib.training`` (whose ``__all__`` is its API, each name taken
+from one of its modules); every repository path the prose, the docstrings and the comments name
+in a code span exists."""
 
 import importlib
 import pkgutil
@@ -13,6 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("lib", "lib.book", "lib.experiments")
+#: Packages whose ``__all__`` is an API re-exported from their modules, not a list of modules.
+API_PACKAGES = ("lib.training",)
 
 
 def public_modules(package: str) -> set[str]:
@@ -32,7 +35,7 @@ def test_all_names_every_public_module_and_each_resolves(package):
 
 def test_the_api_page_documents_every_public_module():
     documented = set(re.findall(r"automodule:: ([\w.]+)", (ROOT / "chapters/api.md").read_text()))
-    modules = {f"{p}.{m}" for p in PACKAGES for m in public_modules(p)} - {
+    modules = {f"{p}.{m}" for p in PACKAGES + API_PACKAGES for m in public_modules(p)} - {
         "lib.book",
         "lib.experiments",
     }
@@ -202,3 +205,17 @@ def test_the_changelog_and_the_tests_cite_no_internal_issue_number():
     ]
     assert len(files) > 80  # the changelog and the tests were read
     assert not cited, cited
+@pytest.mark.parametrize("package", API_PACKAGES)
+def test_a_package_api_is_its_modules_names(package):
+    module = importlib.import_module(package)
+    home = {}
+    for name in sorted(public_modules(package)):
+        sub = importlib.import_module(f"{package}.{name}")
+        for attr in sub.__all__:
+            assert attr not in home, f"{attr} is in the __all__ of {home.get(attr)} and {name}"
+            home[attr] = name
+            getattr(sub, attr)
+    for attr in module.__all__:
+        assert getattr(module, attr) is getattr(
+            importlib.import_module(f"{package}.{home[attr]}"), attr
+        )

@@ -8,6 +8,7 @@ import torch
 from lib import data, runtime, training
 from lib.layers import SelfAttention
 from lib.models import TokenTagger
+from lib.training import scoring
 
 TOY = [
     (["EU", "rejects", "German", "call"], ["B-ORG", "O", "B-MISC", "O"]),
@@ -43,8 +44,8 @@ def test_padding_changes_nothing():
     torch.testing.assert_close(padded[0, :3], alone[0], rtol=0, atol=1e-13)
     torch.testing.assert_close(padded[1], model(long)[0], rtol=0, atol=1e-13)
     tags = torch.tensor([[1, 2, 0]])
-    loss_alone, *_ = training._counts(alone, tags)
-    loss_padded, *_ = training._counts(
+    loss_alone, *_ = scoring.counts(alone, tags)
+    loss_padded, *_ = scoring.counts(
         padded[:1], torch.cat([tags, torch.full((1, 3), training.IGNORE)], 1)
     )
     torch.testing.assert_close(loss_padded, loss_alone, rtol=0, atol=1e-12)
@@ -469,7 +470,7 @@ def test_momentum_and_cosine_schedule_match_torch():
             group["lr"] = float(expected[epoch])
         for b in torch.randperm(len(batches), generator=gen).tolist():
             x, y = batches[b]
-            loss, _, n = training._counts(ref(x), y)
+            loss, _, n = scoring.counts(ref(x), y)
             opt.zero_grad()
             (loss / n).backward()
             opt.step()

@@ -142,6 +142,9 @@ _DELEGATED = {
     ("layers.py", "__init__", "residual"),
     ("experiments/conll.py", "conll_experiment", "sparse_embedding"),
     ("experiments/trained.py", "phase_run", "cosine"),  # phase_run_settings reads it
+    # fit checks its settings in one place, FitSettings.checked
+    ("training/loop.py", "fit", "progress"),
+    ("training/loop.py", "fit", "train_eval"),
 }
 
 
