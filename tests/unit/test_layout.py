@@ -205,6 +205,8 @@ def test_the_changelog_and_the_tests_cite_no_internal_issue_number():
     ]
     assert len(files) > 80  # the changelog and the tests were read
     assert not cited, cited
+
+
 @pytest.mark.parametrize("package", API_PACKAGES)
 def test_a_package_api_is_its_modules_names(package):
     module = importlib.import_module(package)
