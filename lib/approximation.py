@@ -57,7 +57,7 @@ from ._validate import (
     positive_int,
     require_size,
 )
-from .layers import FeedForward
+from .feedforward import FeedForward
 from .quantize import (
     _ramp_width,
     bad_sets,
@@ -145,8 +145,8 @@ class KSApproximator:
     ``quantizer`` (:func:`lib.quantize.quantizer`, residual), ``attention`` (the rank-1 residual
     layer), ``v`` (the direction the lookup projects ids on), ``knots`` and ``values`` (the lookup
     table, sorted projected ids and ``(M, d)`` targets), ``lookup`` (the residual lookup layer
-    :math:`F^{(FF)}_2`: a float64 :class:`~lib.layers.FeedForward` when ``exact`` is False, else its
-    weights ``W1, b1, W2, b2`` as nested lists of mpf, evaluated by
+    :math:`F^{(FF)}_2`: a float64 :class:`~lib.feedforward.FeedForward` when ``exact`` is False,
+    else its weights ``W1, b1, W2, b2`` as nested lists of mpf, evaluated by
     :func:`lib.interpolation.ffn_mp`), ``exact`` (whether the ids need mpmath), ``dps``, ``min_gap``
     (smallest gap between table ids), ``max_weight`` (largest output weight of the lookup layer, in
     practice the largest change of slope between neighbouring ids; mpf when ``exact``),

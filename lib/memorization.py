@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike
 from torch import nn
 
 from ._validate import as_float_array, blame, finite_real, positive_int, short_repr
+from .feedforward import FeedForward
 from .interpolation import (
     Interpolation,
     _rows,
@@ -32,7 +33,6 @@ from .interpolation import (
     interpolating_ffn,
     residual_ffn,
 )
-from .layers import FeedForward
 
 __all__ = [
     "MemorizingNetwork",
@@ -132,7 +132,7 @@ def parameter_count(*layers: nn.Module | dict[str, Any]) -> int:
     * a :class:`~lib.layers.SingleHead` layer with ``rank`` set: every entry of its stored
       factors ``W_*_A``, ``W_*_B`` (``s + d`` per rank-1 matrix, zeros included: they are free
       parameters of the rank-1 parameterization); a dense head: the nonzero entries of its matrices;
-    * a feed-forward layer (:class:`~lib.layers.FeedForward`, or a dict with ``W1, b1, W2, b2``
+    * a feed-forward layer (:class:`~lib.feedforward.FeedForward`, or a dict with ``W1, b1, W2, b2``
       as arrays or nested lists of mpf): the nonzero entries of ``b1``, ``W2`` and ``b2``, and the
       nonzero entries of the *distinct* rows of ``W1`` — hidden units that read the same
       projection share it, as in Zhang et al.'s ``2n + d`` count (a positive factor on a ReLU

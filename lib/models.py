@@ -1,4 +1,4 @@
-r"""The small trainable models of Chapters 3 and 5, built from the layers of :mod:`lib.layers`.
+r"""The small trainable models of Chapters 3 and 5, built from the layers of :mod:`lib.layers`,
 
 * :class:`TokenTagger`: the rank-1 Transformer of K&S Section 5, a token classifier for CoNLL-2003
   (Chapter 3);
@@ -18,8 +18,8 @@ from numpy.typing import ArrayLike
 from torch import nn
 
 from ._validate import all_finite, finite_real, flag, float_dtype, positive_int, short_repr
+from .feedforward import FeedForward
 from .layers import (
-    FeedForward,
     SelfAttention,
     SingleHead,
     TiedSelfAttention,
@@ -34,7 +34,7 @@ class TokenTagger(nn.Module):
 
     Each block is :math:`F^{(FF)} \circ F^{(SA)}` as in K&S: one single-head
     :class:`~lib.layers.SelfAttention` (``W_Q, W_K, W_V, W_O`` of the given ``rank``, residual, no
-    :math:`1/\sqrt{s}`) followed by a residual :class:`~lib.layers.FeedForward` of width
+    :math:`1/\sqrt{s}`) followed by a residual :class:`~lib.feedforward.FeedForward` of width
     ``ffn_width``. There is no positional encoding and no LayerNorm, so permuting a sentence
     permutes the output. Padding (word id ``pad_id``) is masked out of every query's keys; the loss
     (:func:`lib.training.fit`) ignores it too.
@@ -77,8 +77,8 @@ class TokenTagger(nn.Module):
         ``seed`` (bitwise equal across constructions), the padding embedding is exactly 0, and
         :meth:`forward` is each block's layers in ``dtype``, every one within the bounds stated
         in :class:`~lib.layers.SelfAttention` (or :class:`~lib.layers.TiedSelfAttention`) and
-        :class:`~lib.layers.FeedForward`; no end-to-end bound is claimed. An overflowing score or
-        output in a block, or non-finite logits, are refused with ValueError.
+        :class:`~lib.feedforward.FeedForward`; no end-to-end bound is claimed. An overflowing score
+        or output in a block, or non-finite logits, are refused with ValueError.
 
     Source: K&S (ICLR 2024) Section 5, the rank-1 Transformer trained on CoNLL-2003; its sizes
     are unknown (the sources do not give them) and are the book's own. Used in Chapter 3.

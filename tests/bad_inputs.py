@@ -36,7 +36,9 @@ from lib import (
     boltzmann,
     contextual,
     cross,
+    cross_attention,
     exact,
+    feedforward,
     hardmax,
     interpolation,
     layers,
@@ -54,9 +56,9 @@ from lib import (
 from lib.experiments import tables
 
 #: The maths modules whose public functions and classes the table covers.
-MODULES = (approximation, atlas, boltzmann, contextual, cross, exact, hardmax, interpolation,
-           layers, lemma1, lookup, maxaffine, memorization, metrics, models, quantize, seeds,
-           separation, tables, targets)  # fmt: skip
+MODULES = (approximation, atlas, boltzmann, contextual, cross, cross_attention, exact,
+           feedforward, hardmax, interpolation, layers, lemma1, lookup, maxaffine, memorization,
+           metrics, models, quantize, seeds, separation, tables, targets)  # fmt: skip
 
 NAN, INF = math.nan, math.inf
 SECONDS = 1.0
@@ -529,11 +531,11 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             layers.TiedSelfAttention,
             dict(d=2, seed=0, fixed_projection=[0.6, 0.8], gamma=2.0),
         ),
-        "layers.CrossAttention": (
-            layers.CrossAttention,
+        "cross_attention.CrossAttention": (
+            cross_attention.CrossAttention,
             dict(d_q=2, d_kv=3, head_dim=1, seed=0),
         ),
-        "layers.FeedForward": (layers.FeedForward, dict(d_in=2, width=3, seed=0)),
+        "feedforward.FeedForward": (feedforward.FeedForward, dict(d_in=2, width=3, seed=0)),
         "models.TokenTagger": (
             models.TokenTagger,
             dict(vocab_size=10, n_tags=3, d=4, n_layers=1, seed=0),

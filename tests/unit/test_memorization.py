@@ -1,4 +1,5 @@
-"""lib.memorization and lib.layers.FeedForward: interpolation exact on unseen points, counts."""
+"""lib.memorization and lib.feedforward.FeedForward: interpolation exact on unseen points,
+counts."""
 
 import mpmath
 import numpy as np
@@ -7,7 +8,7 @@ import torch
 from oracles import explicit_network_mp
 
 from lib import interpolation, memorization
-from lib.layers import FeedForward
+from lib.feedforward import FeedForward
 
 
 def test_interpolating_ffn_float64_on_unseen_points():
@@ -238,7 +239,7 @@ def test_more_arguments_follow_the_rule():
 
 
 def test_scalar_outputs_checks_the_layer():
-    with pytest.raises(ValueError, match="ffn must be a lib.layers.FeedForward with d_in = 1"):
+    with pytest.raises(ValueError, match="ffn must be a lib.feedforward.FeedForward with d_in = 1"):
         interpolation.scalar_outputs(FeedForward(2, 3), [0.0, 1.0])
     with pytest.raises(ValueError, match="ffn must be"):
         interpolation.scalar_outputs(None, [0.0])
