@@ -39,6 +39,7 @@ __all__ = [
     "memorization",
     "metrics",
     "models",
+    "powers_of_ten",
     "quantize",
     "runtime",
     "seeds",

@@ -48,6 +48,7 @@ from lib import (
     memorization,
     metrics,
     models,
+    powers_of_ten,
     quantize,
     seeds,
     separation,
@@ -58,7 +59,8 @@ from lib.experiments import tables
 #: The maths modules whose public functions and classes the table covers.
 MODULES = (approximation, atlas, boltzmann, contextual, cross, cross_attention, exact,
            feedforward, hardmax, interpolation, layers, lemma1, lookup, maxaffine, memorization,
-           metrics, models, quantize, seeds, separation, tables, targets)  # fmt: skip
+           metrics, models, powers_of_ten, quantize, seeds, separation, tables,
+           targets)  # fmt: skip
 
 NAN, INF = math.nan, math.inf
 SECONDS = 1.0
@@ -410,8 +412,8 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             dict(points=[[0.0, 1.0], [1.0, 0.5]], dps=30, distinct=True),
         ),
         "exact.boltz_pair_mp": (exact.boltz_pair_mp, dict(x=0.2, y=1.0, dps=30)),
-        "exact.pow10_mp": (exact.pow10_mp, dict(x=-3.5, dps=30)),
-        "exact.tenpow": (exact.tenpow, dict(x=-3.5)),
+        "powers_of_ten.pow10_mp": (powers_of_ten.pow10_mp, dict(x=-3.5, dps=30)),
+        "powers_of_ten.tenpow": (powers_of_ten.tenpow, dict(x=-3.5)),
         "boltzmann.dscaled_boltz_dbeta": (
             boltzmann.dscaled_boltz_dbeta,
             dict(a=a, beta=1.0, dim=-1),
