@@ -35,6 +35,7 @@ __all__ = [
     "layers",
     "lemma1",
     "lookup",
+    "lookup_bounds",
     "maxaffine",
     "memorization",
     "metrics",
@@ -44,6 +45,7 @@ __all__ = [
     "runtime",
     "seeds",
     "separation",
+    "sum_of_linear",
     "targets",
     "training",
 ]

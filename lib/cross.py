@@ -47,17 +47,9 @@ from ._validate import (
     short_repr,
 )
 from .layers import MAX_PARAMETERS
-from .lookup import (
-    SumOfLinear,
-    _as_point_batch,
-    _centres_values,
-    _query_copy,
-    _refuse_unfaithful,
-    _require_layer_size,
-    _token_width,
-    soft_lookup,
-)
+from .lookup import _as_point_batch, _centres_values, _refuse_unfaithful, soft_lookup
 from .maxaffine import MAX_CELLS, grid_centres, soft_indicator, voronoi_affine
+from .sum_of_linear import SumOfLinear, _query_copy, _require_layer_size, _token_width
 
 if TYPE_CHECKING:
     from .cross_attention import CrossAttention
@@ -139,10 +131,11 @@ class CrossLookup(nn.Module):
     ``linear, context, attention = cross_attention_approximator(...)``.
 
     Raises:
-        ValueError: for parts of the wrong kind (``linear`` not a :class:`lib.lookup.SumOfLinear`,
-            ``attention`` not a :class:`lib.cross_attention.CrossAttention`, ``context`` not a 2-D
-            tensor of the layer's dtype), a non-positive ``token_dim`` or ``beta``, or centres,
-            values or reference that are not finite real arrays; in :meth:`forward` as
+        ValueError: for parts of the wrong kind (``linear`` not a
+            :class:`lib.sum_of_linear.SumOfLinear`, ``attention`` not a
+            :class:`lib.cross_attention.CrossAttention`, ``context`` not a 2-D tensor of the
+            layer's dtype), a non-positive ``token_dim`` or ``beta``, or centres, values or
+            reference that are not finite real arrays; in :meth:`forward` as
             :func:`lib.lookup.attention_approximator`.
 
     Accuracy:

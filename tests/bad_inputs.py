@@ -44,6 +44,7 @@ from lib import (
     layers,
     lemma1,
     lookup,
+    lookup_bounds,
     maxaffine,
     memorization,
     metrics,
@@ -52,15 +53,16 @@ from lib import (
     quantize,
     seeds,
     separation,
+    sum_of_linear,
     targets,
 )
 from lib.experiments import tables
 
 #: The maths modules whose public functions and classes the table covers.
 MODULES = (approximation, atlas, boltzmann, contextual, cross, cross_attention, exact,
-           feedforward, hardmax, interpolation, layers, lemma1, lookup, maxaffine, memorization,
-           metrics, models, powers_of_ten, quantize, seeds, separation, tables,
-           targets)  # fmt: skip
+           feedforward, hardmax, interpolation, layers, lemma1, lookup, lookup_bounds, maxaffine,
+           memorization, metrics, models, powers_of_ten, quantize, seeds, separation,
+           sum_of_linear, tables, targets)  # fmt: skip
 
 NAN, INF = math.nan, math.inf
 SECONDS = 1.0
@@ -339,12 +341,12 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             lookup.nadaraya_watson,
             dict(x=[[0.2, 0.3]], centres=_grid(), values=np.arange(9.0), bandwidth=0.1),
         ),
-        "lookup.grid_lookup_bound": (
-            lookup.grid_lookup_bound,
+        "lookup_bounds.grid_lookup_bound": (
+            lookup_bounds.grid_lookup_bound,
             dict(lipschitz=2 * math.pi, m=8, kappa=10.0),
         ),
-        "lookup.SumOfLinear": (
-            lookup.SumOfLinear,
+        "sum_of_linear.SumOfLinear": (
+            sum_of_linear.SumOfLinear,
             dict(A=np.ones((1, 2, 2)), B=np.ones((1, 1, 1)), C=np.zeros((2, 1))),
         ),
         "lookup.attention_approximator": (
@@ -483,7 +485,10 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             maxaffine.grid_margin_summary,
             dict(x=_b52_points(), margins=maxaffine.grid_margin(_b52_points(), 3), m=3),
         ),
-        "lookup.cells_per_axis": (lookup.cells_per_axis, dict(lipschitz=math.pi, dim=2, eps=0.1)),
+        "lookup_bounds.cells_per_axis": (
+            lookup_bounds.cells_per_axis,
+            dict(lipschitz=math.pi, dim=2, eps=0.1),
+        ),
         "cross.per_position_costs": (
             cross.per_position_costs,
             dict(f=targets.mean_product_flat, X=[[0.2, 0.3], [0.6, 0.9]], m=2, kappa=10.0),
