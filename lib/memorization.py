@@ -348,6 +348,9 @@ def memorizing_transformer(
 
     directions = positive_int("directions", directions, maximum=separation.MAX_DRAWS)
     Xa, Ya, head_dim = _sequences_and_labels(X, Y, head_dim)
+    N: int
+    n: int
+    d: int
     N, n, d = Xa.shape
     separation.tokenwise_separation(Xa)  # rejects repeated tokens inside a sequence
     labels = Ya.reshape(N * n, d)
