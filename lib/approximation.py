@@ -57,7 +57,7 @@ from ._validate import (
     positive_int,
     require_size,
 )
-from .layers import FeedForward
+from .feedforward import FeedForward
 from .quantize import (
     _ramp_width,
     bad_sets,
@@ -145,8 +145,8 @@ class KSApproximator:
     ``quantizer`` (:func:`lib.quantize.quantizer`, residual), ``attention`` (the rank-1 residual
     layer), ``v`` (the direction the lookup projects ids on), ``knots`` and ``values`` (the lookup
     table, sorted projected ids and ``(M, d)`` targets), ``lookup`` (the residual lookup layer
-    :math:`F^{(FF)}_2`: a float64 :class:`~lib.layers.FeedForward` when ``exact`` is False, else its
-    weights ``W1, b1, W2, b2`` as nested lists of mpf, evaluated by
+    :math:`F^{(FF)}_2`: a float64 :class:`~lib.feedforward.FeedForward` when ``exact`` is False,
+    else its weights ``W1, b1, W2, b2`` as nested lists of mpf, evaluated by
     :func:`lib.interpolation.ffn_mp`), ``exact`` (whether the ids need mpmath), ``dps``, ``min_gap``
     (smallest gap between table ids), ``max_weight`` (largest output weight of the lookup layer, in
     practice the largest change of slope between neighbouring ids; mpf when ``exact``),
@@ -420,12 +420,54 @@ def ks_approximator(
     reconstructed by the book (see the Sources and certainty page). Chapter 4.
     """
     from . import contextual
-    from . import exact as exact_mod
 
     function("f", f)
     m, low, high, h = _grid(m, low, high)
     n, d = positive_int("n", n, minimum=2), positive_int("d", d)
     exact = flag("exact", exact, allow_none=True)
+    _require_table_size(m, n, d)
+    q = quantizer(m, d, tau, low, high)
+    require_equivariant(f, n, d, low=low, high=high, seed=seed, tol=tol)
+    cells, seqs, targets = _table(f, m, n, d, low, high)
+    layer = contextual.RankOneAttention(cells, n, gamma=gamma, seed=seed)
+    v = np.asarray(layer.w, dtype=float)
+    parts = dict(
+        quantizer=q, attention=layer, v=v, m=m, n=n, d=d, tau=float(tau), low=low, high=high
+    )
+    with torch.no_grad():
+        z64 = layer(torch.as_tensor(seqs)).numpy().reshape(-1, d) @ v
+    order = np.argsort(z64, kind="stable")
+    gaps = np.diff(z64[order])
+    resolved = len(z64) < 2 or gaps.min() > 1e-9 * max(1.0, np.abs(z64).max())
+    parts["distinct64"] = len(np.unique(z64))
+    parts["conflicts64"] = _conflicting_pairs(z64, targets)
+    if exact is False and not resolved:
+        raise ValueError(
+            f"float64 cannot separate the {len(z64)} context ids (smallest gap {gaps.min():.3g}); "
+            f"use exact=True or a smaller gamma"
+        )
+    if exact is None:
+        exact = not resolved
+    if not exact:
+        knots, values = z64[order], targets[order]
+        lookup = _lookup_layer(v, knots, values)
+        return KSApproximator(
+            **parts,
+            exact=False,
+            dps=15,
+            knots=knots,
+            values=values,
+            min_gap=float(gaps.min()),
+            lookup=lookup,
+            max_weight=float(lookup.weights()["W2"].abs().max()),
+        )
+    dps = _exact_dps(layer, gamma, n, len(cells), d)
+    return _exact_approximator(parts, layer, seqs, v, targets, dps)
+
+
+def _require_table_size(m: int, n: int, d: int) -> None:
+    """Refuse, before anything is built, ``n`` tokens in distinct cells of a grid of fewer than
+    ``n`` cells, or a table of more than :data:`MAX_TABLE_ENTRIES` entries (``binom(m^d, n) n``)."""
     n_cells = (
         m**d if d * m.bit_length() <= 64 else math.inf
     )  # math.inf: far more than any table allows
@@ -442,8 +484,14 @@ def ks_approximator(
         MAX_TABLE_ENTRIES,
         "lib.approximation.MAX_TABLE_ENTRIES",
     )
-    q = quantizer(m, d, tau, low, high)
-    require_equivariant(f, n, d, low=low, high=high, seed=seed, tol=tol)
+
+
+def _table(
+    f: Callable, m: int, n: int, d: int, low: float, high: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lookup table of :func:`ks_approximator`: the cell representatives ``(m^d, d)``, every
+    sequence of ``n`` distinct cells ``(S, n, d)`` and ``f`` there, one row per token ``(S n, d)``;
+    ValueError when ``f``'s outputs are not ``d``-dimensional."""
     reps1 = cell_representatives(m, low, high)
     cells = np.array(list(itertools.product(reps1, repeat=d)))  # (m^d, d)
     seqs = np.array(
@@ -455,43 +503,18 @@ def ks_approximator(
             f"f must map (batch, n, d) to (batch, n, d) with d = {d} (the layers are residual), "
             f"got d_out = {targets.shape[2]}"
         )
-    targets = targets.reshape(len(seqs) * n, d)
-    layer = contextual.RankOneAttention(cells, n, gamma=gamma, seed=seed)
-    v = np.asarray(layer.w, dtype=float)
-    parts = dict(
-        quantizer=q, attention=layer, v=v, m=m, n=n, d=d, tau=float(tau), low=low, high=high
-    )
-    with torch.no_grad():
-        z64 = layer(torch.as_tensor(seqs)).numpy().reshape(-1, d) @ v
-    order: np.ndarray | list[int] = np.argsort(z64, kind="stable")
-    gaps = np.diff(z64[order])
-    resolved = len(z64) < 2 or gaps.min() > 1e-9 * max(1.0, np.abs(z64).max())
-    parts["distinct64"] = len(np.unique(z64))
-    parts["conflicts64"] = _conflicting_pairs(z64, targets)
-    if exact is False and not resolved:
-        raise ValueError(
-            f"float64 cannot separate the {len(z64)} context ids (smallest gap {gaps.min():.3g}); "
-            f"use exact=True or a smaller gamma"
-        )
-    if exact is None:
-        exact = not resolved
-    lookup: FeedForward | dict[str, list[Any]]  # a float64 layer, or mpf weights (exact)
-    if not exact:
-        knots, values = z64[order], targets[order]
-        lookup = _lookup_layer(v, knots, values)
-        return KSApproximator(
-            **parts,
-            exact=False,
-            dps=15,
-            knots=knots,
-            values=values,
-            min_gap=float(gaps.min()),
-            lookup=lookup,
-            max_weight=float(lookup.weights()["W2"].abs().max()),
-        )
+    return cells, seqs, targets.reshape(len(seqs) * n, d)
+
+
+def _exact_dps(layer: RankOneAttention, gamma: float | None, n: int, n_vocab: int, d: int) -> int:
+    """The digits of :func:`ks_approximator`'s exact ids: 30 beyond the construction's separation
+    (its docstring); ValueError beyond float64's count of digits or :data:`lib.exact.MAX_DPS`."""
+    from . import contextual
+    from . import exact as exact_mod
+
     if gamma is None:
         delta = contextual.theorem2_delta(
-            n, len(cells), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w
+            n, n_vocab, d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w
         )
         dps = exact_mod.GUARD_DIGITS + max(0, int(-delta.construction))
     else:
@@ -515,6 +538,21 @@ def ks_approximator(
             f"(gamma={layer.gamma:.3g}, r_max={layer.r_max:.3g}), "
             f"more than lib.exact.MAX_DPS={exact_mod.MAX_DPS}"
         )
+    return dps
+
+
+def _exact_approximator(
+    parts: dict[str, Any],
+    layer: RankOneAttention,
+    seqs: np.ndarray,
+    v: np.ndarray,
+    targets: np.ndarray,
+    dps: int,
+) -> KSApproximator:
+    """:func:`ks_approximator`'s table at ``dps`` digits: the exact ids of ``seqs`` projected on
+    ``v``, sorted, the lookup's mpf weights; ValueError when two ids collide at ``dps`` digits."""
+    from . import exact as exact_mod
+
     with mpmath.workdps(dps):
         z = exact_mod.project_mp(
             [row for out in exact_mod.attention_mp(seqs, layer, dps) for row in out], v

@@ -4,7 +4,7 @@ input (Chapter 6).
 In the cross-attention form of Liu, Hu, Song & Liu (NeurIPS 2025; "LHSL") only the query comes
 from the input; the keys and values are a context sequence of one token :math:`(a_i, b_i, v_i)`
 per cell of a max-affine partition (:func:`context_tokens`). :class:`CrossLookup` is the query
-map, the context and one :class:`lib.layers.CrossAttention` head;
+map, the context and one :class:`lib.cross_attention.CrossAttention` head;
 :func:`cross_attention_approximator` builds it for a target; :func:`context_length` measures the
 context's length against the error, and for product targets on a grid :func:`product_lookup` and
 :func:`product_context_length` factorise the lookup per coordinate; :func:`per_position_costs`
@@ -47,20 +47,12 @@ from ._validate import (
     short_repr,
 )
 from .layers import MAX_PARAMETERS
-from .lookup import (
-    SumOfLinear,
-    _as_point_batch,
-    _centres_values,
-    _query_copy,
-    _refuse_unfaithful,
-    _require_layer_size,
-    _token_width,
-    soft_lookup,
-)
+from .lookup import _as_point_batch, _centres_values, _refuse_unfaithful, soft_lookup
 from .maxaffine import MAX_CELLS, grid_centres, soft_indicator, voronoi_affine
+from .sum_of_linear import SumOfLinear, _query_copy, _require_layer_size, _token_width
 
 if TYPE_CHECKING:
-    from .layers import CrossAttention
+    from .cross_attention import CrossAttention
 
 __all__ = [
     "context_tokens",
@@ -130,8 +122,8 @@ def context_tokens(
 
 
 class CrossLookup(nn.Module):
-    r"""A query map, a context sequence and one :class:`lib.layers.CrossAttention` head: LHSL's
-    lookup as cross-attention.
+    r"""A query map, a context sequence and one :class:`lib.cross_attention.CrossAttention` head:
+    LHSL's lookup as cross-attention.
 
     ``forward`` maps points ``(batch, D)`` to ``(batch, k)``: the query ``linear(X)`` (one token
     ``(vec X - reference, 1)``, the reference 0 unless the centres are far from the origin)
@@ -139,10 +131,11 @@ class CrossLookup(nn.Module):
     ``linear, context, attention = cross_attention_approximator(...)``.
 
     Raises:
-        ValueError: for parts of the wrong kind (``linear`` not a :class:`lib.lookup.SumOfLinear`,
-            ``attention`` not a :class:`lib.layers.CrossAttention`, ``context`` not a 2-D
-            tensor of the layer's dtype), a non-positive ``token_dim`` or ``beta``, or centres,
-            values or reference that are not finite real arrays; in :meth:`forward` as
+        ValueError: for parts of the wrong kind (``linear`` not a
+            :class:`lib.sum_of_linear.SumOfLinear`, ``attention`` not a
+            :class:`lib.cross_attention.CrossAttention`, ``context`` not a 2-D tensor of the
+            layer's dtype), a non-positive ``token_dim`` or ``beta``, or centres, values or
+            reference that are not finite real arrays; in :meth:`forward` as
             :func:`lib.lookup.attention_approximator`.
 
     Accuracy:
@@ -171,13 +164,14 @@ class CrossLookup(nn.Module):
         values: np.ndarray,
         reference: np.ndarray | None = None,
     ) -> None:
-        from .layers import CrossAttention
+        from .cross_attention import CrossAttention
 
         super().__init__()
         if not isinstance(linear, SumOfLinear) or not isinstance(attention, CrossAttention):
             raise ValueError(
-                f"linear and attention must be a SumOfLinear and a lib.layers.CrossAttention, got "
-                f"{short_repr(linear)} and {short_repr(attention)}"
+                "linear and attention must be a SumOfLinear and a "
+                f"lib.cross_attention.CrossAttention, got {short_repr(linear)} and "
+                f"{short_repr(attention)}"
             )
         if (
             not isinstance(context, torch.Tensor)
@@ -275,7 +269,7 @@ def cross_attention_approximator(
     construction is reconstructed by the book; see the Sources and certainty page); check C18,
     Chapter 6.
     """
-    from .layers import CrossAttention
+    from .cross_attention import CrossAttention
 
     beta = as_beta(beta)
     c, v = _centres_values(f, centres, None)

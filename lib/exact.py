@@ -5,8 +5,18 @@ false collisions long before they vanish. These functions evaluate the same form
 chosen number of decimal digits ``dps``. Inputs are converted exactly: a Python or numpy float
 becomes the mpf with the same binary value, a string such as ``"0.2"`` is read as the decimal.
 
+Here: exact conversion (:func:`to_mpf`) and the work guard of every exact function of ``lib``
+(:func:`mp_seconds`); the Boltzmann operator, log-sum-exp and softmax entropy of a 1-D sequence;
+Theorem 2's layer on tokens ``(n, d)`` or ``(N, n, d)`` (:func:`attention_mp`) and projections,
+gaps and distances of its outputs. Results are mpf of ``dps`` digits; bad input or precision, or
+work beyond :data:`MAX_MP_TERMS`, :data:`MAX_PAIRS` or :data:`MAX_MP_SECONDS`, raises
+``ValueError`` before any work. Base-10 logarithms of separations become numbers or text in
+:mod:`lib.powers_of_ten`.
+
 mpmath is the library; this module only writes the formulas of the papers with it.
-Used in Chapter 1 (Lemma 1) and Chapter 2 (context ids).
+Source: K&S (ICLR 2024), Lemma 1 and Theorem 2. Used in Chapter 1 (Lemma 1) and Chapter 2
+(context ids), and by :mod:`lib.contextual`, :mod:`lib.memorization` and
+:mod:`lib.approximation` (Chapters 2-4).
 """
 
 from __future__ import annotations
@@ -44,8 +54,6 @@ __all__ = [
     "to_mpf",
     "boltz_mp",
     "boltz_pair_mp",
-    "pow10_mp",
-    "tenpow",
     "lse_mp",
     "softmax_entropy_mp",
     "min_gap",
@@ -283,89 +291,6 @@ def boltz_pair_mp(
     with mpmath.workdps(dps):
         x, y = to_mpf("x", x), to_mpf("y", y)
         return (x * mpmath.exp(x) + y * mpmath.exp(y)) / (mpmath.exp(x) + mpmath.exp(y))
-
-
-def pow10_mp(x: float | str | mpmath.mpf, dps: int = 30) -> mpmath.mpf:
-    r""":math:`10^x` as an mpf at ``dps`` digits, also far beyond float64's range.
-
-    The separations of K&S Theorem 2 are reported as base-10 logarithms
-    (:class:`lib.contextual.Theorem2Delta`, ``ContextIds.log10_gap``); this turns one back into
-    the number, ``1e-1200`` included. ``x = -inf``, the logarithm of a collision's gap, gives 0.
-    :func:`tenpow` formats it for prose.
-
-    Args:
-        x: the exponent: a finite real (Python or numpy float or int, decimal string or mpf,
-            used as it is) or ``-inf``.
-        dps: decimal digits of working precision, ``15 <= dps <= MAX_DPS``.
-
-    Returns:
-        An ``mpmath.mpf`` carrying ``dps`` digits (0 for ``x = -inf``).
-
-    Raises:
-        ValueError: if ``x`` is NaN, ``+inf`` or not a real number (bools and complex numbers
-            are refused), or ``dps`` is not an integer in ``[15, MAX_DPS]``.
-
-    Accuracy:
-        Relative error a few units of ``10**-dps`` for every finite ``x`` (mpmath's power,
-        exponents from -1e300 to 1e300 probed); an exact power of ten for integer ``x`` up to
-        ``dps`` digits. The input is read exactly (a float's binary value, not its decimal
-        repr).
-
-    Source: the book's display of Theorem 2's separations (K&S, ICLR 2024), Chapter 2.
-    """
-    dps = positive_int("dps", dps, minimum=15, maximum=MAX_DPS)
-    if isinstance(x, float | np.floating) and x == -math.inf:
-        return mpmath.mpf(0)
-    with mpmath.workdps(dps):
-        if not isinstance(x, mpmath.mpf):
-            x = to_mpf("x", x)
-        elif not mpmath.isfinite(x):
-            if x == -mpmath.inf:
-                return mpmath.mpf(0)
-            raise ValueError(f"x must be finite or -inf, got {x}")
-        return mpmath.mpf(10) ** x
-
-
-def tenpow(x: float | str | mpmath.mpf) -> str:
-    r""":math:`10^x` written for prose and tables, also far below float64's range: ``"3.16e-1201"``.
-
-    :func:`pow10_mp` at 30 digits, formatted as :func:`lib.book.checks.fmt` formats every number
-    of the book (3 significant digits; fixed notation between 1e-3 and 1e4, else scientific).
-    Chapter 2 writes Theorem 2's separations, kept as base-10 logarithms, with it.
-
-    Args:
-        x: the exponent, as :func:`pow10_mp` (``-inf`` gives ``"0"``).
-
-    Returns:
-        The text, e.g. ``tenpow(-1200.5) == "3.16e-1201"``, ``tenpow(0.5) == "3.16"``.
-
-    Raises:
-        ValueError: as :func:`pow10_mp` for ``x``.
-
-    Accuracy:
-        The 3 digits shown are those of :math:`10^x` correctly rounded, except where the 30-digit
-        power lies within about ``10**-27`` (relative) of a rounding boundary; for every finite
-        ``x`` (beyond ``|x| = 10**6`` the mantissa is :math:`10^{x - \lfloor x \rfloor}`, and an
-        exponent of 1e300 is written out in full).
-
-    Source: the book's display of Theorem 2's separations (K&S, ICLR 2024), Chapter 2.
-    """
-    from .book.checks import fmt
-
-    power = pow10_mp(x, 30)
-    if power == 0:  # x = -inf
-        return fmt(power)
-    with mpmath.workdps(30):
-        x = x if isinstance(x, mpmath.mpf) else to_mpf("x", x)
-        if abs(x) < 10**6:
-            return fmt(power)
-        # fmt divides by 10**exponent at a few digits, too few for an exponent of millions of
-        # digits' worth: split x into its integer part and the mantissa's exponent instead
-        exponent = mpmath.floor(x)
-        mantissa = float(mpmath.mpf(10) ** (x - exponent))
-    if mantissa >= 9.995:  # rounds up to 10.00
-        mantissa, exponent = mantissa / 10, exponent + 1
-    return f"{mantissa:.2f}e{int(exponent)}"
 
 
 def lse_mp(

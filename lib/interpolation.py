@@ -45,7 +45,7 @@ from ._validate import (
     require_size,
     short_repr,
 )
-from .layers import FeedForward
+from .feedforward import FeedForward
 
 __all__ = [
     "Interpolation",
@@ -187,7 +187,8 @@ def knot_layer(knots: ArrayLike, coeffs: ArrayLike, offset: ArrayLike) -> FeedFo
 
 
 def interpolating_ffn(z: ArrayLike, y: ArrayLike) -> FeedForward:
-    r"""A ReLU :class:`~lib.layers.FeedForward` (float64) with ``f(z_i) = y_i`` for every ``i``.
+    r"""A ReLU :class:`~lib.feedforward.FeedForward` (float64) with ``f(z_i) = y_i`` for every
+    ``i``.
 
     Hidden width ``M = len(z)``; ``W1`` is all ones, ``b1 = -biases``, ``W2`` holds the
     coefficients of the triangular system (solved by ``torch.linalg.solve_triangular``), ``b2 = 0``.
@@ -455,11 +456,11 @@ def scalar_outputs(ffn: FeedForward, z: ArrayLike) -> np.ndarray:
     """``ffn`` applied to scalar ids ``z`` ``(M,)``: the float64 outputs ``(M, k)`` as numpy.
 
     Args:
-        ffn: a :class:`~lib.layers.FeedForward` with ``d_in = 1``.
+        ffn: a :class:`~lib.feedforward.FeedForward` with ``d_in = 1``.
         z: finite real scalar ids ``(M,)``.
 
     Raises:
-        ValueError: if ``ffn`` is not a :class:`~lib.layers.FeedForward` on scalars
+        ValueError: if ``ffn`` is not a :class:`~lib.feedforward.FeedForward` on scalars
             (``d_in = 1``), or ``z`` is not a finite real 1-D array (complex and bool refused).
 
     Accuracy:
@@ -468,7 +469,7 @@ def scalar_outputs(ffn: FeedForward, z: ArrayLike) -> np.ndarray:
     """
     if not isinstance(ffn, FeedForward) or ffn.d_in != 1:
         raise ValueError(
-            f"ffn must be a lib.layers.FeedForward with d_in = 1, got {short_repr(ffn)}"
+            f"ffn must be a lib.feedforward.FeedForward with d_in = 1, got {short_repr(ffn)}"
         )
     z = as_float_array("z", z)
     if z.ndim != 1:

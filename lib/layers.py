@@ -1,7 +1,13 @@
-r"""The layers of both papers: single-head self- and cross-attention and the feed-forward layer.
+r"""The self-attention layers of both papers, the base of every attention head, and the parameter
+budget every layer shares.
 
-Used from Chapter 2 on (K&S Theorem 2, Corollary 1, Proposition 1; LHSL's lookups in Chapters 5
-and 6); the trainable models built from them are in :mod:`lib.models`.
+:class:`SelfAttention` (one head, dense or of rank-``r`` factors, softmax or hardmax) and
+:class:`TiedSelfAttention` (the tied head of size 1 the reviewers describe) take tokens ``(..., n,
+d)`` in float32 or float64 and return the same shape; :class:`SingleHead` holds what they share
+with :class:`lib.cross_attention.CrossAttention` (weights, weight setting, input guards, the
+attention core). The feed-forward layer is :class:`lib.feedforward.FeedForward`. Used from
+Chapter 2 on (K&S Theorem 2, Corollary 1, Proposition 1; LHSL's lookups in Chapters 5 and 6);
+the trainable models built from them are in :mod:`lib.models`.
 
 K&S (ICLR 2024) use a self-attention layer with a residual connection and *no* :math:`1/\sqrt{s}`
 factor — the inverse temperature (the scale of the scores) lives in the weights:
@@ -13,8 +19,9 @@ with tokens as the columns of :math:`Z \in \mathbb{R}^{d\times n}` and :math:`\s
 ``(..., n, d)``, as in torch, so the same layer reads
 ``X + softmax((X W_Q^T)(X W_K^T)^T, dim=-1) (X W_V^T) W_O^T``.
 
-Every layer counts the parameters its sizes ask for before allocating any and refuses more than
-:data:`MAX_PARAMETERS`.
+Every layer (these, :mod:`lib.cross_attention`'s and :mod:`lib.feedforward`'s) counts the
+parameters its sizes ask for before allocating any and refuses more than :data:`MAX_PARAMETERS`
+(``ValueError``, as for bad sizes, inputs and weights: see each class).
 """
 
 from __future__ import annotations
@@ -42,15 +49,13 @@ __all__ = [
     "SingleHead",
     "SelfAttention",
     "TiedSelfAttention",
-    "CrossAttention",
-    "FeedForward",
     "NORMALIZERS",
     "MAX_PARAMETERS",
 ]
 
 NORMALIZERS = ("softmax", "hardmax")
 _NAMES = ("W_Q", "W_K", "W_V", "W_O")
-#: Largest number of parameters (weights and biases) one layer or model of this module allocates
+#: Largest number of parameters (weights and biases) one layer or model of ``lib`` allocates
 #: (2**27, 1 GiB in float64); the count is checked from the sizes before anything is built.
 MAX_PARAMETERS = 2**27
 
@@ -118,8 +123,8 @@ def _as_tokens(name: str, X: object, width: int, dtype: torch.dtype) -> torch.Te
 
 
 class SingleHead(nn.Module):
-    """Base class of :class:`SelfAttention` and :class:`CrossAttention`: weights, weight setting,
-    input guards, the attention core.
+    """Base class of :class:`SelfAttention` and :class:`~lib.cross_attention.CrossAttention`:
+    weights, weight setting, input guards, the attention core.
 
     Not used directly.
 
@@ -142,8 +147,9 @@ class SingleHead(nn.Module):
     Accuracy:
         The initialisation is deterministic: float64 normal draws of a seeded
         ``torch.Generator``, rounded once to ``dtype``. The attention computed by the subclasses
-        meets the bound stated in :class:`SelfAttention` and :class:`CrossAttention`;
-        :meth:`set_weights` rounds each float64 matrix to ``dtype`` (see there).
+        meets the bound stated in :class:`SelfAttention` and
+        :class:`~lib.cross_attention.CrossAttention`; :meth:`set_weights` rounds each float64
+        matrix to ``dtype`` (see there).
     """
 
     # Registered in __init__: the dense matrices, or with ``rank`` set their factors ``_A @ _B``.
@@ -604,241 +610,3 @@ class TiedSelfAttention(nn.Module):
 
     def extra_repr(self) -> str:
         return f"d={self.d}, head_dim=1, tied, fixed_projection={self.fixed}, gamma={self.gamma:g}"
-
-
-class CrossAttention(SingleHead):
-    r"""One head of cross-attention: queries from ``X``, keys and values from a context ``Y``.
-
-    .. math:: \mathrm{CrossAttn}(X, Y) = [X +]\; W_O W_V Y\, \sigma[(W_K Y)^\top (W_Q X)]
-
-    in the papers' column convention; with tokens in rows, ``X`` ``(..., n, d_q)`` and ``Y``
-    ``(..., m, d_kv)`` give ``softmax((X W_Q^T)(Y W_K^T)^T, dim=-1) (Y W_V^T) W_O^T`` of shape
-    ``(..., n, d_out)``. No ``1/sqrt(s)`` scaling.
-
-    Args:
-        d_q: query token width; d_kv: context token width.
-        head_dim: head size ``s``: ``W_Q`` is ``(s, d_q)``, ``W_K`` and ``W_V`` ``(s, d_kv)``,
-            ``W_O`` ``(d_out, s)``.
-        d_out: output width (default ``d_q``).
-        rank: ``None`` (dense) or the rank of every factorised matrix, as in :class:`SelfAttention`.
-        normalizer: ``"softmax"`` or ``"hardmax"``.
-        residual: add ``X`` to the output (needs ``d_out == d_q``; default ``False``, as in LHSL).
-        dtype: ``torch.float32`` or ``torch.float64`` (default); seed: of the initialisation
-            (normal, standard deviation ``1/sqrt(d_q)``).
-
-    Raises:
-        ValueError: for non-positive sizes, a bad rank, normaliser or dtype, ``residual`` with
-            ``d_out != d_q``, more than :data:`MAX_PARAMETERS` parameters (checked before
-            allocating); in :meth:`forward` for ``X`` or ``Y`` of the wrong width, dtype or
-            with NaN/inf, batch shapes that differ, or overflow; in :meth:`~SingleHead.set_weights`
-            as :class:`SelfAttention`.
-
-    Accuracy:
-        :class:`SelfAttention`'s bound, with ``n`` replaced by the context length ``m`` and
-        ``d`` by ``max(d_q, d_kv)`` (mpmath probes: at most 0.5 of it), the residual term only
-        when ``residual``. ``X`` and ``Y`` must already be in ``dtype``; scores or outputs that
-        overflow are refused with ValueError; weights are rounded as
-        :meth:`~SingleHead.set_weights` states.
-
-    Source: LHSL (NeurIPS 2025), the cross-attention universality theorem; the form
-    ``W_V Y σ[(W_K Y)^T W_Q X]`` is reconstructed by the book (see the Sources and certainty
-    page). Used in Chapter 6.
-    """
-
-    def __init__(
-        self,
-        d_q: int,
-        d_kv: int,
-        head_dim: int = 1,
-        d_out: int | None = None,
-        rank: int | None = None,
-        normalizer: str = "softmax",
-        residual: bool = False,
-        dtype: torch.dtype = torch.float64,
-        seed: int = 0,
-    ) -> None:
-        d_q, d_kv = positive_int("d_q", d_q), positive_int("d_kv", d_kv)
-        d_out = d_q if d_out is None else positive_int("d_out", d_out)
-        super().__init__(d_q, d_kv, d_out, head_dim, rank, normalizer, residual, dtype, seed)
-
-    def attention(
-        self, X: torch.Tensor, Y: torch.Tensor, padding_mask: torch.Tensor | None = None
-    ) -> torch.Tensor:
-        """The attention matrix ``(..., n, m)``: row ``l`` holds query ``l``'s weights over the
-        context tokens.
-
-        ``padding_mask`` (bool ``(..., m)``, ``True`` at padding) removes context tokens.
-        """
-        X, Y = self._as_pair(X, Y)
-        mask = self._as_mask(padding_mask, Y)
-        self._require_finite_weights()
-        return self._normalize(self._scores_values(X, Y, False)[0], mask, Y.dtype)
-
-    def forward(
-        self, X: torch.Tensor, Y: torch.Tensor, padding_mask: torch.Tensor | None = None
-    ) -> torch.Tensor:
-        """Attend from ``X`` ``(..., n, d_q)`` to the context ``Y`` ``(..., m, d_kv)``; returns
-        ``(..., n, d_out)``.
-
-        The batch shapes of ``X`` and ``Y`` must be equal; a single context ``(m, d_kv)`` is
-        shared by every batch entry of ``X``.
-        """
-        X, Y = self._as_pair(X, Y)
-        mask = self._as_mask(padding_mask, Y)
-        self._require_finite_weights()
-        return self._attend(X, Y, mask, False)
-
-    def _as_pair(self, X: object, Y: object) -> tuple[torch.Tensor, torch.Tensor]:
-        X = self._as_tokens("X", X, self.d_q)
-        Y = self._as_tokens("Y (the context)", Y, self.d_kv)
-        if Y.ndim == 2 and X.ndim > 2:
-            Y = Y.expand(*X.shape[:-2], *Y.shape)
-        if X.shape[:-2] != Y.shape[:-2]:
-            raise ValueError(
-                f"X and Y must have the same batch shape, got {tuple(X.shape)} and {tuple(Y.shape)}"
-            )
-        return X, Y
-
-    def extra_repr(self) -> str:
-        return (
-            f"d_q={self.d_q}, d_kv={self.d_kv}, d_out={self.d_out}, head_dim={self.head_dim}, "
-            f"rank={self.rank}, normalizer={self.normalizer!r}, residual={self.residual}"
-        )
-
-
-class FeedForward(nn.Module):
-    r"""A one-hidden-layer ReLU network applied to every token, optionally residual.
-
-    .. math:: F^{(FF)}(z) = [z +]\; W_2\, \sigma_R(W_1 z + b_1) + b_2
-
-    Args:
-        d_in: input dimension.
-        width: hidden width ``q``.
-        d_out: output dimension (default ``d_in``).
-        residual: add the input (K&S's :math:`F^{(FF)}`); needs ``d_out == d_in``.
-        dtype: ``torch.float32`` or ``torch.float64`` (default).
-        seed: seed of the random initialisation.
-
-    Shapes: ``W1 (width, d_in)``, ``b1 (width,)``, ``W2 (d_out, width)``, ``b2 (d_out,)``; input
-    ``(..., d_in)``, output ``(..., d_out)``.
-
-    Raises:
-        ValueError: for non-positive sizes, a residual with ``d_out != d_in``, an unknown dtype,
-            more than :data:`MAX_PARAMETERS` parameters (checked before allocating); in
-            :meth:`forward` for input of the wrong shape, dtype or with NaN/inf, or an
-            overflowing output; in :meth:`set_weights` as :meth:`SingleHead.set_weights`.
-
-    Accuracy:
-        Not correctly rounded: with ``u`` the unit roundoff of ``dtype`` and
-        :math:`h = \sigma_R(W_1 z + b_1)` exact, each output entry is within
-        :math:`u\,(|z| + (q + 2)(|W_2| h + |b_2|) + (d_{in} + 2)\,|W_2|(|W_1||z| + |b_1|))` of the
-        exact layer (the :math:`|z|` term only when ``residual``; mpmath probes at input scales
-        1e-300..1e300 in float64 and 1e-36..1e36 in float32 reached at most 0.42 of it), so the
-        relative error is unbounded under cancellation. A pre-activation that overflows to
-        ``-inf`` gives the exact 0; any other overflow is refused (ValueError). :meth:`set_weights`
-        rounds the float64 values to ``dtype`` as :meth:`SingleHead.set_weights` does for dense
-        weights (float32 subnormals keep only absolute precision :math:`2^{-150}`).
-
-    Source: K&S (ICLR 2024), the residual feed-forward layer of their setting (recalled). Used by
-    :mod:`lib.memorization` and :mod:`lib.approximation` (Chapters 3-4).
-    """
-
-    _NAMES = ("W1", "b1", "W2", "b2")
-    # Registered in __init__.
-    W1: torch.Tensor
-    b1: torch.Tensor
-    W2: torch.Tensor
-    b2: torch.Tensor
-
-    def __init__(
-        self,
-        d_in: int,
-        width: int,
-        d_out: int | None = None,
-        residual: bool = False,
-        dtype: torch.dtype = torch.float64,
-        seed: int = 0,
-    ) -> None:
-        super().__init__()
-        self.d_in = positive_int("d_in", d_in)
-        self.width = positive_int("width", width)
-        self.d_out = self.d_in if d_out is None else positive_int("d_out", d_out)
-        residual = flag("residual", residual)
-        if residual and self.d_out != self.d_in:
-            raise ValueError(
-                f"a residual layer needs d_out == d_in, got {self.d_out} and {self.d_in}"
-            )
-        _require_parameter_count(
-            f"FeedForward(d_in={self.d_in}, width={self.width}, d_out={self.d_out})",
-            self.parameter_count(self.d_in, self.width, self.d_out),
-        )
-        self.residual = residual
-        float_dtype("dtype", dtype)
-        gen = torch.Generator().manual_seed(
-            positive_int("seed", seed, minimum=0, maximum=2**63 - 1)
-        )
-        for name, shape in self._shapes().items():
-            value = torch.randn(shape, generator=gen, dtype=torch.float64) / math.sqrt(shape[-1])
-            self.register_parameter(name, nn.Parameter(value.to(dtype)))
-
-    @staticmethod
-    def parameter_count(d_in: int, width: int, d_out: int) -> int:
-        """Parameters of a layer of these sizes: ``W1, b1, W2, b2``."""
-        return width * d_in + width + d_out * width + d_out
-
-    def _shapes(self) -> dict[str, tuple[int, ...]]:
-        return {
-            "W1": (self.width, self.d_in),
-            "b1": (self.width,),
-            "W2": (self.d_out, self.width),
-            "b2": (self.d_out,),
-        }
-
-    def weights(self) -> dict[str, torch.Tensor]:
-        """The parameters ``{"W1", "b1", "W2", "b2"}`` (detached copies)."""
-        return {name: getattr(self, name).detach().clone() for name in self._NAMES}
-
-    @torch.no_grad()
-    def set_weights(self, **params: ArrayLike | torch.Tensor) -> FeedForward:
-        """Set any of ``W1, b1, W2, b2`` (all-or-nothing, validated as in ``SelfAttention``).
-
-        Raises:
-            ValueError: for an unknown name, a wrong shape, a non-real or non-finite value, or
-                one that does not fit the layer's dtype (an entry that overflows, or a non-zero
-                entry that underflows to 0, in the cast). Nothing is changed unless every value
-                is valid.
-        """
-        dtype = self.W1.dtype
-        staged = {}
-        for name, value in params.items():
-            if name not in self._NAMES:
-                raise ValueError(f"parameter name must be one of {self._NAMES}, got {name!r}")
-            m = _real_tensor(name, value, self._shapes()[name])
-            if not torch.isfinite(m).all():
-                raise ValueError(f"{name} must be finite")
-            staged[name] = _cast(name, m, dtype)
-        for name, value in staged.items():
-            getattr(self, name).copy_(value)
-        return self
-
-    def forward(self, Z: torch.Tensor) -> torch.Tensor:
-        """Apply the layer to ``Z`` of shape ``(..., d_in)``; returns ``(..., d_out)``."""
-        if not isinstance(Z, torch.Tensor):
-            raise ValueError(
-                f"Z must be a torch tensor of shape (..., {self.d_in}), got {short_repr(Z)}"
-            )
-        if Z.dtype != self.W1.dtype:
-            raise ValueError(f"Z must have the layer's dtype {self.W1.dtype}, got {Z.dtype}")
-        if Z.ndim < 1 or Z.shape[-1] != self.d_in:
-            raise ValueError(f"Z must have shape (..., {self.d_in}), got {tuple(Z.shape)}")
-        if not all_finite(Z):
-            raise ValueError("Z must be finite")
-        hidden = nn.functional.linear(Z, self.W1, self.b1).relu_()  # in place: one pass less
-        out = nn.functional.linear(hidden, self.W2, self.b2)
-        out = Z + out if self.residual else out
-        if not all_finite(out):
-            raise ValueError(f"the feed-forward output overflows {Z.dtype}")
-        return out
-
-    def extra_repr(self) -> str:
-        return f"d_in={self.d_in}, width={self.width}, d_out={self.d_out}, residual={self.residual}"

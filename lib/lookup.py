@@ -5,21 +5,22 @@ preceded only by a linear "sum-of-linear" map, approximates any continuous map i
 :math:`L_\infty` (and any :math:`L_p` map in :math:`L_p`). The book reconstructs the
 construction as a lookup table over a max-affine partition (:mod:`lib.maxaffine`):
 
-* the sum-of-linear map (:class:`SumOfLinear`) copies :math:`\mathrm{vec}(X)` into a query token
-  and appends one constant key token per cell carrying :math:`(a_i, b_i)` and a value
-  :math:`v_i = f(c_i)`; the attention layer then returns, approximately, the value of the cell the
-  input lies in (:func:`attention_approximator`, :class:`PartitionLookup`; one key block per output
-  position for sequence outputs, :func:`seq2seq_approximator`);
+* the sum-of-linear map (:class:`lib.sum_of_linear.SumOfLinear`) copies :math:`\mathrm{vec}(X)`
+  into a query token and appends one constant key token per cell carrying :math:`(a_i, b_i)` and
+  a value :math:`v_i = f(c_i)`; the attention layer then returns, approximately, the value of the
+  cell the input lies in (:func:`attention_approximator`, :class:`PartitionLookup`; one key block
+  per output position for sequence outputs, :func:`seq2seq_approximator`);
 * the layers' closed forms: :func:`hard_lookup` (the :math:`\beta \to \infty` limit),
   :func:`soft_lookup` (:math:`\sigma(\beta y(x))^\top V`), and, on a Voronoi grid, the
-  Gaussian-kernel Nadaraya–Watson estimate (:func:`nadaraya_watson`);
-* the error bounds: :func:`grid_lookup_bound` for a grid, and :func:`cells_per_axis`, the grid
-  the hard partition's worst-case bound asks for to reach an error.
+  Gaussian-kernel Nadaraya–Watson estimate (:func:`nadaraya_watson`), on points ``(..., D)``,
+  centres ``(N, D)`` and values ``(N, k)`` (float64 numpy out); the error bounds and grid sizes
+  are :mod:`lib.lookup_bounds`.
 
 The cross-attention form, where keys and values are a context sequence, is :mod:`lib.cross`
 (Chapter 6). The token layout, the suppression of non-key tokens and the position bonus are the
 book's reconstruction (see the Sources and certainty page). Every layer counts its parameters
-against :data:`lib.layers.MAX_PARAMETERS` before allocating any.
+against :data:`lib.layers.MAX_PARAMETERS` before allocating any; bad input raises ``ValueError``
+naming the argument.
 
 Far from the origin. The closed forms work from squared distances formed from explicit
 differences, so they are right wherever points and centres lie. A literal layer computes what a
@@ -57,24 +58,18 @@ from ._geometry import (
 from ._validate import (
     as_float_array,
     finite_real,
-    float_dtype,
     function,
     positive_int,
-    real_array,
-    require_size,
     short_repr,
 )
-from .layers import MAX_PARAMETERS, SelfAttention
+from .layers import SelfAttention
 from .maxaffine import voronoi_affine
+from .sum_of_linear import SumOfLinear, _query_copy, _require_layer_size, _token_width
 
 __all__ = [
     "hard_lookup",
     "soft_lookup",
     "nadaraya_watson",
-    "grid_lookup_bound",
-    "cells_per_axis",
-    "MIN_BOUND_KAPPA",
-    "SumOfLinear",
     "PartitionLookup",
     "attention_approximator",
     "seq2seq_approximator",
@@ -209,117 +204,6 @@ def nadaraya_watson(
     return soft_lookup(x, centres, values, beta)
 
 
-#: The smallest ``kappa`` :func:`grid_lookup_bound` accepts. Below it the rings whose weight
-#: still counts number more than a few hundred and the bound is far above any error of interest.
-MIN_BOUND_KAPPA = 1e-3
-
-
-def grid_lookup_bound(lipschitz: float, m: int, kappa: float | None) -> float:
-    r"""The book's bound on the sup error of the lookup over an :math:`m \times m` grid of a
-    square of side 1 (anywhere in the plane), with values :math:`f(c_i)` at the cell centres and
-    :math:`\beta = \kappa m^2`, for an :math:`f` with gradient norm at most ``lipschitz``:
-
-    .. math::
-
-        \sup_x |\hat f(x) - f(x)| \le L \sqrt2\, h \big(\tfrac32 + T(\kappa)\big), \qquad
-        T(\kappa) = \sum_{k \ge 2} 8k\big(k + \tfrac12\big) e^{-\kappa((k - 1/2)^2 - 1/2)},
-
-    with :math:`h = 1/m`, and :math:`L h / \sqrt2` for the hard partition (``kappa=None``). The
-    output averages the values :math:`f(c_i)` with softmax weights; the nearest centre lies within
-    :math:`h/\sqrt2` of :math:`x`, its eight neighbours within :math:`\tfrac32\sqrt2\,h`, and
-    the :math:`8k` cells :math:`k \ge 2` rings away at most :math:`(k + \frac12)\sqrt2\,h`, each
-    with at most the weight :math:`e^{-\kappa((k - 1/2)^2 - 1/2)}` relative to the nearest. The
-    sum stops at the first term below :math:`10^{-17}` of the total with
-    :math:`\kappa (2k - 1) > 2`; from there each term is less than 0.3 of the one before, so
-    what is left out is below :math:`10^{-17}` of the bound.
-
-    Args:
-        lipschitz: :math:`L \ge 0`, the largest gradient norm of ``f`` (units of ``f`` per unit
-            length).
-        m: cells per axis, ``m >= 1``.
-        kappa: :math:`\beta / m^2`, at least :data:`MIN_BOUND_KAPPA`, or None for the hard
-            partition.
-
-    Returns:
-        The bound, a float in the units of ``f``.
-
-    Raises:
-        ValueError: for a negative or non-finite ``lipschitz`` (or one so large that the bound
-            overflows), ``m < 1``, or ``kappa`` below :data:`MIN_BOUND_KAPPA` or non-finite.
-
-    Accuracy:
-        Within :math:`8u` relative of the exact value of the displayed expression, the series
-        summed to infinity (probed against mpmath for :math:`\kappa` from
-        :data:`MIN_BOUND_KAPPA` to 1e300; the truncation is part of this); :math:`Lh/\sqrt2`
-        within :math:`4u`. The float is not rounded upward.
-
-    Source: the book's derivation for its reconstruction of LHSL's lookup (check C15 of
-    Chapter 5; Chapter 6 applies it to the cross-attention layer).
-    """
-    lip = finite_real("lipschitz", lipschitz, minimum=0.0)
-    h = 1.0 / positive_int("m", m)
-    if kappa is None:
-        return lip * h / math.sqrt(2.0)  # lip / sqrt(2) <= lip: finite
-    kappa = finite_real("kappa", kappa, minimum=MIN_BOUND_KAPPA)
-    tail, k = 0.0, 2
-    while True:
-        term = 8 * k * (k + 0.5) * math.exp(-kappa * ((k - 0.5) ** 2 - 0.5))
-        tail += term
-        if term <= 1e-17 * (1.5 + tail) and kappa * (2 * k - 1) > 2:
-            break
-        k += 1
-    out = lip * math.sqrt(2.0) * h * (1.5 + tail)
-    if not math.isfinite(out):
-        raise ValueError(f"lipschitz={lip!r} is too large: the bound overflows float64")
-    return out
-
-
-def cells_per_axis(lipschitz: float, dim: int, eps: float) -> int:
-    r"""The cells per axis that the hard partition's worst-case bound asks for: the smallest
-    :math:`m \ge 1` with :math:`L\sqrt{D}\,h/2 \le \epsilon`, :math:`h = 1/m`, i.e.
-    :math:`m = \lceil L\sqrt{D}/(2\epsilon)\rceil`.
-
-    On the grid of :math:`m^D` cubes of :math:`[0,1]^D`, every point lies within half a
-    diagonal, :math:`\sqrt{D}\,h/2`, of its cube's centre, so the lookup that returns the
-    nearest centre's value errs by at most :math:`L\sqrt{D}\,h/2` for an :math:`f` with
-    gradient norm at most :math:`L` (the factor :math:`\sqrt{D}` is the worst case over the
-    direction of the gradient). The context then holds :math:`N = m^D` key tokens.
-
-    Args:
-        lipschitz: :math:`L \ge 0`, the largest gradient norm of ``f`` (units of ``f`` per
-            unit length), finite.
-        dim: the input dimension :math:`D \ge 1`.
-        eps: the target sup error :math:`\epsilon > 0`, finite, in the units of ``f``.
-
-    Returns:
-        A Python int ``m >= 1`` (1 when ``lipschitz`` is 0).
-
-    Raises:
-        ValueError: naming ``lipschitz`` (negative or not finite), ``dim`` (not a positive
-            integer), ``eps`` (not finite and > 0), or all three when
-            :math:`L\sqrt{D}/(2\epsilon)` overflows float64.
-
-    Accuracy:
-        The quotient :math:`L\sqrt{D}/(2\epsilon)` is formed in float64 (a square root, a
-        product and a quotient, each correctly rounded: within :math:`3u` relative,
-        :math:`u = 2^{-53}`) and its ceiling taken exactly, so ``m`` is exact unless the exact
-        quotient lies within :math:`3u` relative of an integer, where it may be one off.
-
-    Source: the book's reading of LHSL's context length (Chapter 6, exercise on the context
-    length; :math:`\lambda`-Lipschitz targets, the curse of dimensionality).
-    """
-    lip = finite_real("lipschitz", lipschitz, minimum=0.0)
-    D = positive_int("dim", dim)
-    eps = finite_real("eps", eps, minimum=0.0, strict=True)
-    q = lip * math.sqrt(D) / (2 * eps)
-    if not math.isfinite(q):
-        raise ValueError(
-            f"lipschitz={lip!r}, dim={D} and eps={eps!r} ask for more cells per axis than "
-            "float64 holds"
-        )
-    return max(1, math.ceil(q))
-
-
 #: How far a literal lookup layer's float64 output may lie from the construction's closed form,
 #: relative to the largest magnitude of the layer's values, for the layer still to return it. The
 #: closed form is :func:`soft_lookup`, computed from distances without cancellation; the value,
@@ -349,102 +233,6 @@ def _refuse_unfaithful(
         )
 
 
-class SumOfLinear(nn.Module):
-    r"""LHSL's sum-of-linear map :math:`L(X) = \sum_k A_k X B_k + C` between sequences.
-
-    In the papers' column convention :math:`X \in \mathbb R^{d\times n}`, :math:`A_k \in \mathbb
-    R^{d'\times d}`, :math:`B_k \in \mathbb R^{n\times n'}`, :math:`C \in \mathbb R^{d'\times n'}`;
-    it is the general affine map between the two matrix spaces: it mixes tokens (``B_k``),
-    mixes features (``A_k``) and appends constant tokens (``C``). Here tokens are rows: input
-    ``(batch, n, d)``, output ``(batch, n', d')`` :math:`= \sum_k B_k^\top X A_k^\top + C^\top`.
-
-    Args:
-        A: ``(K, d', d)``; B: ``(K, n, n')``; C: ``(d', n')`` — real, finite.
-        dtype: ``torch.float64`` (default) or ``torch.float32``.
-
-    The matrices are trainable parameters ``A``, ``B``, ``C``.
-
-    Raises:
-        ValueError: for shapes that do not fit together, non-finite, complex or bool entries, an
-            unknown dtype, more than :data:`lib.layers.MAX_PARAMETERS` entries in ``A``, ``B``
-            and ``C`` together (checked before any is copied); in :meth:`forward` for input that
-            is not ``(batch, n, d)`` of the module's dtype or is not finite, or whose output
-            overflows.
-
-    Accuracy:
-        ``A``, ``B``, ``C`` are the given float64 numbers rounded once to ``dtype`` (exact for
-        float64). Each entry of :meth:`forward`'s output is within
-        :math:`\gamma_{Knd+3}` times the same sum of absolute values,
-        :math:`\sum_k |B_k|^\top |X| |A_k|^\top + |C|^\top`, of the exact value, :math:`u` the
-        dtype's unit roundoff (:math:`2^{-53}`, :math:`2^{-24}` for float32; probed in both).
-
-    Source: LHSL (NeurIPS 2025), the "sum-of-linear transformation" (the name quoted, the form
-    reconstructed by the book; see the Sources and certainty page). Chapter 5.
-    """
-
-    # Registered in __init__.
-    A: torch.Tensor
-    B: torch.Tensor
-    C: torch.Tensor
-
-    def __init__(
-        self, A: ArrayLike, B: ArrayLike, C: ArrayLike, dtype: torch.dtype = torch.float64
-    ) -> None:
-        super().__init__()
-        float_dtype("dtype", dtype)
-        A, B, C = real_array("A", A), real_array("B", B), real_array("C", C)
-        require_size(
-            "SumOfLinear: the number of parameters",
-            A.size + B.size + C.size,
-            MAX_PARAMETERS,
-            "lib.layers.MAX_PARAMETERS",
-        )
-        A = as_float_array("A", A, min_ndim=3)
-        B = as_float_array("B", B, min_ndim=3)
-        C = as_float_array("C", C, min_ndim=2)
-        if A.ndim != 3 or B.ndim != 3 or C.ndim != 2:
-            raise ValueError(
-                "A, B, C must be (K, d', d), (K, n, n'), (d', n'), "
-                f"got {A.shape}, {B.shape}, {C.shape}"
-            )
-        if A.shape[0] != B.shape[0] or C.shape != (A.shape[1], B.shape[2]):
-            raise ValueError(
-                f"A {A.shape}, B {B.shape} and C {C.shape} "
-                "must be (K, d', d), (K, n, n') and (d', n')"
-            )
-        for name, value in (("A", A), ("B", B), ("C", C)):
-            cast = torch.from_numpy(value).to(dtype)
-            if not bool(torch.isfinite(cast).all()):
-                raise ValueError(f"{name} does not fit in {dtype} (overflow)")
-            setattr(self, name, nn.Parameter(cast))
-
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
-        """Map ``X`` ``(batch, n, d)`` to ``(batch, n', d')``."""
-        K, d_out, d = self.A.shape
-        n = self.B.shape[1]
-        if (
-            not isinstance(X, torch.Tensor)
-            or X.ndim != 3
-            or tuple(X.shape[1:]) != (n, d)
-            or X.dtype != self.A.dtype
-        ):
-            raise ValueError(
-                f"X must be a {self.A.dtype} tensor (batch, {n}, {d}), got {short_repr(X)}"
-            )
-        if not bool(torch.isfinite(X).all()):
-            raise ValueError("X must be finite")
-        out = torch.einsum("knq,bnd,kpd->bqp", self.B, X, self.A) + self.C.T
-        if not bool(torch.isfinite(out).all()):
-            raise ValueError(
-                f"the sum-of-linear output overflows {out.dtype}; rescale X or the matrices"
-            )
-        return out
-
-    def extra_repr(self) -> str:
-        K, d_out, d = self.A.shape
-        return f"terms={K}, d={d}, n={self.B.shape[1]}, d'={d_out}, n'={self.B.shape[2]}"
-
-
 class PartitionLookup(nn.Module):
     r"""``SumOfLinear`` then one single-head ``SelfAttention`` (no residual), read at the query
     tokens.
@@ -455,8 +243,9 @@ class PartitionLookup(nn.Module):
     ``P`` query tokens (``SelfAttention(rows=P)``): the outputs at the key tokens are never read.
 
     Attributes:
-        linear: the :class:`SumOfLinear` map; attention: the :class:`lib.layers.SelfAttention`;
-        centres, values, beta, bonus, suppress: the construction's data (numpy / floats);
+        linear: the :class:`~lib.sum_of_linear.SumOfLinear` map; attention: the
+        :class:`lib.layers.SelfAttention`; centres, values, beta, bonus, suppress: the
+        construction's data (numpy / floats);
         reference: ``None``, or the point ``(D,)`` subtracted from points and centres before
         scoring (centres far from the origin, module docstring; the map's constant ``C`` does
         it); A, b: the Voronoi pieces the key tokens carry, those of ``centres - reference``;
@@ -572,44 +361,6 @@ class PartitionLookup(nn.Module):
         return (u + t * (u.sum(dim=1, keepdim=True) - u)) / (1.0 + t * (P - 1))
 
 
-def _token_width(D: int, token_dim: int | None) -> int:
-    d = D if token_dim is None else positive_int("token_dim", token_dim)
-    if D % d:
-        raise ValueError(f"token_dim must divide the point dimension D = {D}, got {d}")
-    return d
-
-
-def _require_layer_size(
-    what: str, D: int, d: int, width: int, n_out: int, head_dim: int, d_out: int
-) -> None:
-    """Count a lookup layer's numbers before allocating: copy terms, constant ``C`` and the four
-    matrices."""
-    n = D // d
-    count = n * width * d + n * n * n_out + width * n_out + 3 * head_dim * width + d_out * head_dim
-    require_size(
-        f"{what}: the number of parameters", count, MAX_PARAMETERS, "lib.layers.MAX_PARAMETERS"
-    )
-
-
-def _query_copy(
-    D: int, token_dim: int | None, width: int, n_out: int, n_queries: int
-) -> tuple[int, np.ndarray, np.ndarray]:
-    """The copy terms of the sum-of-linear map: term ``t`` writes token ``t`` of ``X`` into the
-    ``x`` field.
-
-    Returns ``(d, A_terms, B_terms)``: the token width, ``A`` ``(n, width, d)`` placing token ``t``
-    at rows ``t d .. (t + 1) d`` of the first ``D``, and ``B`` ``(n, n, n_out)`` sending it to the
-    first ``n_queries`` output columns (``n = D / d``).
-    """
-    d = _token_width(D, token_dim)
-    n = D // d
-    A_terms, B_terms = np.zeros((n, width, d)), np.zeros((n, n, n_out))
-    for t in range(n):
-        A_terms[t, t * d : (t + 1) * d, :] = np.eye(d)
-        B_terms[t, t, :n_queries] = 1.0
-    return d, A_terms, B_terms
-
-
 def _as_point_batch(x: object, D: int) -> torch.Tensor:
     """``x`` (numpy or torch) as float64 points ``(batch, D)``; ValueError naming ``x``
     otherwise."""
@@ -635,6 +386,69 @@ def _centres_values(
     ):
         raise ValueError(f"f must map (N, D) = {c.shape} to {want}, got {v.shape}")
     return c, v if n_positions is not None else v[:, None, :]
+
+
+def _suppression(beta: float, c: np.ndarray, suppress: float | None) -> float:
+    """The query tokens' score penalty of :func:`_build`: ``suppress`` checked, or by default
+    ``beta (1 + 4 span^2) + 40`` for centres ``c`` ``(N, D)``; ValueError when it overflows."""
+    lo, hi = c.min(axis=0), c.max(axis=0)
+    span2 = float(((hi - lo) ** 2).sum()) + 1.0
+    # query tokens >= 40 nats below the best key for x within the centres' box, widened by its span
+    if suppress is None:
+        suppress = beta * (1.0 + 4.0 * span2) + 40.0
+        if not math.isfinite(suppress):
+            raise ValueError(
+                f"beta={beta!r} is too large for these centres: the query token's default "
+                "suppression beta (1 + 4 span^2) + 40 overflows float64"
+            )
+    return finite_real("suppress", suppress, minimum=0.0)
+
+
+def _constant_tokens(
+    v: np.ndarray, A: np.ndarray, b: np.ndarray, ref: np.ndarray | None, N: int, D: int, P: int
+) -> np.ndarray:
+    """The constant ``C`` ``(d', P + N P)`` of :func:`_build`'s sum-of-linear map: the query
+    tokens' fixed fields (``-r``, one, flag, position), then key token ``(i, j)`` in column
+    ``P + j N + i`` (``a_i``, ``b_i``, position ``j``, value ``v[i, j]``)."""
+    k = v.shape[2]
+    width, n_out = D + 2 + P + k, P + N * P
+    X_, ONE, FLAG, POS, VAL = 0, D, D + 1, D + 2, D + 2 + P
+    C = np.zeros((width, n_out))
+    if ref is not None:
+        C[X_ : X_ + D, :P] = -ref[:, None]
+    C[ONE, :P] = 1.0
+    C[FLAG, :P] = 1.0
+    C[POS : POS + P, :P] = np.eye(P)
+    for j in range(P):
+        cols = P + j * N + np.arange(N)
+        C[X_ : X_ + D, cols] = A.T
+        C[ONE, cols] = b
+        C[POS + j, cols] = 1.0
+        C[VAL : VAL + k, cols] = v[:, j, :].T
+    return C
+
+
+def _head_weights(
+    beta: float, suppress: float, bonus: float, D: int, P: int, k: int
+) -> dict[str, np.ndarray]:
+    """``W_Q, W_K, W_V`` ``(s, d')`` and ``W_O`` ``(d', s)`` of :func:`_build`'s attention head,
+    ``s = max(D + 2 + P, k)``: the scores and the copy of the value field its docstring gives."""
+    width, s = D + 2 + P + k, max(D + 2 + P, k)
+    FLAG, POS, VAL = D + 1, D + 2, D + 2 + P
+    W_Q, W_K, W_V, W_O = (
+        np.zeros((s, width)),
+        np.zeros((s, width)),
+        np.zeros((s, width)),
+        np.zeros((width, s)),
+    )
+    for r in range(D + 1):  # x and one fields: score beta * (x^T x_t + one_t)
+        W_Q[r, r], W_K[r, r] = beta, 1.0
+    W_Q[D + 1, FLAG], W_K[D + 1, FLAG] = suppress, -1.0
+    for j in range(P):
+        W_Q[D + 2 + j, POS + j], W_K[D + 2 + j, POS + j] = bonus, 1.0
+    for r in range(k):
+        W_V[r, VAL + r], W_O[VAL + r, r] = 1.0, 1.0
+    return {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O}
 
 
 def _build(
@@ -668,53 +482,18 @@ def _build(
     bonus = finite_real("bonus", bonus, minimum=0.0, maximum=1e6)
     ref = far_reference(c)
     A, b = voronoi_affine(c if ref is None else c - ref)
-    lo, hi = c.min(axis=0), c.max(axis=0)
-    span2 = float(((hi - lo) ** 2).sum()) + 1.0
-    # query tokens >= 40 nats below the best key for x within the centres' box, widened by its span
-    if suppress is None:
-        suppress = beta * (1.0 + 4.0 * span2) + 40.0
-        if not math.isfinite(suppress):
-            raise ValueError(
-                f"beta={beta!r} is too large for these centres: the query token's default "
-                "suppression beta (1 + 4 span^2) + 40 overflows float64"
-            )
-    suppress = finite_real("suppress", suppress, minimum=0.0)
+    suppress = _suppression(beta, c, suppress)
     width = D + 2 + P + k
-    X_, ONE, FLAG, POS, VAL = 0, D, D + 1, D + 2, D + 2 + P
+    VAL = D + 2 + P
     n_out = P + N * P
     s = max(D + 2 + P, k)
     _require_layer_size("the lookup layer", D, _token_width(D, token_dim), width, n_out, s, width)
     # Sum-of-linear map: term t copies token t of X into the x field of every query column.
     d, A_terms, B_terms = _query_copy(D, token_dim, width, n_out, P)
-    C = np.zeros((width, n_out))
-    if ref is not None:
-        C[X_ : X_ + D, :P] = -ref[:, None]
-    C[ONE, :P] = 1.0
-    C[FLAG, :P] = 1.0
-    C[POS : POS + P, :P] = np.eye(P)
-    for j in range(P):
-        cols = P + j * N + np.arange(N)
-        C[X_ : X_ + D, cols] = A.T
-        C[ONE, cols] = b
-        C[POS + j, cols] = 1.0
-        C[VAL : VAL + k, cols] = v[:, j, :].T
-    W_Q, W_K, W_V, W_O = (
-        np.zeros((s, width)),
-        np.zeros((s, width)),
-        np.zeros((s, width)),
-        np.zeros((width, s)),
-    )
-    for r in range(D + 1):  # x and one fields: score beta * (x^T x_t + one_t)
-        W_Q[r, r], W_K[r, r] = beta, 1.0
-    W_Q[D + 1, FLAG], W_K[D + 1, FLAG] = suppress, -1.0
-    for j in range(P):
-        W_Q[D + 2 + j, POS + j], W_K[D + 2 + j, POS + j] = bonus, 1.0
-    for r in range(k):
-        W_V[r, VAL + r], W_O[VAL + r, r] = 1.0, 1.0
+    C = _constant_tokens(v, A, b, ref, N, D, P)
+    weights = _head_weights(beta, suppress, bonus, D, P, k)
     linear = SumOfLinear(A_terms, B_terms, C)
-    attention = SelfAttention(width, head_dim=s, residual=False).set_weights(
-        W_Q=W_Q, W_K=W_K, W_V=W_V, W_O=W_O
-    )
+    attention = SelfAttention(width, head_dim=s, residual=False).set_weights(**weights)
     return PartitionLookup(
         linear,
         attention,

@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike
 from torch import nn
 
 from ._validate import as_float_array, blame, finite_real, positive_int, short_repr
+from .feedforward import FeedForward
 from .interpolation import (
     Interpolation,
     _rows,
@@ -32,7 +33,6 @@ from .interpolation import (
     interpolating_ffn,
     residual_ffn,
 )
-from .layers import FeedForward
 
 __all__ = [
     "MemorizingNetwork",
@@ -132,7 +132,7 @@ def parameter_count(*layers: nn.Module | dict[str, Any]) -> int:
     * a :class:`~lib.layers.SingleHead` layer with ``rank`` set: every entry of its stored
       factors ``W_*_A``, ``W_*_B`` (``s + d`` per rank-1 matrix, zeros included: they are free
       parameters of the rank-1 parameterization); a dense head: the nonzero entries of its matrices;
-    * a feed-forward layer (:class:`~lib.layers.FeedForward`, or a dict with ``W1, b1, W2, b2``
+    * a feed-forward layer (:class:`~lib.feedforward.FeedForward`, or a dict with ``W1, b1, W2, b2``
       as arrays or nested lists of mpf): the nonzero entries of ``b1``, ``W2`` and ``b2``, and the
       nonzero entries of the *distinct* rows of ``W1`` — hidden units that read the same
       projection share it, as in Zhang et al.'s ``2n + d`` count (a positive factor on a ReLU
@@ -347,27 +347,11 @@ def memorizing_transformer(
     from . import contextual, exact, separation
 
     directions = positive_int("directions", directions, maximum=separation.MAX_DRAWS)
-    Xa = as_float_array("X", X, min_ndim=3)
-    if Xa.ndim != 3:
-        raise ValueError(f"X must have shape (N, n, d), got {Xa.shape}")
+    Xa, Ya, head_dim = _sequences_and_labels(X, Y, head_dim)
     N: int
     n: int
     d: int
     N, n, d = Xa.shape
-    if n < 2:
-        raise ValueError(
-            f"X must hold sequences of at least two tokens (Theorem 2 needs n >= 2), got shape "
-            f"{Xa.shape}"
-        )
-    head_dim = contextual.as_head_dim(head_dim, d)  # before the work, not after it
-    Ya = as_float_array("Y", Y, min_ndim=2)
-    Ya = Ya[..., None] if Ya.ndim == 2 and d == 1 else Ya
-    if Ya.shape != Xa.shape:
-        raise ValueError(
-            f"Y must have shape {Xa.shape}"
-            + (f" or {Xa.shape[:2]}" if d == 1 else "")
-            + f" (labels in the token space: the layers are residual), got {Ya.shape}"
-        )
     separation.tokenwise_separation(Xa)  # rejects repeated tokens inside a sequence
     labels = Ya.reshape(N * n, d)
     reps = _first_of_each_key(Xa, labels)  # one (sequence, token) per context; rejects conflicts
@@ -378,35 +362,12 @@ def memorizing_transformer(
         delta = contextual.theorem2_delta(
             n, len(layer.vocab), d, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w
         )
-    if dps is None:
-        # digits below the unit down to the separation, plus the ids' digits above the first
-        # (ids of tokens near 1e100 need 100 more to keep the same gaps), plus 30 guard digits
-        dps = (
-            exact.GUARD_DIGITS
-            + max(0, int(-delta.construction))
-            + max(0, math.floor(math.log10(layer.r_max)))
-        )
-        if dps > exact.MAX_DPS:
-            raise ValueError(
-                f"the context ids of X need {dps:,} digits, more than "
-                f"lib.exact.MAX_DPS={exact.MAX_DPS}; rescale X"
-            )
-    else:
-        dps = positive_int("dps", dps, minimum=15, maximum=exact.MAX_DPS)
+    dps = _working_digits(dps, delta.construction, layer.r_max)
     ids = [row for out in exact.attention_mp(Xa, layer, dps) for row in out]
     rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
     candidates: list[np.ndarray] = [layer.w] + [rng.normal(size=d) for _ in range(directions)]
     with mpmath.workdps(dps):
-        for v in candidates:
-            v = v / np.linalg.norm(v)
-            z = exact.project_mp([ids[i] for i in reps], v)
-            if exact.min_gap(z, dps, distinct=False) > mpmath.mpf(10) ** (20 - dps):
-                break
-        else:
-            raise ValueError(
-                f"none of {len(candidates)} directions separates the context ids of X at "
-                f"dps={dps} digits; pass more directions or a larger dps"
-            )
+        v, z = _separating_direction(candidates, ids, reps, dps)
         order, s = _sorted_distinct_mp(z)
         targets = [
             [mpmath.mpf(float(labels[reps[i]][c])) - ids[reps[i]][c] for c in range(d)]
@@ -443,6 +404,81 @@ def memorizing_transformer(
         max_coeff,
         corollary1_parameter_count(n, N, d, layer.head_dim),
     )
+
+
+def _sequences_and_labels(
+    X: ArrayLike, Y: ArrayLike, head_dim: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`memorizing_transformer`'s ``X`` ``(N, n, d)`` (``n >= 2``) and labels ``Y``
+    ``(N, n, d)`` (``(N, n)`` read as ``d = 1``) as float64 arrays, and ``head_dim`` checked
+    against ``d``; ValueError naming the argument otherwise."""
+    from . import contextual
+
+    Xa = as_float_array("X", X, min_ndim=3)
+    if Xa.ndim != 3:
+        raise ValueError(f"X must have shape (N, n, d), got {Xa.shape}")
+    N: int
+    n: int
+    d: int
+    N, n, d = Xa.shape
+    if n < 2:
+        raise ValueError(
+            f"X must hold sequences of at least two tokens (Theorem 2 needs n >= 2), got shape "
+            f"{Xa.shape}"
+        )
+    head_dim = contextual.as_head_dim(head_dim, d)  # before the work, not after it
+    Ya = as_float_array("Y", Y, min_ndim=2)
+    Ya = Ya[..., None] if Ya.ndim == 2 and d == 1 else Ya
+    if Ya.shape != Xa.shape:
+        raise ValueError(
+            f"Y must have shape {Xa.shape}"
+            + (f" or {Xa.shape[:2]}" if d == 1 else "")
+            + f" (labels in the token space: the layers are residual), got {Ya.shape}"
+        )
+    return Xa, Ya, head_dim
+
+
+def _working_digits(dps: int | None, construction: float, r_max: float) -> int:
+    """``dps`` checked, or :func:`memorizing_transformer`'s default for a separation of
+    ``10**construction`` between ids of tokens up to ``r_max``; ValueError above
+    :data:`lib.exact.MAX_DPS`."""
+    from . import exact
+
+    if dps is None:
+        # digits below the unit down to the separation, plus the ids' digits above the first
+        # (ids of tokens near 1e100 need 100 more to keep the same gaps), plus 30 guard digits
+        dps = (
+            exact.GUARD_DIGITS + max(0, int(-construction)) + max(0, math.floor(math.log10(r_max)))
+        )
+        if dps > exact.MAX_DPS:
+            raise ValueError(
+                f"the context ids of X need {dps:,} digits, more than "
+                f"lib.exact.MAX_DPS={exact.MAX_DPS}; rescale X"
+            )
+    else:
+        dps = positive_int("dps", dps, minimum=15, maximum=exact.MAX_DPS)
+    return dps
+
+
+def _separating_direction(
+    candidates: list[np.ndarray], ids: list[list[Any]], reps: list[int], dps: int
+) -> tuple[np.ndarray, list[Any]]:
+    """The first of ``candidates`` (normalised) on which the ids of ``reps`` lie more than
+    ``10**(20 - dps)`` apart, and those projections (call inside ``mpmath.workdps(dps)``);
+    ValueError when none does."""
+    from . import exact
+
+    for v in candidates:
+        v = v / np.linalg.norm(v)
+        z = exact.project_mp([ids[i] for i in reps], v)
+        if exact.min_gap(z, dps, distinct=False) > mpmath.mpf(10) ** (20 - dps):
+            break
+    else:
+        raise ValueError(
+            f"none of {len(candidates)} directions separates the context ids of X at "
+            f"dps={dps} digits; pass more directions or a larger dps"
+        )
+    return v, z
 
 
 def float64_network(memorizer: MemorizingNetwork) -> FeedForward:

@@ -1,4 +1,4 @@
-r"""The small trainable models of Chapters 3 and 5, built from the layers of :mod:`lib.layers`.
+r"""The small trainable models of Chapters 3 and 5, built from the layers of :mod:`lib.layers`,
 
 * :class:`TokenTagger`: the rank-1 Transformer of K&S Section 5, a token classifier for CoNLL-2003
   (Chapter 3);
@@ -18,8 +18,8 @@ from numpy.typing import ArrayLike
 from torch import nn
 
 from ._validate import all_finite, finite_real, flag, float_dtype, positive_int, short_repr
+from .feedforward import FeedForward
 from .layers import (
-    FeedForward,
     SelfAttention,
     SingleHead,
     TiedSelfAttention,
@@ -29,12 +29,24 @@ from .layers import (
 __all__ = ["TokenTagger", "PatchAttentionClassifier"]
 
 
+def _require_tied_settings(
+    tied: bool, rank: int | None, head_dim: int | None, fixed_projection: object
+) -> None:
+    """Refuse a tied tagger of another rank or head size, and a fixed projection without tying."""
+    if tied and (rank != 1 or head_dim not in (None, 1)):
+        raise ValueError(
+            f"tied attention has head size 1 and rank 1, got rank={rank!r}, head_dim={head_dim!r}"
+        )
+    if fixed_projection is not None and not tied:
+        raise ValueError("fixed_projection needs tied=True (it fixes the shared projection w)")
+
+
 class TokenTagger(nn.Module):
     r"""A permutation-equivariant token classifier: embeddings, ``n_layers`` blocks, a linear head.
 
     Each block is :math:`F^{(FF)} \circ F^{(SA)}` as in K&S: one single-head
     :class:`~lib.layers.SelfAttention` (``W_Q, W_K, W_V, W_O`` of the given ``rank``, residual, no
-    :math:`1/\sqrt{s}`) followed by a residual :class:`~lib.layers.FeedForward` of width
+    :math:`1/\sqrt{s}`) followed by a residual :class:`~lib.feedforward.FeedForward` of width
     ``ffn_width``. There is no positional encoding and no LayerNorm, so permuting a sentence
     permutes the output. Padding (word id ``pad_id``) is masked out of every query's keys; the loss
     (:func:`lib.training.fit`) ignores it too.
@@ -77,8 +89,8 @@ class TokenTagger(nn.Module):
         ``seed`` (bitwise equal across constructions), the padding embedding is exactly 0, and
         :meth:`forward` is each block's layers in ``dtype``, every one within the bounds stated
         in :class:`~lib.layers.SelfAttention` (or :class:`~lib.layers.TiedSelfAttention`) and
-        :class:`~lib.layers.FeedForward`; no end-to-end bound is claimed. An overflowing score or
-        output in a block, or non-finite logits, are refused with ValueError.
+        :class:`~lib.feedforward.FeedForward`; no end-to-end bound is claimed. An overflowing score
+        or output in a block, or non-finite logits, are refused with ValueError.
 
     Source: K&S (ICLR 2024) Section 5, the rank-1 Transformer trained on CoNLL-2003; its sizes
     are unknown (the sources do not give them) and are the book's own. Used in Chapter 3.
@@ -103,13 +115,7 @@ class TokenTagger(nn.Module):
         super().__init__()
         sparse_embedding = flag("sparse_embedding", sparse_embedding)
         self.tied = flag("tied", tied)
-        if self.tied and (rank != 1 or head_dim not in (None, 1)):
-            raise ValueError(
-                f"tied attention has head size 1 and rank 1, got rank={rank!r}, "
-                f"head_dim={head_dim!r}"
-            )
-        if fixed_projection is not None and not self.tied:
-            raise ValueError("fixed_projection needs tied=True (it fixes the shared projection w)")
+        _require_tied_settings(self.tied, rank, head_dim, fixed_projection)
         self.vocab_size = positive_int("vocab_size", vocab_size, minimum=2)
         self.n_tags = positive_int("n_tags", n_tags, minimum=2)
         self.d = positive_int("d", d)
@@ -123,9 +129,25 @@ class TokenTagger(nn.Module):
         float_dtype("dtype", dtype)
         if rank is not None:
             rank = positive_int("rank", rank, maximum=min(head_dim, self.d))
+        self._require_parameter_budget(rank, head_dim, ffn_width, fixed_projection is not None)
+        gen = torch.Generator().manual_seed(seed)
+        self.embed = self._embedding(gen, sparse_embedding, dtype)
+        self.attn = self._attention_layers(head_dim, rank, dtype, seed, fixed_projection)
+        self.ffn = nn.ModuleList(
+            FeedForward(self.d, ffn_width, residual=True, dtype=dtype, seed=seed + 2 + 2 * i)
+            for i in range(self.n_layers)
+        )
+        self.head = nn.Linear(self.d, self.n_tags, dtype=dtype)
+        self._scale_branches_and_draw_head(gen, rank, dtype)
+        self.rank = rank
+
+    def _require_parameter_budget(
+        self, rank: int | None, head_dim: int, ffn_width: int, fixed: bool
+    ) -> None:
+        """Refuse, before allocating, a tagger of more than ``MAX_PARAMETERS`` parameters."""
         d = self.d
         attn_count = (
-            TiedSelfAttention.parameter_count(d, fixed_projection is not None)
+            TiedSelfAttention.parameter_count(d, fixed)
             if self.tied
             else SingleHead.parameter_count(d, d, d, head_dim, rank)
         )
@@ -134,8 +156,12 @@ class TokenTagger(nn.Module):
             f"TokenTagger(vocab_size={self.vocab_size}, d={d}, n_layers={self.n_layers})",
             self.vocab_size * d + self.n_layers * block + self.n_tags * d + self.n_tags,
         )
-        gen = torch.Generator().manual_seed(seed)
-        self.embed = nn.Embedding(
+
+    def _embedding(
+        self, gen: torch.Generator, sparse_embedding: bool, dtype: torch.dtype
+    ) -> nn.Embedding:
+        """The word embedding: ``N(0, 1)`` draws of ``gen`` (float64, then cast), padding row 0."""
+        embed = nn.Embedding(
             self.vocab_size,
             self.d,
             padding_idx=self.pad_id,
@@ -143,11 +169,22 @@ class TokenTagger(nn.Module):
             dtype=dtype,
         )
         with torch.no_grad():
-            self.embed.weight.copy_(
+            embed.weight.copy_(
                 torch.randn(self.vocab_size, self.d, generator=gen, dtype=torch.float64)
             )
-            self.embed.weight[self.pad_id] = 0
-        self.attn = nn.ModuleList(
+            embed.weight[self.pad_id] = 0
+        return embed
+
+    def _attention_layers(
+        self,
+        head_dim: int,
+        rank: int | None,
+        dtype: torch.dtype,
+        seed: int,
+        fixed_projection: ArrayLike | torch.Tensor | None,
+    ) -> nn.ModuleList:
+        """The blocks' attention layers, block ``i`` seeded ``seed + 1 + 2 i``."""
+        return nn.ModuleList(
             TiedSelfAttention(
                 self.d, dtype=dtype, seed=seed + 1 + 2 * i, fixed_projection=fixed_projection
             )
@@ -157,24 +194,23 @@ class TokenTagger(nn.Module):
             )
             for i in range(self.n_layers)
         )
-        self.ffn = nn.ModuleList(
-            FeedForward(self.d, ffn_width, residual=True, dtype=dtype, seed=seed + 2 + 2 * i)
-            for i in range(self.n_layers)
+
+    @torch.no_grad()
+    def _scale_branches_and_draw_head(
+        self, gen: torch.Generator, rank: int | None, dtype: torch.dtype
+    ) -> None:
+        """Scale the residual branches' last matrices and draw the head from ``gen`` (bias 0)."""
+        # GPT-2's scaling of the residual branches: their last matrices start 1/sqrt(2 L)
+        # smaller, so the sum over L blocks starts with the spread of one block.
+        scale = 1.0 / math.sqrt(2 * self.n_layers)
+        for attn, ffn in zip(self.attn, self.ffn, strict=True):
+            # attn and ffn come out of the ModuleLists typed as Module (attributes untyped)
+            (attn.W_O if rank is None or self.tied else attn.W_O_A).mul_(scale)  # type: ignore[operator]
+            ffn.W2.mul_(scale)  # type: ignore[operator]
+        self.head.weight.copy_(
+            torch.randn(self.n_tags, self.d, generator=gen, dtype=dtype) / math.sqrt(self.d)
         )
-        self.head = nn.Linear(self.d, self.n_tags, dtype=dtype)
-        with torch.no_grad():
-            # GPT-2's scaling of the residual branches: their last matrices start 1/sqrt(2 L)
-            # smaller, so the sum over L blocks starts with the spread of one block.
-            scale = 1.0 / math.sqrt(2 * self.n_layers)
-            for attn, ffn in zip(self.attn, self.ffn, strict=True):
-                # attn and ffn come out of the ModuleLists typed as Module (attributes untyped)
-                (attn.W_O if rank is None or self.tied else attn.W_O_A).mul_(scale)  # type: ignore[operator]
-                ffn.W2.mul_(scale)  # type: ignore[operator]
-            self.head.weight.copy_(
-                torch.randn(self.n_tags, self.d, generator=gen, dtype=dtype) / math.sqrt(self.d)
-            )
-            self.head.bias.zero_()
-        self.rank = rank
+        self.head.bias.zero_()
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """Logits ``(batch, n, n_tags)`` for word ids ``(batch, n)``; padding positions are

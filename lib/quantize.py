@@ -32,7 +32,8 @@ from ._validate import (
     positive_int,
     require_size,
 )
-from .layers import MAX_PARAMETERS, FeedForward
+from .feedforward import FeedForward
+from .layers import MAX_PARAMETERS
 
 if TYPE_CHECKING:
     pass
@@ -132,7 +133,7 @@ def quantizer(m: int, d: int, tau: float, low: float = 0.0, high: float = 1.0) -
         low, high: the cube ``[low, high]^d`` the grid covers.
 
     Returns:
-        A float64 residual :class:`~lib.layers.FeedForward` ``(..., d) -> (..., d)`` of hidden
+        A float64 residual :class:`~lib.feedforward.FeedForward` ``(..., d) -> (..., d)`` of hidden
         width ``2 (m - 1) d + 2 d`` (for ``m = 1`` it is the constant ``r_0``).
 
     Raises:

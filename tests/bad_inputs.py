@@ -36,27 +36,33 @@ from lib import (
     boltzmann,
     contextual,
     cross,
+    cross_attention,
     exact,
+    feedforward,
     hardmax,
     interpolation,
     layers,
     lemma1,
     lookup,
+    lookup_bounds,
     maxaffine,
     memorization,
     metrics,
     models,
+    powers_of_ten,
     quantize,
     seeds,
     separation,
+    sum_of_linear,
     targets,
 )
 from lib.experiments import tables
 
 #: The maths modules whose public functions and classes the table covers.
-MODULES = (approximation, atlas, boltzmann, contextual, cross, exact, hardmax, interpolation,
-           layers, lemma1, lookup, maxaffine, memorization, metrics, models, quantize, seeds,
-           separation, tables, targets)  # fmt: skip
+MODULES = (approximation, atlas, boltzmann, contextual, cross, cross_attention, exact,
+           feedforward, hardmax, interpolation, layers, lemma1, lookup, lookup_bounds, maxaffine,
+           memorization, metrics, models, powers_of_ten, quantize, seeds, separation,
+           sum_of_linear, tables, targets)  # fmt: skip
 
 NAN, INF = math.nan, math.inf
 SECONDS = 1.0
@@ -335,12 +341,12 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             lookup.nadaraya_watson,
             dict(x=[[0.2, 0.3]], centres=_grid(), values=np.arange(9.0), bandwidth=0.1),
         ),
-        "lookup.grid_lookup_bound": (
-            lookup.grid_lookup_bound,
+        "lookup_bounds.grid_lookup_bound": (
+            lookup_bounds.grid_lookup_bound,
             dict(lipschitz=2 * math.pi, m=8, kappa=10.0),
         ),
-        "lookup.SumOfLinear": (
-            lookup.SumOfLinear,
+        "sum_of_linear.SumOfLinear": (
+            sum_of_linear.SumOfLinear,
             dict(A=np.ones((1, 2, 2)), B=np.ones((1, 1, 1)), C=np.zeros((2, 1))),
         ),
         "lookup.attention_approximator": (
@@ -408,8 +414,8 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             dict(points=[[0.0, 1.0], [1.0, 0.5]], dps=30, distinct=True),
         ),
         "exact.boltz_pair_mp": (exact.boltz_pair_mp, dict(x=0.2, y=1.0, dps=30)),
-        "exact.pow10_mp": (exact.pow10_mp, dict(x=-3.5, dps=30)),
-        "exact.tenpow": (exact.tenpow, dict(x=-3.5)),
+        "powers_of_ten.pow10_mp": (powers_of_ten.pow10_mp, dict(x=-3.5, dps=30)),
+        "powers_of_ten.tenpow": (powers_of_ten.tenpow, dict(x=-3.5)),
         "boltzmann.dscaled_boltz_dbeta": (
             boltzmann.dscaled_boltz_dbeta,
             dict(a=a, beta=1.0, dim=-1),
@@ -479,7 +485,10 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             maxaffine.grid_margin_summary,
             dict(x=_b52_points(), margins=maxaffine.grid_margin(_b52_points(), 3), m=3),
         ),
-        "lookup.cells_per_axis": (lookup.cells_per_axis, dict(lipschitz=math.pi, dim=2, eps=0.1)),
+        "lookup_bounds.cells_per_axis": (
+            lookup_bounds.cells_per_axis,
+            dict(lipschitz=math.pi, dim=2, eps=0.1),
+        ),
         "cross.per_position_costs": (
             cross.per_position_costs,
             dict(f=targets.mean_product_flat, X=[[0.2, 0.3], [0.6, 0.9]], m=2, kappa=10.0),
@@ -529,11 +538,11 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             layers.TiedSelfAttention,
             dict(d=2, seed=0, fixed_projection=[0.6, 0.8], gamma=2.0),
         ),
-        "layers.CrossAttention": (
-            layers.CrossAttention,
+        "cross_attention.CrossAttention": (
+            cross_attention.CrossAttention,
             dict(d_q=2, d_kv=3, head_dim=1, seed=0),
         ),
-        "layers.FeedForward": (layers.FeedForward, dict(d_in=2, width=3, seed=0)),
+        "feedforward.FeedForward": (feedforward.FeedForward, dict(d_in=2, width=3, seed=0)),
         "models.TokenTagger": (
             models.TokenTagger,
             dict(vocab_size=10, n_tags=3, d=4, n_layers=1, seed=0),

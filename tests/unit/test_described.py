@@ -9,7 +9,8 @@ import torch
 
 from lib import boltzmann, contextual, lemma1, separation, training
 from lib.experiments import conll
-from lib.layers import FeedForward, SelfAttention, TiedSelfAttention
+from lib.feedforward import FeedForward
+from lib.layers import SelfAttention, TiedSelfAttention
 from lib.models import TokenTagger
 from lib.training import loop
 

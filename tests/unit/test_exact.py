@@ -240,22 +240,3 @@ def test_boltz_pair_mp_is_the_two_point_formula():
         exact.boltz_pair_mp(0.0, math.nan)
     with pytest.raises(ValueError, match="dps must be >= 15"):
         exact.boltz_pair_mp(0.0, 1.0, dps=10)
-
-
-def test_pow10_mp_and_tenpow():
-    with mpmath.workdps(30):
-        assert exact.pow10_mp(3) == 1000
-        want = mpmath.mpf(10) ** -1200 / mpmath.sqrt(10)
-        assert abs(exact.pow10_mp(-1200.5) / want - 1) < mpmath.mpf("1e-28")
-    assert exact.pow10_mp(-math.inf) == 0
-    # the book's format: three digits, scientific outside [1e-3, 1e4), far beyond float64
-    assert exact.tenpow(-1200.5) == "3.16e-1201"
-    assert exact.tenpow(0.5) == "3.16"
-    assert exact.tenpow(-3.2) == "6.31e-4"
-    assert exact.tenpow(-math.inf) == "0"
-    assert exact.tenpow(2_000_000.5) == "3.16e2000000"
-    assert exact.tenpow(5.9999999999) == "1.00e6"  # the mantissa rounds up to 10
-    with pytest.raises(ValueError, match="x must be finite"):
-        exact.tenpow(math.inf)
-    with pytest.raises(ValueError, match="x must be a real number"):
-        exact.pow10_mp(True)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from oracles import derandomized_settings
 
 from lib import interpolation
-from lib.layers import FeedForward
+from lib.feedforward import FeedForward
 
 SETTINGS = derandomized_settings()
 
@@ -86,7 +86,7 @@ def test_knot_layer_hand_computed_and_refuses_complex_and_bool():
 
 
 def test_scalar_outputs_checks_the_layer():
-    with pytest.raises(ValueError, match="ffn must be a lib.layers.FeedForward with d_in = 1"):
+    with pytest.raises(ValueError, match="ffn must be a lib.feedforward.FeedForward with d_in = 1"):
         interpolation.scalar_outputs(FeedForward(2, 3), [0.0, 1.0])
     with pytest.raises(ValueError, match="ffn must be"):
         interpolation.scalar_outputs(None, [0.0])

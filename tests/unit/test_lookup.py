@@ -11,7 +11,9 @@ from oracles import mp_soft
 
 from lib import cross as CA
 from lib import lookup as L
+from lib import lookup_bounds as LB
 from lib import maxaffine as M
+from lib import sum_of_linear as SL
 from lib.experiments import noise, tables
 from lib.layers import SelfAttention
 
@@ -32,7 +34,7 @@ def test_sum_of_linear_matches_the_column_formula():
         rng.normal(size=(K, n, n_out)),
         rng.normal(size=(d_out, n_out)),
     )
-    linear = L.SumOfLinear(A, B, C)
+    linear = SL.SumOfLinear(A, B, C)
     X = rng.normal(size=(7, n, d))  # rows = tokens
     out = linear(torch.from_numpy(X)).detach().numpy()
     for i in range(7):
@@ -238,7 +240,7 @@ def test_builders_count_before_allocating(monkeypatch):
 
     huge = np.broadcast_to(np.zeros(1), (10**6, 10**4, 10))  # a view: nothing allocated yet
     with pytest.raises(ValueError, match="SumOfLinear: the number of parameters .*MAX_PARAMETERS"):
-        L.SumOfLinear(huge, np.ones((10**6, 1, 1)), np.zeros((10**4, 1)))
+        SL.SumOfLinear(huge, np.ones((10**6, 1, 1)), np.zeros((10**4, 1)))
     with pytest.raises(
         ValueError, match="the lookup layer: the number of parameters .*MAX_PARAMETERS"
     ):
@@ -449,35 +451,35 @@ def test_grid_lookup_bound_against_an_independent_sum_and_measured_errors():
     errors of soft_lookup measured for a linear target whose gradient norm is exactly L."""
     import mpmath
 
-    assert L.grid_lookup_bound(3.0, 8, None) == 3.0 / 8 / math.sqrt(2)
+    assert LB.grid_lookup_bound(3.0, 8, None) == 3.0 / 8 / math.sqrt(2)
     for kappa in (1e-3, 0.1, 1.0, 10.0, 100.0):
         tail = mpmath.nsum(
             lambda k, kappa=kappa: 8 * k * (k + 0.5) * mpmath.exp(-kappa * ((k - 0.5) ** 2 - 0.5)),
             [2, mpmath.inf],
         )
         want = float(2.0 * mpmath.sqrt(2) / 5 * (1.5 + tail))
-        assert L.grid_lookup_bound(2.0, 5, kappa) == pytest.approx(want, rel=1e-12)
+        assert LB.grid_lookup_bound(2.0, 5, kappa) == pytest.approx(want, rel=1e-12)
     rng = np.random.default_rng(3)
     x, u = rng.uniform(size=(4000, 2)), np.array([0.6, 0.8])  # |u| = 1: gradient norm 7
     for m, kappa in ((4, 1.0), (8, 10.0), (16, 100.0)):
         c = M.grid_centres(m, 2)
         err = np.abs(L.soft_lookup(x, c, 7.0 * c @ u, kappa * m * m) - 7.0 * x @ u).max()
-        assert err <= L.grid_lookup_bound(7.0, m, kappa)
+        assert err <= LB.grid_lookup_bound(7.0, m, kappa)
     with pytest.raises(ValueError, match="kappa"):
-        L.grid_lookup_bound(1.0, 4, 1e-4)
+        LB.grid_lookup_bound(1.0, 4, 1e-4)
     with pytest.raises(ValueError, match="lipschitz"):
-        L.grid_lookup_bound(1e308, 1, 1.0)
+        LB.grid_lookup_bound(1e308, 1, 1.0)
 
 
 def test_cells_per_axis_is_the_smallest_grid_the_half_diagonal_bound_allows():
-    assert L.cells_per_axis(1.0, 10, 0.1) == 16  # sqrt(10) / 0.2 = 15.8
-    assert L.cells_per_axis(math.pi, 1, 0.05) == 32  # pi / 0.1 = 31.4
-    assert L.cells_per_axis(1.0, 4, 0.25) == 4  # 2 / 0.5 = 4 exactly: the bound is met at 4
-    assert L.cells_per_axis(0.0, 3, 0.1) == 1  # a constant needs one cell
+    assert LB.cells_per_axis(1.0, 10, 0.1) == 16  # sqrt(10) / 0.2 = 15.8
+    assert LB.cells_per_axis(math.pi, 1, 0.05) == 32  # pi / 0.1 = 31.4
+    assert LB.cells_per_axis(1.0, 4, 0.25) == 4  # 2 / 0.5 = 4 exactly: the bound is met at 4
+    assert LB.cells_per_axis(0.0, 3, 0.1) == 1  # a constant needs one cell
     for lip, D, eps in [(1.0, 2, 0.1), (math.pi, 3, 0.01), (2.5, 7, 0.3)]:
-        m = L.cells_per_axis(lip, D, eps)
+        m = LB.cells_per_axis(lip, D, eps)
         assert lip * math.sqrt(D) / (2 * m) <= eps < lip * math.sqrt(D) / (2 * (m - 1))
     with pytest.raises(ValueError, match="ask for more cells per axis than float64 holds"):
-        L.cells_per_axis(1e308, 4, 0.1)
+        LB.cells_per_axis(1e308, 4, 0.1)
     with pytest.raises(ValueError, match="^eps must be > 0"):
-        L.cells_per_axis(1.0, 2, 0.0)
+        LB.cells_per_axis(1.0, 2, 0.0)

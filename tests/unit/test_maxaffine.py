@@ -11,6 +11,7 @@ from oracles import mp_scores
 from lib import cross as CA
 from lib import lookup as L
 from lib import maxaffine as M
+from lib import sum_of_linear as SL
 from lib.experiments import noise, tables
 
 # Three lines in the plane: y1 = x1, y2 = x2, y3 = 0.5 (hand-computed points below).
@@ -180,7 +181,7 @@ def test_grid_margin_bound_h2_and_2h2_by_hand():
             "bonus must be >= 0",
         ),
         (
-            lambda: L.SumOfLinear(np.zeros((2, 3, 4)), np.zeros((1, 5, 6)), np.zeros((3, 6))),
+            lambda: SL.SumOfLinear(np.zeros((2, 3, 4)), np.zeros((1, 5, 6)), np.zeros((3, 6))),
             "must be",
         ),
         (
@@ -258,10 +259,10 @@ def test_robustness_to_extreme_input(call, match):
 
 def test_more_extreme_input():
     with pytest.raises(ValueError, match="does not fit in torch.float32"):
-        L.SumOfLinear(
+        SL.SumOfLinear(
             np.full((1, 2, 2), 1e300), np.ones((1, 1, 1)), np.zeros((2, 1)), dtype=torch.float32
         )
-    linear = L.SumOfLinear(np.ones((1, 2, 2)), np.ones((1, 1, 1)), np.zeros((2, 1)))
+    linear = SL.SumOfLinear(np.ones((1, 2, 2)), np.ones((1, 1, 1)), np.zeros((2, 1)))
     with pytest.raises(ValueError, match="overflows"):
         linear(torch.full((1, 1, 2), 1e308, dtype=torch.float64))
 
@@ -372,7 +373,7 @@ def test_scores_near_the_origin_agree_with_the_plain_formula_to_rounding():
             "x must be a real array, not bool",
         ),
         (
-            lambda: L.SumOfLinear(np.ones((1, 2, 2)) * 1j, np.ones((1, 1, 1)), np.zeros((2, 1))),
+            lambda: SL.SumOfLinear(np.ones((1, 2, 2)) * 1j, np.ones((1, 1, 1)), np.zeros((2, 1))),
             "A must be a real array, not complex",
         ),
         (

@@ -1,5 +1,5 @@
-"""lib.memorization and lib.layers.FeedForward: the memorizing transformer exact on unseen data,
-parameter counts."""
+"""lib.memorization and lib.feedforward.FeedForward: the memorizing transformer exact on unseen
+data, parameter counts."""
 
 import mpmath
 import numpy as np
@@ -8,7 +8,7 @@ import torch
 from oracles import explicit_network_mp
 
 from lib import interpolation, memorization
-from lib.layers import FeedForward
+from lib.feedforward import FeedForward
 
 
 def test_parameter_count_hand_computed():
@@ -167,6 +167,10 @@ def test_more_arguments_follow_the_rule():
         memorization.memorizing_transformer(X, np.zeros((2, 2)), dps=10**6)
     with pytest.raises(ValueError, match="Y must be a real array, not bool"):
         memorization.memorizing_transformer(X, np.zeros((2, 2), dtype=bool))
+
+
+"""lib.memorization and lib.feedforward.FeedForward: the memorizing transformer exact on unseen
+data, parameter counts."""
 
 
 def test_float64_memorization_is_the_residual_networks_forward_pass():
