@@ -73,8 +73,8 @@ class PlanRequest:
         return self.mode == "full" and self.noise_settings is None
 
 
-#: One line of ``make full``'s report: the row's name, the stored wall time of its runs in
-#: seconds, and the line printed.
+#: One line of ``make full``'s report, as the row's name, the stored wall time of its runs in
+#: seconds and the line printed.
 Report = tuple[str, float, str]
 
 
