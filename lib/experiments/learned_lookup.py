@@ -262,10 +262,10 @@ def matched_cells(layer: LearnedLookup, points: int = 64) -> tuple[np.ndarray, n
     cell-centred points of the unit square (rows along :math:`x_2`, columns along :math:`x_1`).
 
     Returns:
-        Two int64 arrays ``(points, points)``: each point's construction cell (the index
-        ``i m + j`` of the nearest centre of the ``m x m`` grid, ``i`` along :math:`x_1`), and
-        the construction cell its learned cell is matched to; the share of equal entries is
-        :func:`compare_partitions`' ``matching`` on the same points.
+        Two int64 arrays of shape ``(points, points)``, holding each point's construction cell
+        (the index ``i m + j`` of the nearest centre of the ``m x m`` grid, ``i`` along
+        :math:`x_1`) and the construction cell its learned cell is matched to; the share of equal
+        entries is :func:`compare_partitions`' ``matching`` on the same points.
 
     Raises:
         ValueError: for a ``layer`` that is not a :class:`LearnedLookup`, a bad ``points``, or

@@ -140,6 +140,7 @@ _DELEGATED = {
     # parameter handed unchanged to a callee that reads it through flag
     ("layers.py", "__init__", "residual"),
     ("experiments/conll.py", "conll_experiment", "sparse_embedding"),
+    ("experiments/trained.py", "phase_run", "cosine"),  # phase_run_settings reads it
 }
 
 
