@@ -109,7 +109,7 @@ format: $(DEVSTAMP)
 bench: $(STAMP) data
 	$(PY) tools/bench.py
 
-## mutate: plant each bug of tools/mutants.toml in a scratch copy of lib: do the ledger's tests catch it? (~30 min)
+## mutate: plant each bug of tools/mutants.toml in a scratch copy of lib: do the ledger's tests catch it? (~2 h)
 mutate: $(STAMP) data
 	$(PY) tools/mutate.py
 

@@ -24,13 +24,20 @@ cannot catch a mutant: only a test that passes without the mutant and fails with
 ``make mutate`` runs every mutant and stores the outcome in ``results/mutation/last.json`` (with
 its provenance), which the claims page reports; ``--quick`` runs only the mutants marked
 ``quick`` (``make test`` runs those through ``tests/book/test_mutants.py``), and ``--only ID``
-chosen ones; neither stores anything. The nightly workflow runs ``make mutate``.
+chosen ones; neither stores anything. ``--extend`` brings the stored run up to date with the
+table at the cost of what changed: a mutant whose entry is unchanged keeps its stored row, one
+that only lists more chapters runs in those chapters alone and its row is merged with the stored
+one (:func:`merge_rows`: the outcome rule ranks caught, shown, stopped, survived across all of a
+mutant's chapters, so the merge equals a full run's row), and a new or edited mutant runs in
+full; the stored run then says which rows it carried (``result["carried"]``). The nightly workflow
+runs ``make mutate``.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import json
 import os
 import shutil
@@ -273,6 +280,55 @@ def baseline(copy: Path, chapters: set[str], timeout: int) -> dict[str, list[str
     return out
 
 
+def merge_rows(stored: dict, added: dict) -> dict:
+    """A mutant's row over the chapters of both ``stored`` (its stored row) and ``added`` (a row
+    of the same mutant in other chapters only), as :func:`outcome` would give over all of them:
+    the higher outcome of the two in the order caught, shown, stopped, survived, with the checks
+    of both where both are caught (or shown), the errors of both (at most three) and the seconds
+    of both.
+
+    Raises:
+        ValueError: if the rows are of different mutants or share a chapter.
+    """
+    if stored["id"] != added["id"]:
+        raise ValueError(f"rows of different mutants: {stored['id']!r} and {added['id']!r}")
+    if set(stored["chapters"]) & set(added["chapters"]):
+        raise ValueError(f"mutant {stored['id']}: the rows share chapters, so they cannot merge")
+    rank = {o: i for i, o in enumerate(OUTCOMES)}
+    best = min(stored["outcome"], added["outcome"], key=rank.__getitem__)
+    found = sorted({c for r in (stored, added) if r["outcome"] == best for c in r["failed_checks"]})
+    return stored | {
+        "chapters": list(stored["chapters"]) + list(added["chapters"]),
+        "outcome": best,
+        "failed_checks": found,
+        "errors": (stored["errors"] + added["errors"])[:3],
+        "seconds": round(stored["seconds"] + added["seconds"], 1),
+    }
+
+
+def extension(table: list[Mutant], stored: dict | None) -> dict[str, tuple[str, ...] | None]:
+    """What ``--extend`` runs of each mutant of ``table``, given the stored run's settings and
+    result (``None`` when there is none): ``()`` nothing (its stored row stands), the chapters it
+    newly lists (its entry otherwise unchanged), or ``None`` all of it (a new or edited mutant)."""
+    before = {m["id"]: m for m in (stored or {}).get("settings", {}).get("mutants", [])}
+    rows = {r["id"] for r in (stored or {}).get("result", {}).get("mutants", [])}
+    out: dict[str, tuple[str, ...] | None] = {}
+    for m in table:
+        entry = m.__dict__ | {"chapters": list(m.chapters)}
+        old = before.get(m.id)
+        if old is None or m.id not in rows:
+            out[m.id] = None
+        elif old == entry:
+            out[m.id] = ()
+        elif {k: v for k, v in old.items() if k != "chapters"} == {
+            k: v for k, v in entry.items() if k != "chapters"
+        } and set(old["chapters"]) <= set(m.chapters):
+            out[m.id] = tuple(c for c in m.chapters if c not in old["chapters"])
+        else:
+            out[m.id] = None
+    return out
+
+
 def summary(rows: list[dict]) -> dict:
     """The counts of each outcome and the share caught by a test."""
     counts = {o: sum(r["outcome"] == o for r in rows) for o in OUTCOMES}
@@ -288,10 +344,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="only the mutants marked quick")
     parser.add_argument("--only", nargs="+", metavar="ID", help="only these mutants")
     parser.add_argument(
+        "--extend",
+        action="store_true",
+        help="run only what the table changed since the stored run, and store the merged run",
+    )
+    parser.add_argument(
         "--timeout", type=int, default=900, help="seconds a cell may run (default 900)"
     )
     args = _env.parse_args(parser, argv)
-    chosen = mutants()
+    if args.extend and (args.only or args.quick):
+        parser.error("--extend runs what the table changed: not with --only or --quick")
+    table = chosen = mutants()
     if args.only:
         unknown = set(args.only) - {m.id for m in chosen}
         if unknown:
@@ -300,20 +363,48 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         chosen = [m for m in chosen if m.quick]
     stores = not (args.quick or args.only)
+    previous, plan = None, {m.id: None for m in chosen}
+    if args.extend:
+        stored_file = ROOT / "results" / "mutation" / "last.json"
+        if stored_file.exists():
+            previous = json.loads(stored_file.read_text(encoding="utf8"))
+            if previous.get("version") != MUTATION_VERSION:
+                previous = None
+        plan = extension(table, previous)
+    runs = [
+        m if plan[m.id] is None else dataclasses.replace(m, chapters=plan[m.id])
+        for m in chosen
+        if plan[m.id] != ()
+    ]
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="book-mutate-") as tmp:
         copy = scratch_copy(Path(tmp))
-        for m in chosen:  # every edit is checked before any chapter runs
+        for m in runs:  # every edit is checked before any chapter runs
             apply(m, (copy / m.path).read_text(encoding="utf8"))
-        print(f"{len(chosen)} mutants; the chapters without them first", flush=True)
-        failing = baseline(copy, {c for m in chosen for c in m.chapters}, args.timeout)
-        rows = []
-        for m in chosen:
-            rows.append(run_mutant(m, copy, args.timeout, failing))
-            r = rows[-1]
+        print(f"{len(runs)} mutants; the chapters without them first", flush=True)
+        failing = baseline(copy, {c for m in runs for c in m.chapters}, args.timeout)
+        computed = {}
+        for m in runs:
+            r = computed[m.id] = run_mutant(m, copy, args.timeout, failing)
             why = ", ".join(r["failed_checks"]) or "; ".join(r["errors"])[:120]
             print(f"  {r['outcome']:8} {m.id} ({m.kind}, {r['seconds']} s) {why}", flush=True)
-    result = {"summary": summary(rows), "mutants": rows}
+    stored_rows = {r["id"]: r for r in (previous or {}).get("result", {}).get("mutants", [])}
+    rows = []
+    for m in chosen:
+        if plan[m.id] is None:
+            rows.append(computed[m.id])
+        elif plan[m.id] == ():
+            rows.append(stored_rows[m.id])
+        else:
+            merged = merge_rows(stored_rows[m.id], computed[m.id])
+            rows.append(merged | {"chapters": list(m.chapters)})
+    result: dict = {"summary": summary(rows), "mutants": rows}
+    if previous is not None:  # what this run took from the stored one
+        result["carried"] = {
+            "from_commit": previous["provenance"].get("commit"),
+            "rows": [m.id for m in chosen if plan[m.id] == ()],
+            "extended": [m.id for m in chosen if plan[m.id]],
+        }
     s = result["summary"]
     print(
         f"caught by a test: {s['caught']} of {s['mutants']} ({s['caught_share']:.0%}); "

@@ -100,3 +100,75 @@ def test_the_stored_run_is_of_this_table():
     rows = stored["result"]["mutants"]
     assert [r["id"] for r in rows] == [m.id for m in MUTANTS]
     assert stored["result"]["summary"] == mutate.summary(rows)
+
+
+def _row(mutant_id, runs, failing):
+    """A row as run_mutant writes it, from chapter runs made by hand."""
+    word, found = mutate.outcome(runs, failing)
+    return {
+        "id": mutant_id,
+        "chapters": list(runs),
+        "outcome": word,
+        "failed_checks": found,
+        "errors": [e for r in runs.values() for e in r.errors][:3],
+        "seconds": 1.5 * len(runs),
+    }
+
+
+def test_a_merged_row_is_the_row_of_a_run_over_all_the_chapters():
+    """--extend merges a stored row with the row of the chapters a mutant newly lists: the merge
+    must equal outcome() over every chapter at once, for every pair of outcomes."""
+    R = mutate.ChapterRun
+
+    def chapter(test=None, demo=None, error=None):
+        checks = {"T1": {"kind": "test", "passed": True}}
+        if test:
+            checks[test] = {"kind": "test", "passed": False}
+        if demo:
+            checks[demo] = {"kind": "demonstration", "passed": False}
+        return R(checks, [error] if error else [])
+
+    kinds = {
+        "caught": lambda c: chapter(test=f"T-{c}"),
+        "shown": lambda c: chapter(demo=f"D-{c}"),
+        "stopped": lambda c: chapter(error=f"E-{c}"),
+        "survived": lambda c: chapter(),
+    }
+    failing = {c: [] for c in ("a", "b", "c")}
+    for first in kinds:
+        for second in kinds:
+            old = {"a": kinds[first]("a"), "b": kinds["survived"]("b")}
+            new = {"c": kinds[second]("c")}
+            merged = mutate.merge_rows(_row("m", old, failing), _row("m", new, failing))
+            whole = _row("m", old | new, failing)
+            assert merged == whole, (first, second)
+    # a check that fails without the mutant catches nothing, in either part
+    old = {"a": chapter(test="T-a")}
+    assert (
+        mutate.merge_rows(_row("m", old, {"a": ["T-a"]}), _row("m", {"c": chapter()}, failing))[
+            "outcome"
+        ]
+        == "survived"
+    )
+    with pytest.raises(ValueError, match="different mutants"):
+        mutate.merge_rows(_row("m", old, failing), _row("n", {"c": chapter()}, failing))
+    with pytest.raises(ValueError, match="share chapters"):
+        mutate.merge_rows(_row("m", old, failing), _row("m", old, failing))
+
+
+def test_extend_runs_only_what_the_table_changed():
+    one, two, three = MUTANTS[:3]
+    entry = lambda m, chapters=None: m.__dict__ | {"chapters": list(chapters or m.chapters)}  # noqa: E731
+    stored = {
+        "settings": {"mutants": [entry(one), entry(two, two.chapters[:1]), entry(three)]},
+        "result": {"mutants": [{"id": m.id} for m in (one, two, three)]},
+    }
+    grown = tuple(two.chapters[1:])
+    if not grown:  # give the second mutant a chapter more than its stored entry
+        two = mutate.Mutant(**(two.__dict__ | {"chapters": (*two.chapters, "07_trained")}))
+        grown = ("07_trained",)
+    edited = mutate.Mutant(**(three.__dict__ | {"replace": three.replace + " "}))
+    fresh = mutate.Mutant(**(one.__dict__ | {"id": "fresh-one"}))
+    plan = mutate.extension([one, two, edited, fresh], stored)
+    assert plan == {one.id: (), two.id: grown, three.id: None, "fresh-one": None}
+    assert mutate.extension([one], None) == {one.id: None}
