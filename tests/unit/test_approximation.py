@@ -108,7 +108,7 @@ def test_float64_conflicts_at_the_theorems_gamma_by_brute_force():
 
 
 def test_price_row_formats_the_theorems_weight_like_fmt():
-    from lib.book.checks import fmt
+    from lib.book.prose import fmt
 
     row = tables.price_row(product_target, 4, 3, 1, tau=0.01)
     exact = A.ks_approximator(product_target, 4, 3, 1, tau=0.01)
