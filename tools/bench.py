@@ -38,8 +38,8 @@ Then two measures of training, each stored in ``results/bench/`` with its proven
   runs only this measure.
 
 For Chapter 5 it times one epoch of ``lib.models.PatchAttentionClassifier`` on MNIST
-with the fast-mode settings of ``lib.experiments.noise.NOISE_SETTINGS`` and with the full-mode ones
-(the whole 60,000-image training set).
+with the fast-mode settings of ``lib.experiments.noise.settings.NOISE_SETTINGS`` and with the
+full-mode ones (the whole 60,000-image training set).
 
 Last, with the site built and Chromium present, the **redraw time** of every interactive figure
 (``lib.book.interactive``): each page opened from disk in headless Chromium, each slider moved by
@@ -464,7 +464,7 @@ def _noise_flops_per_image(settings: dict) -> float:
     from lib import training
     from lib.experiments import noise
 
-    model, batches, _ = noise._prepare(
+    model, batches, _ = noise.runs._prepare(
         "mnist",
         "label",
         0.0,
@@ -497,7 +497,7 @@ def batched_runs() -> dict:
     trial = {}
     for k in b["trial_batches"]:
         prepared = [
-            noise._prepare(
+            noise.runs._prepare(
                 b["grid_dataset"],
                 kind,
                 level,

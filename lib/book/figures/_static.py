@@ -48,7 +48,7 @@ def norm_figure(
     Args:
         stats: seed means and standard deviations indexed by ``(dataset, kind, level)`` with
             columns ``(norm, "mean")`` and ``(norm, "std")``, as
-            :func:`lib.experiments.noise.seed_stats` returns them.
+            :func:`lib.experiments.noise.trends.seed_stats` returns them.
         datasets: the datasets to draw, one column each.
         norms: the norms to draw.
         xlabel: ``xlabel(kind, dataset)``, the label of the noise axis of that panel.
@@ -63,7 +63,7 @@ def norm_figure(
     Source: the book's figures of check C19 (LHSL Appendix B's Figure 2 shows the label-flip
     case), Chapter 5.
     """
-    from ...experiments.noise import NOISE_KINDS
+    from ...experiments.noise.settings import NOISE_KINDS
     from .. import plotting
 
     norms, datasets = _names("norms", norms), _names("datasets", datasets)
