@@ -69,7 +69,7 @@ def pow10_mp(x: float | str | mpmath.mpf, dps: int = 30) -> mpmath.mpf:
 def tenpow(x: float | str | mpmath.mpf) -> str:
     r""":math:`10^x` written for prose and tables, also far below float64's range: ``"3.16e-1201"``.
 
-    :func:`pow10_mp` at 30 digits, formatted as :func:`lib.book.checks.fmt` formats every number
+    :func:`pow10_mp` at 30 digits, formatted as :func:`lib.book.prose.fmt` formats every number
     of the book (3 significant digits; fixed notation between 1e-3 and 1e4, else scientific).
     Chapter 2 writes Theorem 2's separations, kept as base-10 logarithms, with it.
 
@@ -90,7 +90,7 @@ def tenpow(x: float | str | mpmath.mpf) -> str:
 
     Source: the book's display of Theorem 2's separations (K&S, ICLR 2024), Chapter 2.
     """
-    from .book.checks import fmt
+    from .book.prose import fmt
 
     power = pow10_mp(x, 30)
     if power == 0:  # x = -inf

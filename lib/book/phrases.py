@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import glue, joined
+from .prose import glue, joined
 
 __all__ = ["Phrases", "phrases", "count_case", "PHRASES_DIR"]
 
@@ -96,12 +96,12 @@ class Phrases:
             raise ValueError(f"phrase {name!r} needs the field {e.args[0]!r}") from None
 
     def glue(self, name: str, case: bool | str | None = None, /, **fields: Any) -> None:
-        """Glue the phrase ``name`` for ``case`` under ``name`` (:func:`lib.book.checks.glue`)."""
+        """Glue the phrase ``name`` for ``case`` under ``name`` (:func:`lib.book.prose.glue`)."""
         glue(name, self(name, case, **fields))
 
     def join(self, name: str, cases: Mapping[Any, Mapping[str, Any]], /) -> str:
         """The phrase ``name`` for each case of ``cases``, each with its own fields, listed as
-        prose lists them (:func:`lib.book.checks.joined`: ``"a"``, ``"a and b"``, ``"a, b and
+        prose lists them (:func:`lib.book.prose.joined`: ``"a"``, ``"a and b"``, ``"a, b and
         c"``), in the order of ``cases``.
 
         Args:

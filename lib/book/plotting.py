@@ -89,7 +89,7 @@ def use_style() -> None:
 
     Also lets pandas show table cells in full (``display.max_colwidth``), since the book's tables
     hold sentences (claims) as well as numbers, and gives every DataFrame a ``text/markdown``
-    form (:func:`lib.book.checks.markdown_table`), which the PDF prints as a table. Safe to call
+    form (:func:`lib.book.display.markdown_table`), which the PDF prints as a table. Safe to call
     twice. Outside IPython it only sets the styles.
     """
     import pandas as pd
@@ -107,7 +107,7 @@ def use_style() -> None:
     formatters["image/png"].for_type(Figure, figure_outputs)
     # A DataFrame shown as it is also gets a MyST table, which the PDF prints as a table (its
     # text/plain would print as monospace text); the website keeps pandas' HTML.
-    from lib.book.checks import markdown_table
+    from lib.book.display import markdown_table
 
     formatters["text/markdown"].for_type(pd.DataFrame, markdown_table)
     for mime in ("image/svg+xml", "application/pdf", "image/jpeg"):

@@ -9,7 +9,7 @@ one entry here, not a branch in each.
 
 * ``conll`` — K&S Section 5's CoNLL-2003 experiment (Chapter 3, :mod:`lib.experiments.conll`):
   one task per run;
-* ``noise`` — LHSL Appendix B's noise experiment (Chapter 5, :mod:`lib.experiments.noise`):
+* ``noise`` — LHSL Appendix B's noise experiment (Chapter 5, ``lib.experiments.noise``):
   batches of up to ``noise_batch`` runs of one dataset trained as one stacked model, then one task
   per run of the memorising arm and of the factorial;
 * ``trained`` — the capacity grid of Chapter 7 (:mod:`lib.experiments.trained`), one task per cell;
@@ -221,9 +221,9 @@ def _noise_plan(request: PlanRequest) -> list[Task]:
 
 def _arm_tasks(datasets: Iterable[str], root: str | os.PathLike | None) -> list[Task]:
     """One task per run of the noise experiment's memorising arm
-    (:func:`lib.experiments.noise.memorising_runs`) and of its factorial
-    (:func:`lib.experiments.noise.factorial_runs`) not stored yet in ``root``, for the given
-    datasets."""
+    (:func:`lib.experiments.noise.memorising.memorising_runs`) and of its factorial
+    (:func:`lib.experiments.noise.factorial.factorial_runs`) not stored yet in ``root``, for the
+    given datasets."""
     # (dataset, arm, run, settings, level, seed, the settings noise_experiment takes)
     wanted = []
     arm = noise.MEMORISING_SETTINGS

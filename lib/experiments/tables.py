@@ -154,7 +154,7 @@ class PriceRow:
         m: grid size; entries: table size; parameters: the approximator's parameter count.
         digits_theorem: the working precision the theorem's ids need (15: float64 sufficed).
         weight_theorem: the largest weight at the theorem's gamma, as text
-            (:func:`lib.book.checks.fmt` of an mpmath number, which may lie beyond float64's
+            (:func:`lib.book.prose.fmt` of an mpmath number, which may lie beyond float64's
             range); log10_weight_theorem: its base-10 logarithm.
         gamma, weight_gamma: the practical inverse temperature and the largest weight there.
         distinct64_theorem: the distinct float64 ids at the theorem's gamma.
@@ -189,11 +189,11 @@ def price_row(f: Callable, m: int, n: int, d: int, tau: float, *, gamma: float =
     Accuracy:
         Deterministic; the counts are exact integers, ``log10_weight_theorem`` is the base-10
         logarithm evaluated at 30 digits and rounded once to float64, ``weight_theorem`` the text
-        of :func:`lib.book.checks.fmt`, and ``weight_gamma`` the float64 largest weight.
+        of :func:`lib.book.prose.fmt`, and ``weight_gamma`` the float64 largest weight.
 
     Source: the construction of K&S Proposition 1 as the book reconstructs it. Chapter 4.
     """
-    from ..book.checks import fmt
+    from ..book.prose import fmt
 
     gamma = finite_real("gamma", gamma, minimum=0.0, strict=True)  # no default of its own here
     exact = ks_approximator(f, m, n, d, tau)

@@ -6,7 +6,7 @@ client.
   experiment that :data:`lib.experiments.catalog.EXPERIMENTS` declares: one per CoNLL-2003 run
   (Chapter 3), and one per batch of up to :data:`NOISE_BATCH` noise runs of one dataset
   (Chapter 5), trained together as one stacked model
-  (:func:`lib.experiments.noise.noise_experiments`), and one per cell of the capacity grid of
+  (:func:`lib.experiments.noise.runs.noise_experiments`), and one per cell of the capacity grid of
   Chapter 7 (:func:`lib.experiments.trained.phase_cells`) and per learned lookup of Chapter 7
   (:func:`lib.experiments.learned_lookup.lookup_cells`).
 * :func:`execute` computes one task; it runs on a Dask worker and returns the results with the
@@ -80,7 +80,7 @@ def plan(
         mode: ``"full"`` (``make full``'s) or ``"fast"``.
         noise_batch: noise runs per task (>= 1).
         datasets: the noise experiment's datasets (default: the mode's ``datasets``, or all of
-            :data:`lib.experiments.noise.NOISE_DATASETS` this machine can load).
+            :data:`lib.experiments.noise.settings.NOISE_DATASETS` this machine can load).
         conll_runs: ``(n_layers, rank)`` pairs (seed 0 of our settings) or ``(n_layers, rank,
             seed, kind)`` tuples (default in full mode :func:`lib.experiments.conll.full_runs`,
             the SGD grid :data:`lib.experiments.conll.SGD_GRID` and, once the grid is stored in
@@ -97,8 +97,9 @@ def plan(
     Returns:
         A list of :class:`~lib.experiments.catalog.Task`, CoNLL-2003 runs first (the longest),
         then the noise batches, then (full mode with its own noise settings) the runs of the
-        noise experiment's memorising arm (:func:`lib.experiments.noise.memorising_runs`), one
-        per task, then the capacity grid's cells and the learned lookups, one per task.
+        noise experiment's memorising arm
+        (:func:`lib.experiments.noise.memorising.memorising_runs`), one per task, then the
+        capacity grid's cells and the learned lookups, one per task.
 
     Raises:
         ValueError: for an unknown mode, a bad batch size or run.

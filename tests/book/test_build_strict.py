@@ -25,7 +25,7 @@ def test_clean_chapter_builds_with_figure_under_agg_and_no_progress_output(temp_
         [
             cell(
                 "from lib import runtime\nfrom lib.book import plotting\n"
-                "from lib.book.checks import glue\nplotting.use_style()"
+                "from lib.book.prose import glue\nplotting.use_style()"
             ),
             cell("total = sum(runtime.progress(range(50), desc='loop'))\nglue('total', total)"),
             "The total is {glue:text}`total`.\n",
@@ -70,7 +70,7 @@ def test_stderr_output_fails_build(temp_book):
 def test_warning_fails_build(temp_book):
     temp_book.write_chapter(
         [
-            cell("from lib.book.checks import glue\nglue('present', 1.0)"),
+            cell("from lib.book.prose import glue\nglue('present', 1.0)"),
             "Missing key: {glue:text}`absent`.\n",
         ]
     )
@@ -90,7 +90,7 @@ def test_editing_lib_reexecutes_chapter(temp_book):
     temp_book.write_chapter(
         [
             cell(
-                "import uuid\nimport probe\nfrom lib.book.checks import glue\n"
+                "import uuid\nimport probe\nfrom lib.book.prose import glue\n"
                 "glue('value', probe.VALUE)\nglue('run', uuid.uuid4().hex)"
             ),
             "Value {glue:text}`value`, run {glue:text}`run`.\n",
@@ -235,7 +235,8 @@ def test_aggregate_pages_ignore_what_the_book_did_not_record(temp_book):
         [
             cell(
                 "import numpy as np\nfrom myst_nb import glue as nb_glue\n"
-                "from lib.book import plotting\nfrom lib.book.checks import glue, record\n"
+                "from lib.book import plotting\nfrom lib.book.checks import record\n"
+                "from lib.book.prose import glue\n"
                 "plotting.use_style()\nglue('seed', 3)\n"
                 "fig, ax = plotting.figure('half')\nax.plot([0, 1], [1, 0])\n"
                 "nb_glue('probe_fig', fig, display=False)\n"

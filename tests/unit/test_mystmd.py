@@ -36,7 +36,7 @@ MYSTMD_DIRECTIVES = frozenset(
 #: What the pages use that only Sphinx reads, each with what a move to mystmd would do with it.
 SPHINX_ONLY = {
     "role glue:text": "myst-nb's glue: each number in prose; mystmd's inline {eval} expressions "
-    "(every value is glued by lib.book.checks.glue, so one script can rewrite them)",
+    "(every value is glued by lib.book.prose.glue, so one script can rewrite them)",
     "role py:func": "autodoc cross-reference to the API page: a plain link to the API page",
     "role py:class": "autodoc cross-reference to the API page: a plain link to the API page",
     "role py:mod": "autodoc cross-reference to the API page: a plain link to the API page",
@@ -94,7 +94,7 @@ def test_pages_use_no_sphinx_only_syntax_beyond_the_listed_set():
 
 
 def test_every_prose_number_is_glued_through_the_one_helper():
-    """A rewrite of glue into mystmd's {eval} needs one place that glues: lib.book.checks."""
+    """A rewrite of glue into mystmd's {eval} needs one place that glues: lib.book.prose."""
     for path in pages():
         text = path.read_text()
         assert "myst_nb" not in text, path.name  # no direct myst_nb.glue in a chapter

@@ -45,7 +45,7 @@ def test_unstable_spots_finds_a_styler_and_an_address(tmp_path):
     """The scan itself: a Styler's HTML and repr are caught, a fixed-id table is not."""
     import pandas as pd
 
-    from lib.book.checks import number_table
+    from lib.book.display import number_table
 
     frame = pd.DataFrame({"a": [1.5]})
     (tmp_path / "html").mkdir()

@@ -377,6 +377,8 @@ def test_memorising_arm_runs_are_planned_one_per_task_and_computed_unstacked(
     model as noise_experiment does (same numbers), and a stored run is planned no more."""
     tiny = {**TINY, "label_ratios": [0.5], "input_sigmas": [], "head_width": 8,
             "final_lr": 1e-4, "snapshots": [], "datasets": ["mnist"]}  # fmt: skip
+    # the module that reads the arm's settings, and the package the plan reads them from
+    monkeypatch.setitem(noise.memorising.__dict__, "MEMORISING_SETTINGS", tiny)
     monkeypatch.setitem(noise.__dict__, "MEMORISING_SETTINGS", tiny)
     monkeypatch.setitem(noise.__dict__, "FACTORIAL", {**noise.FACTORIAL, "datasets": []})
     planned = catalog._arm_tasks(["mnist", "fashion-mnist"], tmp_path)
@@ -399,6 +401,8 @@ def test_factorial_runs_are_planned_one_per_task_and_computed_as_factorial_runs_
     tiny = {**noise.FACTORIAL, "datasets": ["mnist"], "test_images": 64, "levels": [0.0, 0.5],
             "factors": {"train_images": (64, 96), "epochs": (1, 2), "batch_size": (32, 64),
                         "lr": (3e-3, 1e-3), "d": (8, 16)}}  # fmt: skip
+    # the module that reads the design, and the package the plan reads it from
+    monkeypatch.setitem(noise.factorial.__dict__, "FACTORIAL", tiny)
     monkeypatch.setitem(noise.__dict__, "FACTORIAL", tiny)
     monkeypatch.setitem(noise.__dict__, "MEMORISING_SETTINGS", {**noise.MEMORISING_SETTINGS,
                                                                 "datasets": []})  # fmt: skip

@@ -122,18 +122,18 @@ def test_the_makefile_lets_jupyter_book_start_under_pythonwarnings_error():
     assert "Jupyter Book" in done.stdout
 
 
-def test_bench_memory_probe_sees_what_a_notebook_allocates(tmp_path):
-    """make bench's memory probe (tools/bench.py): a page that holds a 1.6 GB array peaks at least
-    95 % of that above one that holds nothing, in the kernel's own peak and in the sampled part
-    that is not shared; each page from a fresh kernel, so the first page's peak does not carry
-    over. The array is large because two fresh kernels' baselines differ by a few tens of MB (a
-    400 MB array measured 383 MB above the baseline), which must stay within the 5 %."""
-    import importlib.util
+def test_bench_memory_probe_sees_what_a_notebook_allocates(tmp_path, monkeypatch):
+    """make bench's memory probe (tools/bench_measures/memory.py): a page that holds a 1.6 GB
+    array peaks at least 95 % of that above one that holds nothing, in the kernel's own peak and
+    in the sampled part that is not shared; each page from a fresh kernel, so the first page's
+    peak does not carry over. The array is large because two fresh kernels' baselines differ by a
+    few tens of MB (a 400 MB array measured 383 MB above the baseline), which must stay within
+    the 5 %."""
     import json
 
-    spec = importlib.util.spec_from_file_location("bench", ROOT / "tools" / "bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    from bench_measures import memory
+
     header = "---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
     header += "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n"
     cell = "```{{code-cell}} ipython3\nimport time\nimport numpy as np\n{}\ntime.sleep(0.5)\n```\n"
@@ -142,7 +142,7 @@ def test_bench_memory_probe_sees_what_a_notebook_allocates(tmp_path):
         page = tmp_path / f"{name}.md"
         page.write_text(header + cell.format(body))
         done = subprocess.run(
-            [sys.executable, "-c", bench._MEMORY_PROBE, str(page), "0.02", "120", str(tmp_path),
+            [sys.executable, "-c", memory._MEMORY_PROBE, str(page), "0.02", "120", str(tmp_path),
              "python3"],
             cwd=tmp_path, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
