@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 from .. import targets
 from .._geometry import MAX_MATRIX_ENTRIES
 from .._validate import finite_real, one_of, positive_int, require_size, short_repr
-from ..book import config
+from .. import runtime
 from ..lookup import soft_lookup
 from ..maxaffine import grid_centres
 from . import store
@@ -302,8 +302,8 @@ def lookup_cells(mode: str | None = None) -> list[tuple[int, int]]:
     Raises:
         ValueError: for an unknown mode.
     """
-    mode = config.MODE if mode is None else mode
-    one_of("mode", mode, config.MODES)
+    mode = runtime.MODE if mode is None else mode
+    one_of("mode", mode, runtime.MODES)
     base = LOOKUP_SETTINGS[mode]
     return [(m, seed) for m in base["ms"] for seed in base["seeds"]]
 
@@ -315,8 +315,8 @@ def lookup_run_settings(m: int, seed: int, mode: str | None = None) -> tuple[str
     Raises:
         ValueError: for an unknown mode or a bad ``m`` or ``seed``.
     """
-    mode = config.MODE if mode is None else mode
-    one_of("mode", mode, config.MODES)
+    mode = runtime.MODE if mode is None else mode
+    one_of("mode", mode, runtime.MODES)
     base = LOOKUP_SETTINGS[mode]
     settings = {k: base[k] for k in ("target", "kappa", "samples", "epochs", "lr", "points")}
     settings |= {
@@ -377,7 +377,7 @@ def lookup_run(
 
     Source: LHSL (NeurIPS 2025)'s lookup layer, trained as the book chooses (Chapter 7).
     """
-    mode = config.MODE if mode is None else mode
+    mode = runtime.MODE if mode is None else mode
     run, settings = lookup_run_settings(m, seed, mode)
     if mode == "fast":
         return lookup_compute(settings) | {"settings": settings}
@@ -387,7 +387,7 @@ def lookup_run(
         LOOKUP_VERSION,
         settings,
         lambda: lookup_compute(settings),
-        allow_compute=not config.IN_BUILD if allow_compute is None else allow_compute,
+        allow_compute=not runtime.IN_BUILD if allow_compute is None else allow_compute,
         device="cpu",
     )
     return dict(stored.result) | {"settings": settings, "provenance": stored.provenance}
