@@ -25,7 +25,7 @@ __all__ = [
     "book",
     "contextual",
     "cross",
-    "data",
+    "datasets",
     "exact",
     "experiments",
     "hardmax",

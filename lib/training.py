@@ -64,7 +64,7 @@ def bucket_batches(
 
     Args:
         pairs: ``(word_ids, tag_ids)`` pairs of equal-length int arrays, as returned by
-            :func:`lib.data.encode_pairs`.
+            :func:`lib.datasets.conll2003.encode_pairs`.
         batch_size: sentences per batch (the last batch may be smaller).
         pad_id: word id written into padding positions.
         seed: seed of the tie-breaking order.
@@ -425,8 +425,8 @@ def fit(
             default ``None``, no clipping.
         augment: optional callable ``augment(inputs, epoch, batch)`` returning the inputs a step
             trains on in place of batch ``batch``'s ``inputs`` in epoch ``epoch`` (same shape and
-            dtype; e.g. :class:`lib.data.SingletonDropout`). It must depend on its arguments only,
-            so that a resumed run draws what an uninterrupted one draws.
+            dtype; e.g. :class:`lib.datasets.perturbations.SingletonDropout`). It must depend on
+            its arguments only, so that a resumed run draws what an uninterrupted one draws.
         train_eval: ``True`` scores ``batches`` with :func:`evaluate` (the model in eval mode,
             inputs as given, not augmented) after every epoch: ``train_acc`` is then that score and
             ``running_acc`` the accuracy during the epoch. It costs a forward pass over the

@@ -269,21 +269,21 @@ def training_share(epochs: int = 3) -> dict:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from lib import data, training
+    from lib import datasets, training
     from lib.experiments import conll
     from lib.models import TokenTagger
 
     full = conll.CONLL_SETTINGS["full"]
-    train = data.load_conll2003("train")
-    vocab = data.build_vocab(train)
-    encoded = data.encode_pairs(train, vocab)
+    train = datasets.load_conll2003("train")
+    vocab = datasets.build_vocab(train)
+    encoded = datasets.encode_pairs(train, vocab)
     tokens = sum(len(ids) for ids, _ in encoded)
     batches = training.bucket_batches(encoded, full["batch_size"], seed=full["seed"])
 
     def tagger(layers, rank):
         return TokenTagger(
             len(vocab),
-            len(data.CONLL_TAGS),
+            len(datasets.CONLL_TAGS),
             d=full["d"],
             n_layers=layers,
             rank=rank,
@@ -483,7 +483,7 @@ def _noise_flops_per_image(settings: dict) -> float:
 
 def batched_runs() -> dict:
     """Independent runs one at a time against the same runs batched (lib.batched), side by side."""
-    from lib import batched, data, training
+    from lib import batched, datasets, training
     from lib.experiments import noise, tasks
     from lib.models import TokenTagger
 
@@ -568,13 +568,13 @@ def batched_runs() -> dict:
     from lib.experiments import conll
 
     cs = conll.CONLL_SETTINGS["full"]
-    train = data.load_conll2003("train")
-    vocab = data.build_vocab(train)
-    encoded = data.encode_pairs(train, vocab)
+    train = datasets.load_conll2003("train")
+    vocab = datasets.build_vocab(train)
+    encoded = datasets.encode_pairs(train, vocab)
 
     def tagger(seed):
         return TokenTagger(
-            len(vocab), len(data.CONLL_TAGS), d=cs["d"], n_layers=1, rank=1, seed=seed
+            len(vocab), len(datasets.CONLL_TAGS), d=cs["d"], n_layers=1, rank=1, seed=seed
         )
 
     seeds = b["conll_seeds"]

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from .. import data, runtime, seeds, training
+from .. import datasets, runtime, seeds, training
 from .._validate import finite_real, flag, one_of, positive_int, short_repr
 from ..models import TokenTagger
 from . import store
@@ -116,9 +116,9 @@ def corpus_summary(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> Corp
 
 
 def _pairs(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list:
-    """``pairs`` checked as :func:`lib.data.build_vocab` checks a corpus (lists of strings, equal
-    lengths)."""
-    return data.as_pairs(pairs)
+    """``pairs`` checked as :func:`lib.datasets.conll2003.build_vocab` checks a corpus (lists of
+    strings, equal lengths)."""
+    return datasets.as_pairs(pairs)
 
 
 def _majority_share(groups: dict) -> float:
@@ -139,7 +139,7 @@ def context_free_ceiling(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -
 
     Raises:
         ValueError: for an empty list, or a pair that is not two equally long, non-empty lists of
-            strings (as :func:`lib.data.build_vocab` checks).
+            strings (as :func:`lib.datasets.conll2003.build_vocab` checks).
 
     Source: this book (Chapter 3): what the CoNLL-2003 accuracy owes to attention at all.
     """
@@ -327,7 +327,7 @@ def conll_subset(
     Raises:
         ValueError: for an unknown split, or a count that is not in ``[1, len(split)]``.
     """
-    pairs = data.load_conll2003(split)
+    pairs = datasets.load_conll2003(split)
     if sentences is None:
         return pairs
     sentences = positive_int("sentences", sentences, maximum=len(pairs))
@@ -415,7 +415,8 @@ def conll_experiment(
     :data:`lib.runtime.DEVICE`.
 
     Args:
-        train_pairs, validation_pairs: ``(tokens, tags)`` pairs (:func:`lib.data.load_conll2003`).
+        train_pairs, validation_pairs: ``(tokens, tags)`` pairs
+            (:func:`lib.datasets.conll2003.load_conll2003`).
         n_layers, rank, d: the model (token width ``d``, head size ``d``, FFN width ``4 d``).
         batch_size, lr, epochs, eval_every, final_lr, seed, stop, checkpoint: the training
             (:func:`lib.training.fit`; ``epochs`` is the cap when ``stop`` is given); the model is
@@ -431,8 +432,8 @@ def conll_experiment(
             in float64 ends at the same token counts on every CPU, where float32's rounding,
             which differs with the CPU's vector instructions, moves a count by one).
         unk_dropout: the probability with which each presentation of a training singleton is
-            read as ``<unk>`` (:class:`lib.data.SingletonDropout`, drawn from ``seed``); ``0``
-            leaves ``<unk>`` untrained, at its initialisation.
+            read as ``<unk>`` (:class:`lib.datasets.perturbations.SingletonDropout`, drawn from
+            ``seed``); ``0`` leaves ``<unk>`` untrained, at its initialisation.
         train_eval: score the training pairs in eval mode after every epoch
             (:func:`lib.training.fit`); the history's ``train_acc`` is then that score.
         momentum, schedule: SGD's momentum and the shape of the fall to ``final_lr``
@@ -443,14 +444,14 @@ def conll_experiment(
         words in and out of the training vocabulary.
 
     Raises:
-        ValueError: as :func:`lib.data.build_vocab`, :class:`~lib.models.TokenTagger`,
-            :class:`lib.data.SingletonDropout` and :func:`lib.training.fit`.
+        ValueError: as :func:`lib.datasets.conll2003.build_vocab`, :class:`~lib.models.TokenTagger`,
+            :class:`lib.datasets.perturbations.SingletonDropout` and :func:`lib.training.fit`.
 
     Source: K&S (ICLR 2024) Section 5, the CoNLL-2003 experiment. Chapter 3.
     """
-    vocab = data.build_vocab(train_pairs)
-    train = data.encode_pairs(train_pairs, vocab)
-    valid = data.encode_pairs(validation_pairs, vocab)
+    vocab = datasets.build_vocab(train_pairs)
+    train = datasets.encode_pairs(train_pairs, vocab)
+    valid = datasets.encode_pairs(validation_pairs, vocab)
     batches = training.bucket_batches(train, batch_size, seed=seed)
     val_batches = training.bucket_batches(valid, 256, seed=seed)
     tied = flag("tied", tied)
@@ -464,7 +465,7 @@ def conll_experiment(
     one_of("dtype", dtype, ("float32", "float64"))
     model = TokenTagger(
         len(vocab),
-        len(data.CONLL_TAGS),
+        len(datasets.CONLL_TAGS),
         d=d,
         n_layers=n_layers,
         rank=rank,
@@ -478,7 +479,7 @@ def conll_experiment(
     model = model.to(runtime.DEVICE)
     augment = None
     if finite_real("unk_dropout", unk_dropout, minimum=0.0, maximum=1.0) > 0:
-        augment = data.SingletonDropout(train, unk_dropout, seed=seed)
+        augment = datasets.SingletonDropout(train, unk_dropout, seed=seed)
     label = ("described, " if tied else "") + config_label(n_layers, rank)
     history = training.fit(
         model,
@@ -521,7 +522,7 @@ def _split_by_vocabulary(model: Any, batches: list) -> tuple[float | None, float
     word and on those whose input is ``<unk>`` (``None`` where there are none), and the share of
     counted positions read as ``<unk>``."""
     parts = []
-    for keep in (lambda x: x != data.UNK, lambda x: x == data.UNK):
+    for keep in (lambda x: x != datasets.UNK, lambda x: x == datasets.UNK):
         parts.append([(x, y.masked_fill(~keep(x), training.IGNORE)) for x, y in batches])
     counts = [sum(int((y != training.IGNORE).sum()) for _, y in part) for part in parts]
     iv, oov = (

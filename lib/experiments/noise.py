@@ -32,7 +32,7 @@ import pandas as pd
 import torch
 from numpy.typing import ArrayLike
 
-from .. import data, runtime, training
+from .. import datasets, runtime, training
 from .._geometry import MAX_MATRIX_ENTRIES
 from .._validate import (
     as_float_array,
@@ -219,7 +219,7 @@ NOISE_DATASETS = {
 
 def noise_datasets() -> list[str]:
     """The datasets of :data:`NOISE_DATASETS` this machine can load
-    (:func:`lib.data.image_dataset_status`).
+    (:func:`lib.datasets.images.image_dataset_status`).
 
     Raises:
         ValueError: when ``BOOK_CIFAR10`` is set but does not hold the six batch files (a
@@ -227,7 +227,7 @@ def noise_datasets() -> list[str]:
 
     Source: LHSL Appendix B's three datasets. Chapter 5 and ``make full``.
     """
-    status = data.image_dataset_status()
+    status = datasets.image_dataset_status()
     return [name for name in NOISE_DATASETS if status[name] is None]
 
 
@@ -236,7 +236,7 @@ def _image_split(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``count`` images of ``split`` (seeded draw, corpus order kept; all when None), pixels in
     [0, 1]."""
-    images, labels = getattr(data, NOISE_DATASETS[dataset][0])(split)
+    images, labels = getattr(datasets, NOISE_DATASETS[dataset][0])(split)
     if count is not None:
         count = positive_int(name, count, maximum=len(images))
         keep = np.sort(np.random.default_rng(0).choice(len(images), count, replace=False))
@@ -266,9 +266,10 @@ def noise_experiment(
     norms.
 
     The training images (a seeded subset of ``train_images``, or all) get either symmetric label
-    flips at ratio ``level`` (:func:`lib.data.add_label_noise`) or Gaussian pixel noise of standard
-    deviation ``level`` on the ``[0, 1]`` scale (:func:`lib.data.add_input_noise`, drawn once);
-    inputs are then standardised with the clean training set's mean and standard deviation.
+    flips at ratio ``level`` (:func:`lib.datasets.perturbations.add_label_noise`) or Gaussian pixel
+    noise of standard deviation ``level`` on the ``[0, 1]`` scale
+    (:func:`lib.datasets.perturbations.add_input_noise`, drawn once); inputs are then standardised
+    with the clean training set's mean and standard deviation.
     Training is :func:`lib.training.fit` (Adam at ``lr``, constant unless ``final_lr`` is given;
     fixed shuffled batches).
 
@@ -382,9 +383,9 @@ def _prepare(
     xt, yt = _image_split(dataset, "test", test_images, "test_images")
     mean, std = float(x.mean()), float(x.std())
     if kind == "label":
-        y = data.add_label_noise(y, level, 10, seed)
+        y = datasets.add_label_noise(y, level, 10, seed)
     else:
-        x = data.add_input_noise(x, level, seed)
+        x = datasets.add_input_noise(x, level, seed)
     device = runtime.DEVICE
     x, xt = (torch.tensor((a - mean) / std, device=device) for a in (x, xt))
     y, yt = torch.tensor(y, device=device), torch.tensor(yt, device=device)

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 import torch
 
-from lib import data
+from lib import datasets
 from lib.experiments import conll, store
 
 
@@ -27,7 +27,7 @@ def test_ceilings_hand_computed():
 
 
 def test_conll_subset_is_a_seeded_sample_in_corpus_order():
-    full = data.load_conll2003("validation")
+    full = datasets.load_conll2003("validation")
     sub = conll.conll_subset("validation", 50, seed=3)
     assert len(sub) == 50 and sub == conll.conll_subset("validation", 50, seed=3)
     positions = [full.index(pair) for pair in sub]
