@@ -27,10 +27,9 @@ import pandas as pd
 import torch
 from numpy.typing import ArrayLike
 
-from .. import targets
+from .. import runtime, targets
 from .._geometry import MAX_MATRIX_ENTRIES
 from .._validate import finite_real, one_of, positive_int, require_size, short_repr
-from .. import runtime
 from ..lookup import soft_lookup
 from ..maxaffine import grid_centres
 from . import store
