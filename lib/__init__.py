@@ -23,6 +23,7 @@ __all__ = [
     "batched",
     "boltzmann",
     "book",
+    "context_ids",
     "contextual",
     "cross",
     "datasets",

@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
 
 from .. import datasets, runtime, seeds, training
 from .._validate import finite_real, flag, one_of, positive_int, short_repr
+from ..contextual import theorem2_projection
 from ..models import TokenTagger
 from . import store
 
@@ -57,7 +57,6 @@ __all__ = [
     "conll_run",
     "conll_run_settings",
     "conll_compute",
-    "theorem2_projection",
     "full_runs",
     "live_runs",
     "SGD_GRID",
@@ -244,8 +243,8 @@ _DESCRIBED_MODEL = {"d": 64, "final_lr": None, "lr": 0.3, "seed": 0, "tied": Tru
 #: rate and epochs here) and the best of them for 800 epochs (:func:`sgd_best`); fast mode trains a
 #: live proxy on a subset with the settings here. ``"described-fixed"`` holds every block's
 #: projection at the value of K&S Theorem 2's construction for the embeddings, frozen at their
-#: initialisation (:func:`theorem2_projection`), the reviewers' question, and trains with the
-#: settings here for :data:`FIXED_EPOCHS` epochs.
+#: initialisation (:func:`lib.contextual.theorem2_projection`), the reviewers' question, and
+#: trains with the settings here for :data:`FIXED_EPOCHS` epochs.
 DESCRIBED_SETTINGS: dict[str, dict[str, Any]] = {
     "fast": {**_DESCRIBED_MODEL, "sentences": 600, "validation_sentences": 500, "epochs": 60,
              "batch_size": 32, "eval_every": 20, "dtype": "float64"},
@@ -356,7 +355,7 @@ class ConllRun:
         provenance: for a stored full-scale run, where and how it was computed
             (:func:`lib.experiments.store.provenance`); ``None`` for a live run.
         construction: for a run whose projection is fixed at Theorem 2's value, the constants of
-            :func:`theorem2_projection` (without ``w``); else ``None``.
+            :func:`lib.contextual.theorem2_projection` (without ``w``); else ``None``.
         val_acc_iv, val_acc_oov: the final validation accuracy on the tokens whose word is in the
             training vocabulary and on those read as ``<unk>`` (``None`` for a stored run that
             predates the split, or a split without such tokens); oov_share: the share of
@@ -427,7 +426,7 @@ def conll_experiment(
             (:func:`lib.training.fit`); clip_norm: gradient-norm clipping (as ``fit``).
         fixed_projection: ``None``, or ``"theorem2"``: the embeddings are frozen at their
             initialisation and every block's ``w`` is held at the value of K&S Theorem 2's
-            construction for them (:func:`theorem2_projection`); needs ``tied``.
+            construction for them (:func:`lib.contextual.theorem2_projection`); needs ``tied``.
         dtype: ``"float32"`` (the paper-scale runs) or ``"float64"`` (fast mode: a model trained
             in float64 ends at the same token counts on every CPU, where float32's rounding,
             which differs with the CPU's vector instructions, moves a count by one).
@@ -529,98 +528,6 @@ def _split_by_vocabulary(model: Any, batches: list) -> tuple[float | None, float
         training.evaluate(model, part) if n else None for part, n in zip(parts, counts, strict=True)
     )
     return iv, oov, counts[1] / sum(counts)
-
-
-def theorem2_projection(
-    vocab: ArrayLike, n: int, *, seed: int = 0, slack: float = 0.01, chunk: int = 512
-) -> dict[str, Any]:
-    r"""K&S Theorem 2's projection and inverse temperature for a vocabulary too large to hold its
-    pairwise differences: one seeded random unit direction ``w``, its projection constant
-    :math:`c_w` on :math:`V \cup \{0\}`, the separation constants and
-    :math:`\gamma = (2\log n + 3) / (c_w^2 r_{\min} \epsilon)`.
-
-    The constants are those of :func:`lib.separation.strict_constants` (``slack`` inside the
-    tight values) and :math:`c_w` that of :func:`lib.separation.projection_constant`, computed in
-    blocks of ``chunk`` rows: each block's squared distances come from the Gram identity
-    :math:`|x|^2 + |x'|^2 - 2 x^\top x'` in float64, whose relative rounding error is at most
-    about :math:`4 u (|x|^2 + |x'|^2) / |x - x'|^2` (``u`` the unit roundoff); a vocabulary for
-    which that bound exceeds ``1e-6`` at its closest pair is refused rather than answered
-    roughly.
-
-    Args:
-        vocab: tokens ``(K, d)``, float, pairwise distinct and non-zero (e.g. an embedding table
-            without its padding row).
-        n: the longest sequence length, ``>= 2`` (Lemma 1's gap :math:`2 \log n + 3`).
-        seed: seed of the direction (numpy ``default_rng``).
-        slack: as :func:`lib.separation.strict_constants`.
-        chunk: rows per block (memory: about ``6 * chunk * K`` float64 entries).
-
-    Returns:
-        ``{"w": (d,) unit float64 array, "c_w", "gamma", "r_min", "r_max", "eps", "n"}``.
-        Accuracy: the projections ``p = V w`` are float64 dot products of length ``d``, each off
-        by at most :math:`\gamma_d r_{max}` (:math:`\gamma_d = du/(1-du)`), so ``c_w`` (a
-        minimum of :math:`|p_i - p_j| / |v_i - v_j|`) is within :math:`2\gamma_d r_{max} /
-        (c_w\,\varepsilon)` of its exact value relatively, plus the Gram identity's 1e-6 on the
-        distances; ``gamma`` inherits twice that. Processors whose matrix products round
-        differently agree to these bounds, not to the last digit.
-
-    Raises:
-        ValueError: for a ``vocab`` that is not a finite real ``(K, d)`` array with ``K >= 2``
-            distinct non-zero rows, a bad ``n``, ``seed``, ``slack`` or ``chunk``, a direction
-            that does not separate the tokens (:math:`c_w = 0`), or distances the Gram identity
-            cannot give to ``1e-6``.
-
-    Source: K&S (ICLR 2024) Theorem 2, the construction as the book reconstructs it (see the
-    Sources page; :class:`lib.contextual.RankOneAttention` for small vocabularies). Chapter 3, the
-    reviewers' question.
-    """
-    from .. import lemma1
-    from .._validate import as_float_array, finite_real
-
-    V = as_float_array("vocab", vocab, min_ndim=2)
-    if V.ndim != 2 or len(V) < 2:
-        raise ValueError(f"vocab must have shape (K, d) with K >= 2, got {V.shape}")
-    n = positive_int("n", n, minimum=2)
-    chunk = positive_int("chunk", chunk, maximum=1 << 16)
-    slack = finite_real("slack", slack, minimum=0.0, strict=True, maximum=1.0)
-    if slack >= 1.0:
-        raise ValueError(f"slack must be < 1, got {slack!r}")
-    sq = np.einsum("ij,ij->i", V, V)
-    if (sq == 0).any():
-        raise ValueError(f"vocab holds the zero token (row {int(np.argmin(sq))})")
-    rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
-    w = rng.normal(size=V.shape[1])
-    # rng.normal(size=...) is an array; the stub picks its scalar overload for the Any size
-    w /= np.linalg.norm(w)  # type: ignore[assignment]
-    P = np.vstack([V, np.zeros((1, V.shape[1]))])  # V and 0
-    p, sqP = P @ w, np.append(sq, 0.0)
-    K = len(V)
-    eps2, c_w, worst = np.inf, np.inf, 0.0
-    for a in range(0, K + 1, chunk):
-        b = min(a + chunk, K + 1)
-        D2 = sqP[a:b, None] + sqP[None, a:] - 2.0 * (P[a:b] @ P[a:].T)
-        upper = np.triu(np.ones((b - a, K + 1 - a), dtype=bool), 1)  # pairs j > i only
-        D2 = np.where(upper, np.maximum(D2, 0.0), np.inf)
-        tokens = D2[:, : K - a] if a < K else D2[:, :0]  # pairs of two tokens (0 excluded)
-        if tokens.size and tokens.min() < eps2:
-            i, j = np.unravel_index(np.argmin(tokens), tokens.shape)
-            eps2 = float(tokens[i, j])
-            worst = 4 * np.finfo(float).eps * (sqP[a + i] + sqP[a + j]) / max(eps2, 1e-300)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(upper, np.abs(p[a:b, None] - p[None, a:]) / np.sqrt(D2), np.inf)
-        c_w = min(c_w, float(ratio.min()))
-    if eps2 == 0 or worst > 1e-6:
-        raise ValueError(
-            "vocab has two tokens too close for the Gram identity (relative error bound "
-            f"{worst:.1e} > 1e-6) or equal tokens"
-        )
-    if not c_w > 0:
-        raise ValueError("the random direction does not separate the vocabulary and 0 (c_w = 0)")
-    norms = np.sqrt(sq)
-    r_min, r_max = float(norms.min()) * (1 - slack), float(norms.max()) * (1 + slack)
-    eps = float(np.sqrt(eps2)) * (1 - slack)
-    gamma = lemma1.lemma1_gap(n) / (c_w**2 * r_min * eps)
-    return {"w": w, "c_w": c_w, "gamma": gamma, "r_min": r_min, "r_max": r_max, "eps": eps, "n": n}
 
 
 def repeat_share(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> float:
@@ -774,7 +681,7 @@ def full_runs() -> list[tuple[int, int | None, int, str]]:
 
 def _fix_projection(model: TokenTagger, train: list, seed: int) -> TokenTagger:
     """``model`` with its embeddings frozen and every block's tied projection held at Theorem 2's
-    value for them (:func:`theorem2_projection`; ``W_O`` starts at the construction's
+    value for them (:func:`lib.contextual.theorem2_projection`; ``W_O`` starts at the construction's
     ``eps / (4 r_max) w`` and is trained)."""
     import torch
 
