@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _env, runtime
 from .._validate import flag, positive_int, short_repr
 from . import conll, learned_lookup, noise, store, trained
+from .conll_runs import _as_run
 
 if TYPE_CHECKING:
     from dask.distributed import Client
@@ -102,9 +103,10 @@ def plan(
         datasets: the noise experiment's datasets (default: the mode's ``datasets``, or all of
             :data:`lib.experiments.noise.NOISE_DATASETS` this machine can load).
         conll_runs: ``(n_layers, rank)`` pairs (seed 0 of our settings) or ``(n_layers, rank,
-            seed, kind)`` tuples (default in full mode :func:`lib.experiments.conll.full_runs`,
-            the SGD grid :data:`lib.experiments.conll.SGD_GRID` and, once the grid is stored in
-            ``root``, its best setting's long run (:func:`lib.experiments.conll.sgd_best`); in fast
+            seed, kind)`` tuples (default in full mode
+            :func:`lib.experiments.conll_settings.full_runs`, the SGD grid
+            :data:`lib.experiments.conll_grid.SGD_GRID` and, once the grid is stored in ``root``,
+            its best setting's long run (:func:`lib.experiments.conll_grid.sgd_best`); in fast
             mode the mode's depths at rank 1 and one full-rank layer); ``[]`` for none.
         noise_settings: settings of the noise runs in place of the mode's (the tests' tiny runs).
         root: the results folder (default :data:`lib.experiments.store.RESULTS` or
@@ -211,8 +213,8 @@ def _lookup_tasks(mode: str, root: str | os.PathLike | None) -> list[Task]:
 
 def _grid_runs(root: str | os.PathLike | None) -> list[tuple[str, dict]]:
     """The stored run's name and settings of every point of
-    :data:`lib.experiments.conll.SGD_GRID` and, when all of them are stored in ``root``, of the
-    best setting's long run (:func:`lib.experiments.conll.sgd_best_settings`); ``make full``
+    :data:`lib.experiments.conll_grid.SGD_GRID` and, when all of them are stored in ``root``, of the
+    best setting's long run (:func:`lib.experiments.conll_grid.sgd_best_settings`); ``make full``
     plans again after computing, so the long run follows the grid in one call."""
     points = {
         (m, lr): conll.sgd_grid_settings(m, lr)
@@ -223,7 +225,7 @@ def _grid_runs(root: str | os.PathLike | None) -> list[tuple[str, dict]]:
     for key, (run, settings) in points.items():
         hit = store.lookup("conll", run, conll.CONLL_VERSION, settings, root)
         if hit is not None:
-            runs[key] = conll._as_run(hit.result, settings, hit.provenance)
+            runs[key] = _as_run(hit.result, settings, hit.provenance)
     wanted = list(points.values())
     if len(runs) == len(points):
         wanted.append(conll.sgd_best_settings(grid=runs))

@@ -139,7 +139,7 @@ def test_label_noise_keeps_refusing_bool_and_input_noise_is_unchanged_for_real_i
 _DELEGATED = {
     # parameter handed unchanged to a callee that reads it through flag
     ("layers.py", "__init__", "residual"),
-    ("experiments/conll.py", "conll_experiment", "sparse_embedding"),
+    ("experiments/conll_runs.py", "conll_experiment", "sparse_embedding"),
 }
 
 
