@@ -52,12 +52,14 @@ class ContextIds:
     """Every context id of the ``n``-subsets of a vocabulary, exactly (:func:`context_ids`).
 
     Attributes:
-        layer: the :class:`RankOneAttention` layer; X: the sequences ``(binom(K, n), n, d)``.
+        layer: the :class:`~lib.contextual.RankOneAttention` layer; X: the sequences
+            ``(binom(K, n), n, d)``.
         ids: the context ids, mpmath vectors (one per token of every sequence, in order).
         dps: the working precision (decimal digits).
         gap: the smallest distance between two ids (mpmath; 0 for a collision); log10_gap: its
             base-10 logarithm (``-inf`` for a collision).
-        max_norm: the largest id norm; delta: the :class:`Theorem2Delta` of these constants.
+        max_norm: the largest id norm; delta: the :class:`~lib.contextual.Theorem2Delta` of these
+            constants.
     """
 
     layer: RankOneAttention
@@ -248,25 +250,25 @@ def context_ids(
     """Checks C6-C8: the Theorem 2 layer on all ``n``-subsets of ``vocab``, evaluated exactly.
 
     The working precision is chosen from the separation the construction guarantees
-    (:func:`theorem2_delta`, ``construction``) plus ``digits_beyond`` digits, or from the inverse
-    temperature when ``gamma`` is overridden (the ids then differ by about
+    (:func:`~lib.contextual.theorem2_delta`, ``construction``) plus ``digits_beyond`` digits, or
+    from the inverse temperature when ``gamma`` is overridden (the ids then differ by about
     :math:`e^{-2\\gamma r_{\\max}^2}` at worst).
 
     Args:
         vocab: tokens ``(K, d)``.
         n: sequence length.
         digits_beyond: spare digits, ``>= 10`` (default :data:`lib.exact.GUARD_DIGITS`).
-        **kwargs: passed to :class:`RankOneAttention` (``w``, ``gamma``, ...).
+        **kwargs: passed to :class:`~lib.contextual.RankOneAttention` (``w``, ``gamma``, ...).
 
     Returns:
         A :class:`ContextIds`.
 
     Raises:
-        ValueError: as :class:`RankOneAttention`, for ``digits_beyond < 10``, for constants that
-            need more than :data:`lib.exact.MAX_DPS` digits, or when the ``binom(K, n) n`` ids
-            would have more pairs to compare than :data:`lib.exact.MAX_PAIRS` (checked before
-            anything is evaluated) or their sequences more entries than
-            :data:`MAX_SEQUENCE_ENTRIES`; also for unknown keyword arguments.
+        ValueError: as :class:`~lib.contextual.RankOneAttention`, for ``digits_beyond < 10``, for
+            constants that need more than :data:`lib.exact.MAX_DPS` digits, or when the
+            ``binom(K, n) n`` ids would have more pairs to compare than
+            :data:`lib.exact.MAX_PAIRS` (checked before anything is evaluated) or their sequences
+            more entries than :data:`MAX_SEQUENCE_ENTRIES`; also for unknown keyword arguments.
 
     Accuracy:
         The ids are the layer's outputs on its float64 weights and tokens, read exactly and

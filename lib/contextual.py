@@ -236,11 +236,11 @@ class RankOneAttention(SelfAttention):
         weights (:func:`lib.exact.attention_mp`) by about :math:`u` times the largest id
         (at most 0.9u observed for vocabularies scaled 1e-100 to 1e100), i.e. up to about 40u
         of the correction ``id - t``: ids closer than that are not told apart in float64 (use
-        :func:`context_ids`). With the tight constants the score gaps equal Lemma 1's threshold
-        only up to :math:`\gamma`'s rounding (a margin of order :math:`u` times the threshold,
-        either sign). The default ``w`` is deterministic for a given ``seed``. With ``gamma``
-        given, a token norm near 1.8e308 makes the default ``r_max`` ``inf`` and ``W_O`` zero
-        without an error.
+        :func:`~lib.context_ids.context_ids`). With the tight constants the score gaps equal
+        Lemma 1's threshold only up to :math:`\gamma`'s rounding (a margin of order :math:`u`
+        times the threshold, either sign). The default ``w`` is deterministic for a given
+        ``seed``. With ``gamma`` given, a token norm near 1.8e308 makes the default ``r_max``
+        ``inf`` and ``W_O`` zero without an error.
 
     Source: K&S (ICLR 2024), Theorem 2; the constants are recalled and the construction is
     reconstructed by the book (see the Sources and certainty page). Chapter 2.
