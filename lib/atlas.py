@@ -5,8 +5,8 @@ The atlas compares both constructions in bits: how many decimal digits a set of 
 how many bits one stored number needs (:func:`bits_per_number`), and two lower bounds the book
 derives by counting (:func:`lipschitz_packing_bits`, :func:`memorization_bits`). The quantities
 themselves (separations, context ids, weights, grid sizes) come from :mod:`lib.contextual`,
-:mod:`lib.approximation`, :mod:`lib.lookup` and :mod:`lib.cross`; this module converts them and
-reads them off the built constructions:
+:mod:`lib.context_ids`, :mod:`lib.approximation`, :mod:`lib.lookup` and :mod:`lib.cross`; this
+module converts them and reads them off the built constructions:
 
 * K&S: :func:`random_vocabulary` draws the vocabularies of the sweeps, :func:`ks_separations`
   compares the theorem's separation, the construction's and the measured gap for one of them,
@@ -326,7 +326,7 @@ def ks_separations(vocab: ArrayLike, n: int, seed: int, measure: bool = True) ->
     theorem's :math:`\delta` (worst-case projection constant) and the construction's
     :math:`\delta_w` (the direction's :math:`c_w`) by :func:`lib.contextual.theorem2_delta`;
     with ``measure``, the layer's context ids on all ``n``-subsets are evaluated exactly
-    (:func:`lib.contextual.context_ids`) for their smallest gap and the digits it needs over the
+    (:func:`lib.context_ids.context_ids`) for their smallest gap and the digits it needs over the
     range :math:`2\max\lVert\text{id}\rVert` (:func:`digits_needed`).
 
     Args:
@@ -346,19 +346,19 @@ def ks_separations(vocab: ArrayLike, n: int, seed: int, measure: bool = True) ->
     Raises:
         ValueError: naming ``vocab`` (as :func:`lib.separation.strict_constants` and
             :func:`lib.separation.best_direction`, or ids that collide), ``n`` (not an integer
-            ``>= 2``, or too many subsets or digits for :func:`lib.contextual.context_ids`),
+            ``>= 2``, or too many subsets or digits for :func:`lib.context_ids.context_ids`),
             ``seed`` or ``measure``.
 
     Accuracy:
         ``c_w`` as :func:`lib.separation.best_direction`; the logarithms of the separations as
         :func:`lib.contextual.theorem2_delta`; ``measured`` and ``digits`` as
-        :func:`lib.contextual.context_ids` (correctly rounded ``log10_gap``) and
+        :func:`lib.context_ids.context_ids` (correctly rounded ``log10_gap``) and
         :func:`digits_needed` (30 digits, then rounded once).
 
     Source: K&S Theorem 2 (recalled) and the book's reconstruction of its layer; the atlas's
     first section (:math:`\delta` against :math:`|\mathcal V|`, :math:`d` and :math:`n`).
     """
-    from . import contextual, separation
+    from . import context_ids, contextual, separation
 
     n = positive_int("n", n, minimum=2)
     seed = positive_int("seed", seed, minimum=0)
@@ -373,7 +373,7 @@ def ks_separations(vocab: ArrayLike, n: int, seed: int, measure: bool = True) ->
         delta = contextual.theorem2_delta(n, len(V), V.shape[1], c_w=c_w, **const)
         row.update(theorem=delta.paper, construction=delta.construction)
         if measure:
-            run = contextual.context_ids(V, n, **layer)
+            run = context_ids.context_ids(V, n, **layer)
             if not mpmath.mpf(run.gap) > 0:
                 raise ValueError("vocab gives two equal context ids: the gap is 0")
             row.update(measured=run.log10_gap, digits=digits_needed(run.gap, 2 * run.max_norm))

@@ -52,14 +52,15 @@ class TokenTagger(nn.Module):
     (:func:`lib.training.fit`) ignores it too.
 
     Args:
-        vocab_size: number of word ids (``len(vocab)`` of :func:`lib.data.build_vocab`).
+        vocab_size: number of word ids (``len(vocab)`` of
+            :func:`lib.datasets.conll2003.build_vocab`).
         n_tags: number of output classes.
         d: embedding and token width ``d``.
         n_layers: number of attention + feed-forward blocks.
         rank: rank of the attention matrices (default 1, K&S Section 5); ``None`` for dense.
         ffn_width: hidden width of each feed-forward layer (default ``4 * d``).
         head_dim: head size ``s`` (default ``d``).
-        pad_id: the padding word id (default ``lib.data.PAD = 0``).
+        pad_id: the padding word id (default ``lib.datasets.conll2003.PAD = 0``).
         dtype: ``torch.float32`` (default) or ``torch.float64``.
         seed: seed of the initialisation (embeddings ``N(0, 1)``; layers as in their classes).
         sparse_embedding: build the embedding with ``sparse=True``, so that its gradient holds

@@ -239,7 +239,7 @@ def reached_band_text(epochs: Iterable[int | None]) -> str:
     Args:
         epochs: one epoch number per seed, or ``None`` for a level not reached (Chapter 3's
             first epochs at the reported accuracy, from
-            :func:`lib.experiments.conll.first_epochs`).
+            :func:`lib.experiments.conll_summaries.first_epochs`).
 
     Returns:
         The text, a Python ``str``.

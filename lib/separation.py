@@ -122,7 +122,7 @@ def strict_constants(vocab: ArrayLike, slack: float = 0.01) -> dict[str, float]:
 
     Returns:
         ``{"r_min": ..., "r_max": ..., "eps": ...}``, ready to pass to
-        :class:`lib.contextual.RankOneAttention` or :func:`lib.contextual.context_ids`.
+        :class:`lib.contextual.RankOneAttention` or :func:`lib.context_ids.context_ids`.
 
     Raises:
         ValueError: for bad ``vocab`` (fewer than two tokens, a zero or repeated token, NaN/inf,

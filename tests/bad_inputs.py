@@ -34,6 +34,7 @@ from lib import (
     approximation,
     atlas,
     boltzmann,
+    context_ids,
     contextual,
     cross,
     cross_attention,
@@ -59,7 +60,7 @@ from lib import (
 from lib.experiments import tables
 
 #: The maths modules whose public functions and classes the table covers.
-MODULES = (approximation, atlas, boltzmann, contextual, cross, cross_attention, exact,
+MODULES = (approximation, atlas, boltzmann, context_ids, contextual, cross, cross_attention, exact,
            feedforward, hardmax, interpolation, layers, lemma1, lookup, lookup_bounds, maxaffine,
            memorization, metrics, models, powers_of_ten, quantize, seeds, separation,
            sum_of_linear, tables, targets)  # fmt: skip
@@ -184,8 +185,12 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             contextual.theorem2_delta,
             dict(n=2, vocab_size=3, d=2, r_min=1.0, r_max=3.0, eps=0.5, c_w=0.1),
         ),
-        "contextual.subset_sequences": (
-            contextual.subset_sequences,
+        "contextual.theorem2_projection": (
+            contextual.theorem2_projection,
+            dict(vocab=_vocab(), n=2, seed=0, slack=0.01, chunk=2),
+        ),
+        "context_ids.subset_sequences": (
+            context_ids.subset_sequences,
             dict(vocab=_vocab(), n=2),
         ),
         "hardmax.hardmax_counterexample": (
@@ -204,8 +209,8 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             hardmax.hardmax_trials,
             dict(pair=hardmax.hardmax_counterexample([1.0, 2.0]), draws=20, seed=0),
         ),
-        "contextual.context_ids": (
-            contextual.context_ids,
+        "context_ids.context_ids": (
+            context_ids.context_ids,
             dict(vocab=_vocab(), n=2, digits_beyond=10),
         ),
         "interpolation.interpolation_knots": (
@@ -421,9 +426,9 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
             dict(a=a, beta=1.0, dim=-1),
         ),
         "lemma1.threshold_lattice": (lemma1.threshold_lattice, dict(n=3, K=4, margin=0.01)),
-        "contextual.id_shifts": (
-            contextual.id_shifts,
-            dict(run=contextual.context_ids(_vocab(), 2, digits_beyond=10)),
+        "context_ids.id_shifts": (
+            context_ids.id_shifts,
+            dict(run=context_ids.context_ids(_vocab(), 2, digits_beyond=10)),
         ),
         "quantize.jump": (quantize.jump, dict(X=np.array([[[0.2], [0.5]]]), a=1 / 3)),
         "quantize.quantized_jump": (

@@ -4,7 +4,8 @@ Fashion-MNIST ships only in the Debian package ``dataset-fashion-mnist``. When n
 (``BOOK_FASHION_MNIST``, the package's ``/usr/share/datasets/fashion-mnist``, or the project's
 own ``_data/fashion-mnist``), this script downloads the package with ``apt-get download`` (no
 root needed), unpacks it with ``dpkg-deb -x`` and keeps the four IDX files in
-``_data/fashion-mnist`` (ignored by git), where ``lib.data`` finds them with no variable set.
+``_data/fashion-mnist`` (ignored by git), where ``lib.datasets.images`` finds them with no variable
+set.
 Each file is checked against the official Fashion-MNIST sizes and the SHA-256 of its content
 before it is kept.
 

@@ -42,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     _env.parse_args(parser, argv)
     # lib is imported once the command line and settings are known to be good: importing it reads
     # the settings (lib.runtime) and loads torch.
-    from lib import data, runtime
+    from lib import runtime
+    from lib.datasets import image_dataset_status
     from lib.experiments import catalog, noise, store, tasks
 
     start = time.perf_counter()
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         " (runs already stored for the current settings are read, not recomputed)",
         flush=True,
     )
-    status = data.image_dataset_status()
+    status = image_dataset_status()
     datasets = noise.NOISE_SETTINGS["full"]["datasets"]
     missing = [f"{ds}: {status[ds]}" for ds in datasets if status[ds] is not None]
     if missing:

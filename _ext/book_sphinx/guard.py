@@ -55,7 +55,7 @@ INPUTS_STAMP = ".jupyter_cache.inputs-sha256"
 SITE_STAMP = ".site-sha256"
 _HERE = Path(__file__).resolve().parent
 _SOURCE_SUFFIXES = (".md", ".ipynb", ".rst")
-#: Environment variables that change what the chapters compute (lib.runtime, lib.data,
+#: Environment variables that change what the chapters compute (lib.runtime, lib.datasets,
 #: lib.experiments.store) or record (``BOOK_FORCE_FAIL``, read by lib.book.checks: a forced-failure
 #: build must neither reuse nor leave behind cached chapters of an ordinary one): those that
 #: ``lib._env`` marks as computing.

@@ -79,7 +79,7 @@ class Resolver:
         """The text the page shows for the cross-reference role ``{role}`text```, or ``None``.
 
         ``role`` is the role's name (``"numref"``, ``"cite:t"``, ``"py:func"``, ...), ``text``
-        its content as written (``"Chapter %s <ch-contextual>"``, ``"~lib.data.load"``).
+        its content as written (``"Chapter %s <ch-contextual>"``, ``"~lib.datasets.load"``).
         """
         return None
 

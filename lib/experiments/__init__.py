@@ -5,7 +5,20 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["catalog", "conll", "learned_lookup", "noise", "store", "tables", "tasks", "trained"]
+__all__ = [
+    "catalog",
+    "conll",
+    "conll_grid",
+    "conll_runs",
+    "conll_settings",
+    "conll_summaries",
+    "learned_lookup",
+    "noise",
+    "store",
+    "tables",
+    "tasks",
+    "trained",
+]
 
 
 def __getattr__(name: str) -> ModuleType:

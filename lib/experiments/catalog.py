@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from .._validate import flag
 from . import conll, learned_lookup, noise, store, trained
+from .conll_runs import _as_run
 
 __all__ = ["Task", "PlanRequest", "Experiment", "Report", "EXPERIMENTS"]
 
@@ -139,7 +140,7 @@ def _grid_runs(root: str | os.PathLike | None) -> list[tuple[str, dict]]:
     for key, (run, settings) in points.items():
         hit = store.lookup("conll", run, conll.CONLL_VERSION, settings, root)
         if hit is not None:
-            runs[key] = conll._as_run(hit.result, settings, hit.provenance)
+            runs[key] = _as_run(hit.result, settings, hit.provenance)
     wanted = list(points.values())
     if len(runs) == len(points):
         wanted.append(conll.sgd_best_settings(grid=runs))

@@ -82,9 +82,10 @@ def plan(
         datasets: the noise experiment's datasets (default: the mode's ``datasets``, or all of
             :data:`lib.experiments.noise.settings.NOISE_DATASETS` this machine can load).
         conll_runs: ``(n_layers, rank)`` pairs (seed 0 of our settings) or ``(n_layers, rank,
-            seed, kind)`` tuples (default in full mode :func:`lib.experiments.conll.full_runs`,
-            the SGD grid :data:`lib.experiments.conll.SGD_GRID` and, once the grid is stored in
-            ``root``, its best setting's long run (:func:`lib.experiments.conll.sgd_best`); in fast
+            seed, kind)`` tuples (default in full mode
+            :func:`lib.experiments.conll_settings.full_runs`, the SGD grid
+            :data:`lib.experiments.conll_grid.SGD_GRID` and, once the grid is stored in ``root``,
+            its best setting's long run (:func:`lib.experiments.conll_grid.sgd_best`); in fast
             mode the mode's depths at rank 1 and one full-rank layer); ``[]`` for none.
         noise_settings: settings of the noise runs in place of the mode's (the tests' tiny runs).
         root: the results folder (default :data:`lib.experiments.store.RESULTS` or

@@ -42,7 +42,7 @@ def bucket_batches(
 
     Args:
         pairs: ``(word_ids, tag_ids)`` pairs of equal-length int arrays, as returned by
-            :func:`lib.data.encode_pairs`.
+            :func:`lib.datasets.conll2003.encode_pairs`.
         batch_size: sentences per batch (the last batch may be smaller).
         pad_id: word id written into padding positions.
         seed: seed of the tie-breaking order.

@@ -220,8 +220,8 @@ def fit(
             default ``None``, no clipping.
         augment: optional callable ``augment(inputs, epoch, batch)`` returning the inputs a step
             trains on in place of batch ``batch``'s ``inputs`` in epoch ``epoch`` (same shape and
-            dtype; e.g. :class:`lib.data.SingletonDropout`). It must depend on its arguments only,
-            so that a resumed run draws what an uninterrupted one draws.
+            dtype; e.g. :class:`lib.datasets.perturbations.SingletonDropout`). It must depend on
+            its arguments only, so that a resumed run draws what an uninterrupted one draws.
         train_eval: ``True`` scores ``batches`` with :func:`evaluate` (the model in eval mode,
             inputs as given, not augmented) after every epoch: ``train_acc`` is then that score and
             ``running_acc`` the accuracy during the epoch. It costs a forward pass over the

@@ -162,7 +162,7 @@ def test_claims_page_lists_chapter_checks_all_passing(site):
     "not run" because its dataset is missing on this machine (rows of stored full-scale results
     report what make full measured, pass or FAIL); every row says at which scale it ran, what its
     expected value is, and for a test where its threshold comes from."""
-    from lib import data
+    from lib import datasets
     from lib.book import checks
 
     rows = check_rows(site)
@@ -194,7 +194,7 @@ def test_claims_page_lists_chapter_checks_all_passing(site):
         assert (r["Kind"] == "test") == r["Threshold"].startswith("threshold: "), r["Check"]
         assert r["Threshold"].removeprefix("threshold: ") == spec.get("threshold", ""), r["Check"]
         assert f"kind-{r['Kind']}" in r["classes"], r["classes"]
-    missing = {d for d, why in data.image_dataset_status().items() if why}
+    missing = {d for d, why in datasets.image_dataset_status().items() if why}
     not_run = {r["Check"] for r in rows if r["Status"] == "not run"}
     assert not_run == {f"C19.{d}" for d in missing}, (not_run, missing)
     assert all(r["Measured"].startswith("not run:") for r in rows if r["Check"] in not_run)

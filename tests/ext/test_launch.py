@@ -264,12 +264,12 @@ def test_binder_environment_has_the_data_and_the_puller_its_links_need():
     """apt.txt installs the Debian package lib reads Fashion-MNIST from (Chapter 5);
     requirements.txt adds nbgitpuller at a pin, which the Binder links call; postBuild points
     Python at the folder those links pull the notebooks into."""
-    from lib import data
+    from lib import datasets
 
     apt = (ROOT / "binder" / "apt.txt").read_text().split()
     assert apt == ["dataset-fashion-mnist"]
-    if shutil.which("dpkg") and Path(data.FASHION_MNIST_ROOT).is_dir():
-        owner = subprocess.run(["dpkg", "-S", data.FASHION_MNIST_ROOT], capture_output=True,
+    if shutil.which("dpkg") and Path(datasets.FASHION_MNIST_ROOT).is_dir():
+        owner = subprocess.run(["dpkg", "-S", datasets.FASHION_MNIST_ROOT], capture_output=True,
                                text=True, check=True).stdout  # fmt: skip
         assert owner.split(":")[0] == apt[0], owner
     requirements = (ROOT / "binder" / "requirements.txt").read_text().splitlines()

@@ -81,7 +81,7 @@ def convert(text: str) -> str:
         ("math", r"\beta", r"$\beta$"),
         # unresolved: the source's own words, never the role
         ("ref", "Section B <sec-missing>", "Section B"),
-        ("py:func", "~lib.data.load", "`load()`"),
+        ("py:func", "~lib.datasets.load", "`load()`"),
         ("cite:p", "nobody2020", "nobody2020"),
         ("weird", "some text", "some text"),
     ],

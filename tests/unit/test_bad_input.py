@@ -29,7 +29,7 @@ def test_every_public_maths_function_has_a_row():
         # wrong objects in their own test modules
         "interpolation.knot_layer", "memorization.parameter_count", "interpolation.residual_ffn",
         "interpolation.ffn_mp", "memorization.float64_network", "interpolation.scalar_outputs",
-        "contextual.order_flips", "contextual.limit_reversals", "tables.rate_points",
+        "context_ids.order_flips", "context_ids.limit_reversals", "tables.rate_points",
     }  # fmt: skip
     public = {
         f"{mod.__name__.split('.')[-1]}.{name}"

@@ -254,7 +254,7 @@ def test_stacked_noise_runs_equal_noise_experiment_one_by_one(monkeypatch):
         split: (rng.integers(0, 256, (n, 28, 28), dtype=np.uint8), rng.integers(0, 10, n))
         for split, n in (("train", 40), ("test", 20))
     }
-    monkeypatch.setattr(noise.runs.data, "load_mnist", lambda split: images[split])
+    monkeypatch.setattr(noise.runs.datasets, "load_mnist", lambda split: images[split])
     settings = dict(
         train_images=None,
         test_images=None,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib import contextual, exact, hardmax, layers, separation
+from lib import context_ids, contextual, exact, hardmax, layers, separation
 
 
 def test_theorem2_delta_reproduces_itself_with_worst_case_cw():
@@ -32,7 +32,7 @@ def test_construction_ids_distinct_on_unseen_vocabulary():
     V = np.array([[0.5], [1.7], [-1.2], [3.0]])
     layer = contextual.RankOneAttention(V, 2, w=[1.0])
     assert all(torch.linalg.matrix_rank(W) == 1 for W in layer.weights().values())
-    X = contextual.subset_sequences(V, 2)
+    X = context_ids.subset_sequences(V, 2)
     delta = contextual.theorem2_delta(2, 4, 1, layer.r_min, layer.r_max, layer.eps, c_w=layer.c_w)
     dps = 30 + int(-delta.construction)
     ids = [row for out in exact.attention_mp(X, layer, dps) for row in out]
@@ -78,12 +78,12 @@ def test_attention_mp_matches_float64_and_validates():
 
 def test_context_ids_result():
     V = np.array([[0.5], [1.7], [-1.2], [3.0]])
-    res = contextual.context_ids(V, 2, w=[1.0])
+    res = context_ids.context_ids(V, 2, w=[1.0])
     assert len(res.ids) == 12 and res.log10_gap > res.delta.construction
-    small = contextual.context_ids(V, 2, w=[1.0], gamma=0.05)
+    small = context_ids.context_ids(V, 2, w=[1.0], gamma=0.05)
     assert small.gap > res.gap  # a cooler layer separates these contexts more
     with pytest.raises(ValueError, match="digits_beyond"):
-        contextual.context_ids(V, 2, digits_beyond=3)
+        context_ids.context_ids(V, 2, digits_beyond=3)
 
 
 def test_theorem2_delta_extremes_stay_in_log_space():
@@ -133,18 +133,18 @@ def test_enumerations_are_sized_before_they_start(monkeypatch):
         ValueError,
         match=r"binom\(40, 20\) \* 20 \* 1 would be 2,756,930,576,400.*MAX_SEQUENCE_ENTRIES",
     ):
-        contextual.subset_sequences(vocab, 20)
+        context_ids.subset_sequences(vocab, 20)
     with pytest.raises(ValueError, match=r"pairs of the binom\(40, 20\) \* 20 ids.*MAX_PAIRS"):
-        contextual.context_ids(vocab, 20, w=[1.0])
+        context_ids.context_ids(vocab, 20, w=[1.0])
     with pytest.raises(ValueError, match="draws must be <= 100000"):
         hardmax.hardmax_trials(hardmax.hardmax_counterexample([1.0]), draws=10**18)
     with pytest.raises(ValueError, match="draws must be <= 100000"):
         separation.best_direction(vocab, draws=10**18)
     # the limits are inclusive: binom(5, 3) * 3 * 1 = 30 entries
-    monkeypatch.setattr(contextual, "MAX_SEQUENCE_ENTRIES", 30)
-    assert contextual.subset_sequences(np.arange(1.0, 6.0)[:, None], 3).shape == (10, 3, 1)
+    monkeypatch.setattr(context_ids, "MAX_SEQUENCE_ENTRIES", 30)
+    assert context_ids.subset_sequences(np.arange(1.0, 6.0)[:, None], 3).shape == (10, 3, 1)
     with pytest.raises(ValueError, match="MAX_SEQUENCE_ENTRIES = 30"):
-        contextual.subset_sequences(np.arange(1.0, 7.0)[:, None], 3)
+        context_ids.subset_sequences(np.arange(1.0, 7.0)[:, None], 3)
     # 5 tokens and 0: binom(6, 2) = 15 pairs
     monkeypatch.setattr(separation, "MAX_PAIR_ENTRIES", 15)
     assert separation.projection_constant([1.0], np.arange(1.0, 6.0)[:, None]) == pytest.approx(1.0)
@@ -183,8 +183,8 @@ def test_order_flips_counts_swaps_seen_in_float64():
     float64 resolves): count the swaps independently from the float64 layer."""
     V = np.arange(1.0, 6.0)[:, None]
     gammas = [0.06, 0.1, 0.15, 0.25, 0.4, 0.7, 1.0]
-    runs = [contextual.context_ids(V, 3, w=[1.0], gamma=g) for g in gammas]
-    flips = contextual.order_flips(runs)
+    runs = [context_ids.context_ids(V, 3, w=[1.0], gamma=g) for g in gammas]
+    flips = context_ids.order_flips(runs)
     assert [(a, b) for a, b, _ in flips] == list(zip(gammas, gammas[1:], strict=False))
     X = runs[0].X
     tokens = X.reshape(-1)
@@ -205,11 +205,11 @@ def test_order_flips_counts_swaps_seen_in_float64():
         want.append(sum(1 for key in sa if sa[key] * sb[key] < 0))
     assert [f for *_, f in flips] == want and sum(want) > 0
     with pytest.raises(ValueError, match="increasing order of gamma"):
-        contextual.order_flips(runs[::-1])
+        context_ids.order_flips(runs[::-1])
     with pytest.raises(ValueError, match="at least two"):
-        contextual.order_flips(runs[:1])
+        context_ids.order_flips(runs[:1])
     with pytest.raises(ValueError, match="share their sequences"):
-        contextual.order_flips([runs[0], contextual.context_ids(V, 2, w=[1.0], gamma=0.2)])
+        context_ids.order_flips([runs[0], context_ids.context_ids(V, 2, w=[1.0], gamma=0.2)])
 
 
 def test_limit_reversals_by_hand_and_against_small_gamma():
@@ -222,12 +222,12 @@ def test_limit_reversals_by_hand_and_against_small_gamma():
         return -x * math.exp(-x) / (1 + math.exp(-x))
 
     for g in (0.1, 0.3, 1.0, 2.0):
-        got = contextual.limit_reversals(contextual.context_ids(V, 2, w=[1.0], gamma=g))
-        assert got == contextual.LimitReversals(int(boltz0(6 * g) > boltz0(3 * g)), 0, 3)
+        got = context_ids.limit_reversals(context_ids.context_ids(V, 2, w=[1.0], gamma=g))
+        assert got == context_ids.LimitReversals(int(boltz0(6 * g) > boltz0(3 * g)), 0, 3)
     # V = {1..5}, n = 3 at gamma = 1: the limit order read from the float64 layer at gamma = 1e-3
     # (ids of different means differ by about 1e-2 there), the order at gamma = 1 from float64 too
     V5 = np.arange(1.0, 6.0)[:, None]
-    run = contextual.context_ids(V5, 3, w=[1.0], gamma=1.0)
+    run = context_ids.context_ids(V5, 3, w=[1.0], gamma=1.0)
     X = run.X
     tokens, sums = X.reshape(-1), np.repeat(X.sum(axis=(1, 2)), 3)
     ids = {
@@ -250,17 +250,19 @@ def test_limit_reversals_by_hand_and_against_small_gamma():
         if sums[i] != sums[j]
         and np.sign(ids[1e-3][i] - ids[1e-3][j]) * np.sign(ids[1.0][i] - ids[1.0][j]) < 0
     )
-    assert contextual.limit_reversals(run) == contextual.LimitReversals(reversed_, tied, len(pairs))
+    assert context_ids.limit_reversals(run) == context_ids.LimitReversals(
+        reversed_, tied, len(pairs)
+    )
     # equal sums and a common token: {1,2,5}/{1,3,4}, {1,3,5}/{2,3,4}, {1,4,5}/{2,3,5}
     assert reversed_ > 0 and tied == 3
     with pytest.raises(ValueError, match="result of context_ids"):
-        contextual.limit_reversals({"X": X})
+        context_ids.limit_reversals({"X": X})
 
 
 def test_id_shifts_are_the_attention_term_of_the_residual_layer():
     V = np.array([[1.0], [2.0], [3.0], [4.0]])
-    run = contextual.context_ids(V, 2, w=[1.0], gamma=0.5)
-    shifts = contextual.id_shifts(run)
+    run = context_ids.context_ids(V, 2, w=[1.0], gamma=0.5)
+    shifts = context_ids.id_shifts(run)
     assert shifts.shape == run.X.shape and shifts.dtype == np.float64
     # the ids minus the tokens, exactly: entry by entry at the run's precision
     with mpmath.workdps(run.dps):
@@ -273,4 +275,4 @@ def test_id_shifts_are_the_attention_term_of_the_residual_layer():
         out = run.layer(torch.as_tensor(run.X)).numpy()
     np.testing.assert_allclose(shifts, out - run.X, rtol=1e-10, atol=1e-13)
     with pytest.raises(ValueError, match="run must be a result of context_ids"):
-        contextual.id_shifts(run.ids)
+        context_ids.id_shifts(run.ids)

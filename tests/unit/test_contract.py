@@ -31,6 +31,7 @@ from oracles import U, derandomized_settings
 from lib import (
     atlas,
     boltzmann,
+    context_ids,
     contextual,
     cross,
     exact,
@@ -299,10 +300,10 @@ def test_theorem2_layer_refuses_a_scale_float64_cannot_hold_naming_vocab():
     with pytest.raises(ValueError, match="vocab's scale"):
         contextual.RankOneAttention(V * 1e-300, 3)
     with pytest.raises(ValueError, match="vocab's scale"):
-        contextual.context_ids(V * 1e-300, 3)
+        context_ids.context_ids(V * 1e-300, 3)
     # near 1e154 r_max**2 alone would overflow; gamma r_max r_max does not
-    big = contextual.context_ids(V * 1e154, 3, digits_beyond=10)
-    small = contextual.context_ids(V, 3, digits_beyond=10)
+    big = context_ids.context_ids(V * 1e154, 3, digits_beyond=10)
+    small = context_ids.context_ids(V, 3, digits_beyond=10)
     assert big.log10_gap == pytest.approx(small.log10_gap + 154, abs=1e-6)
 
 
@@ -462,7 +463,7 @@ def test_slopes_and_work_guards_at_their_edges():
         quantize.duplicate_cell_measure(2, 26000, 40)  # 14 s before the guard
     # the memorizing network's default precision counts the ids' leading digits
     V = np.array([[0.5], [1.7], [-1.2], [3.0]])
-    X = contextual.subset_sequences(V, 2)
+    X = context_ids.subset_sequences(V, 2)
     Y = (np.arange(X.shape[0] * 2).reshape(X.shape[:2]) % 4).astype(float)
     assert float(memorization.memorizing_transformer(X * 1e60, Y).max_error) < 1e-15
 

@@ -121,7 +121,7 @@ def test_sgd_is_plain_gradient_descent_and_sparse_rows_change_nothing():
 def test_theorem2_projection_in_blocks_equals_the_pairwise_construction():
     rng = np.random.default_rng(5)
     V = rng.normal(size=(240, 4)) * rng.uniform(0.3, 4.0, size=(240, 1))
-    got = conll.theorem2_projection(V, 12, seed=2, chunk=17)  # blocks that do not divide K
+    got = contextual.theorem2_projection(V, 12, seed=2, chunk=17)  # blocks that do not divide K
     strict = separation.strict_constants(V)
     for name in ("r_min", "r_max", "eps"):
         assert math.isclose(got[name], strict[name], rel_tol=1e-10)
@@ -142,7 +142,7 @@ def test_theorem2_projection_in_blocks_equals_the_pairwise_construction():
 )
 def test_theorem2_projection_refuses(vocab, n, match):
     with pytest.raises(ValueError, match=match):
-        conll.theorem2_projection(vocab, n)
+        contextual.theorem2_projection(vocab, n)
 
 
 def test_repeat_share_counts_sentences_with_a_repeated_token():

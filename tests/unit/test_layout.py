@@ -2,8 +2,9 @@
 ``lib.book``, ``lib.experiments`` and ``lib.experiments.noise`` is in its package's ``__all__``,
 reachable as an attribute after ``import lib`` (the packages load submodules on first use), and
 documented on the API page, and so is every module of ``lib.training`` (whose ``__all__`` is its
-API, each name taken from one of its modules); every repository path the prose, the docstrings and
-the comments name in a code span exists."""
+API, each name taken from one of its modules); ``lib.datasets`` re-exports exactly the public
+names of its modules, each documented on the API page; every repository path the prose, the
+docstrings and the comments name in a code span exists."""
 
 import importlib
 import pkgutil
@@ -16,6 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("lib", "lib.book", "lib.experiments", "lib.experiments.noise")
 #: Packages whose ``__all__`` is an API re-exported from their modules, not a list of modules.
 API_PACKAGES = ("lib.training",)
+#: Packages whose ``__all__`` re-exports the public names of their modules (``datasets.load_mnist``)
+#: rather than naming the modules.
+FACADES = ("lib.datasets",)
 
 
 def public_modules(package: str) -> set[str]:
@@ -33,12 +37,29 @@ def test_all_names_every_public_module_and_each_resolves(package):
         module.nonexistent  # noqa: B018
 
 
+@pytest.mark.parametrize("package", FACADES)
+def test_a_facade_exports_the_public_names_of_its_modules(package):
+    module = importlib.import_module(package)
+    names = [
+        name
+        for m in sorted(public_modules(package))
+        for name in importlib.import_module(f"{package}.{m}").__all__
+    ]
+    assert sorted(module.__all__) == sorted(names) and len(set(names)) == len(names)
+    for m in public_modules(package):
+        sub = importlib.import_module(f"{package}.{m}")
+        assert getattr(module, m) is sub
+        for name in sub.__all__:
+            assert getattr(module, name) is getattr(sub, name)
+
+
 def test_the_api_page_documents_every_public_module():
     documented = set(re.findall(r"automodule:: ([\w.]+)", (ROOT / "chapters/api.md").read_text()))
-    modules = {f"{p}.{m}" for p in PACKAGES + API_PACKAGES for m in public_modules(p)} - {
+    modules = {f"{p}.{m}" for p in PACKAGES + API_PACKAGES + FACADES for m in public_modules(p)} - {
         "lib.book",
         "lib.experiments",
         "lib.experiments.noise",
+        *FACADES,
     }
     assert modules == documented
 

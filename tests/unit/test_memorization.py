@@ -45,10 +45,10 @@ def test_feedforward_formula_and_validation():
 
 
 def test_memorizing_transformer_exact_on_unseen_data():
-    from lib import contextual
+    from lib import context_ids
 
     V = np.array([[0.5], [1.7], [-1.2], [3.0]])  # not a chapter vocabulary
-    X = contextual.subset_sequences(V, 2)
+    X = context_ids.subset_sequences(V, 2)
     Y = np.random.default_rng(5).integers(0, 4, size=X.shape[:2])
     res = memorization.memorizing_transformer(X, Y)
     assert res.max_error < mpmath.mpf("1e-20")
@@ -61,14 +61,14 @@ def test_memorizing_transformer_exact_on_unseen_data():
 
 @pytest.mark.parametrize("d", [1, 2])
 def test_memorizing_network_forward_pass_matches_the_displayed_formula(d):
-    from lib import contextual
+    from lib import context_ids
 
     V = (
         np.array([[0.5], [1.7], [-1.2], [3.0]])
         if d == 1
         else np.array([[1.0, 0.3], [0.2, 1.5], [-1.1, 0.7]])
     )
-    X = contextual.subset_sequences(V, 2)
+    X = context_ids.subset_sequences(V, 2)
     Y = np.random.default_rng(3).integers(0, 3, size=X.shape).astype(float)
     res = memorization.memorizing_transformer(X, Y)
     outs = explicit_network_mp(X, res.attention.weights(), res.ffn, res.dps)
@@ -128,9 +128,9 @@ def test_parameter_count_reads_the_tensors():
 
 
 def test_memorizing_transformer_head_size_enters_the_count():
-    from lib import contextual
+    from lib import context_ids
 
-    X = contextual.subset_sequences(np.arange(1.0, 5.0)[:, None], 3)  # N = 4, n = 3
+    X = context_ids.subset_sequences(np.arange(1.0, 5.0)[:, None], 3)  # N = 4, n = 3
     Y = np.random.default_rng(2).integers(0, 3, size=X.shape[:2])
     for s in (1, 3):
         res = memorization.memorizing_transformer(X, Y, head_dim=s)
@@ -174,9 +174,9 @@ data, parameter counts."""
 
 
 def test_float64_memorization_is_the_residual_networks_forward_pass():
-    from lib import contextual
+    from lib import context_ids, contextual
 
-    X = contextual.subset_sequences(np.arange(1.0, 6.0)[:, None], 3)
+    X = context_ids.subset_sequences(np.arange(1.0, 6.0)[:, None], 3)
     Y = np.random.default_rng(4).integers(0, 3, size=X.shape[:2]).astype(float)
     small = memorization.float64_memorization(X, Y, 0.3)
     assert small.max_error < 1e-9 and small.min_gap64 > 1e-4

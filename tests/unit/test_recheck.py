@@ -103,7 +103,7 @@ def test_first_two_epochs_of_the_stored_described_runs(run):
 
 
 def construction_tolerances(c: dict, d: int) -> dict:
-    """How far two machines' :func:`lib.experiments.conll.theorem2_projection` may differ.
+    """How far two machines' :func:`lib.contextual.theorem2_projection` may differ.
 
     Each constant is within these relative bounds of its exact value on any machine, so two
     machines differ by at most twice them. The projections ``p = P w`` (``|w| = 1``) are float64

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from oracles import U, derandomized_settings, projection_constant_mp
 
-from lib import contextual, hardmax, separation
+from lib import context_ids, contextual, hardmax, separation
 
 SETTINGS = derandomized_settings()
 
@@ -53,9 +53,9 @@ def test_extreme_scales_and_bad_inputs():
     with pytest.raises(ValueError, match="coincide"):
         hardmax.hardmax_counterexample([5e-324])
     with pytest.raises(ValueError, match="unknown arguments"):
-        contextual.context_ids(np.array([[1.0], [2.0]]), 2, foo=1)
+        context_ids.context_ids(np.array([[1.0], [2.0]]), 2, foo=1)
     with pytest.raises(ValueError, match="MAX_DPS"):
-        contextual.context_ids(np.array([[1.0], [2.0]]), 2, gamma=1e308)
+        context_ids.context_ids(np.array([[1.0], [2.0]]), 2, gamma=1e308)
 
 
 def test_bool_and_complex_tokens_are_refused():
@@ -71,7 +71,7 @@ def test_strict_constants_meet_definition_1_strictly():
     V = np.arange(1.0, 6.0)[:, None]
     k = separation.strict_constants(V)
     assert k == pytest.approx({"r_min": 0.99, "r_max": 5.05, "eps": 0.99})
-    X = contextual.subset_sequences(V, 3)
+    X = context_ids.subset_sequences(V, 3)
     r_min, r_max, eps = separation.tokenwise_separation(X)
     assert k["r_min"] < r_min and k["r_max"] > r_max and k["eps"] < eps
     V2 = np.array([[3.0, 4.0], [1.0, 0.0], [0.0, 2.0]])

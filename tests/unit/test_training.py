@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import torch
 
-from lib import data, runtime, training
+from lib import datasets, runtime, training
 from lib.layers import SelfAttention
 from lib.models import TokenTagger
 from lib.training import scoring
@@ -17,13 +17,15 @@ TOY = [
 
 
 def toy_batches(batch_size=2):
-    vocab = data.build_vocab(TOY)
-    return vocab, training.bucket_batches(data.encode_pairs(TOY, vocab), batch_size, device="cpu")
+    vocab = datasets.build_vocab(TOY)
+    return vocab, training.bucket_batches(
+        datasets.encode_pairs(TOY, vocab), batch_size, device="cpu"
+    )
 
 
 def test_toy_corpus_memorized():
     vocab, batches = toy_batches()
-    model = TokenTagger(len(vocab), len(data.CONLL_TAGS), d=16, n_layers=1, rank=1, seed=0)
+    model = TokenTagger(len(vocab), len(datasets.CONLL_TAGS), d=16, n_layers=1, rank=1, seed=0)
     history = training.fit(model, batches, epochs=40, lr=1e-2)
     assert training.evaluate(model, batches) == 1.0
     assert (
@@ -260,7 +262,7 @@ def test_stop_rule_on_hand_made_histories():
 
 def test_fit_stops_by_the_rule_and_evaluates_the_last_epoch():
     vocab, batches = toy_batches()
-    model = TokenTagger(len(vocab), len(data.CONLL_TAGS), d=16, n_layers=1, rank=1, seed=0)
+    model = TokenTagger(len(vocab), len(datasets.CONLL_TAGS), d=16, n_layers=1, rank=1, seed=0)
     rule = training.StopRule(target=1.0, window=2, min_gain=1e-6)
     history = training.fit(
         model, batches, epochs=200, lr=1e-2, stop=rule, validation=batches, eval_every=50
@@ -284,7 +286,7 @@ def test_on_epoch_sees_each_epoch_before_the_stop_rule():
         seen.append((len(history), float(model.head.weight.detach().sum())))
 
     def build():
-        return TokenTagger(len(vocab), len(data.CONLL_TAGS), d=8, seed=0)
+        return TokenTagger(len(vocab), len(datasets.CONLL_TAGS), d=8, seed=0)
 
     rule = training.StopRule(target=0.01, window=2, min_gain=0.999)  # fires as soon as it may
     history = training.fit(build(), batches, epochs=10, lr=1e-2, stop=rule, on_epoch=hook)
@@ -359,7 +361,7 @@ def test_sparse_embedding_updates_only_the_rows_of_the_batch():
     training.fit(model, batches[:1], epochs=1, lr=1e-2)
     seen = set(batches[0][0].flatten().tolist())
     changed = (model.embed.weight.detach() != before).any(dim=1)
-    assert {i for i in range(len(vocab)) if changed[i]} == seen - {data.PAD}
+    assert {i for i in range(len(vocab)) if changed[i]} == seen - {datasets.PAD}
     with pytest.raises(ValueError, match="sparse_embedding must be True or False"):
         TokenTagger(10, 3, sparse_embedding="yes")
 
@@ -393,7 +395,7 @@ def test_augmented_run_resumes_and_scores_training_in_eval_mode(tmp_path):
     the history and weights of an uninterrupted one; ``train_acc`` is the eval-mode score (the
     last row equals a separate evaluate) and ``running_acc`` the accuracy under the dropout."""
     vocab, batches = toy_batches(batch_size=1)
-    drop = data.SingletonDropout(data.encode_pairs(TOY, vocab), 0.5, seed=2)
+    drop = datasets.SingletonDropout(datasets.encode_pairs(TOY, vocab), 0.5, seed=2)
     kw = dict(epochs=6, lr=1e-2, seed=4, augment=drop, train_eval=True)
 
     def model():

@@ -12,7 +12,7 @@ from lib import (
     _validate,
     boltzmann,
     contextual,
-    data,
+    datasets,
     exact,
     hardmax,
     interpolation,
@@ -114,8 +114,8 @@ COMPLEX = np.ones((2, 3, 1)) * 1j
         lambda x: maxaffine.indicator_bound(1.0, x[0, :, 0], 3),
         lambda x: interpolation.interpolating_ffn(x[0, :, 0], [0.0, 1.0, 2.0]),
         lambda x: interpolation.knot_layer([0.0, 1.0, 2.0], x[0, :, 0], [0.0]),
-        lambda x: data.add_input_noise(x, 0.1, 0),
-        lambda x: data.add_input_noise(torch.from_numpy(x), 0.1, 0),
+        lambda x: datasets.add_input_noise(x, 0.1, 0),
+        lambda x: datasets.add_input_noise(torch.from_numpy(x), 0.1, 0),
     ],
 )
 @pytest.mark.parametrize("bad", ["bool", "complex"])
@@ -126,13 +126,13 @@ def test_bool_and_complex_arrays_are_refused_everywhere(call, bad):
 
 def test_label_noise_keeps_refusing_bool_and_input_noise_is_unchanged_for_real_input():
     with pytest.raises(ValueError, match="integer array"):
-        data.add_label_noise(np.array([True, False]), 0.5, 2, 0)
+        datasets.add_label_noise(np.array([True, False]), 0.5, 2, 0)
     x = np.arange(6, dtype=np.int64).reshape(2, 3)
-    np.testing.assert_array_equal(data.add_input_noise(x, 0.0, 0), x.astype(np.float32))
+    np.testing.assert_array_equal(datasets.add_input_noise(x, 0.0, 0), x.astype(np.float32))
     t = torch.tensor([[0.1, 0.2]], dtype=torch.float64)
-    np.testing.assert_array_equal(data.add_input_noise(t, 0.0, 0), t.to(torch.float32).numpy())
+    np.testing.assert_array_equal(datasets.add_input_noise(t, 0.0, 0), t.to(torch.float32).numpy())
     b = torch.tensor([[0.5, 0.25]], dtype=torch.bfloat16)
-    np.testing.assert_array_equal(data.add_input_noise(b, 0.0, 0), b.to(torch.float32).numpy())
+    np.testing.assert_array_equal(datasets.add_input_noise(b, 0.0, 0), b.to(torch.float32).numpy())
 
 
 # Yes/no options: every public function or class of lib reads a bool-default parameter through
@@ -141,7 +141,7 @@ _DELEGATED = {
     # parameter handed unchanged to a callee that reads it through flag
     ("layers.py", "__init__", "residual"),
     ("cross_attention.py", "__init__", "residual"),
-    ("experiments/conll.py", "conll_experiment", "sparse_embedding"),
+    ("experiments/conll_runs.py", "conll_experiment", "sparse_embedding"),
     ("experiments/trained.py", "phase_run", "cosine"),  # phase_run_settings reads it
     # fit checks its settings in one place, FitSettings.checked
     ("training/loop.py", "fit", "progress"),

@@ -165,18 +165,18 @@ def _conll_pair(b: dict, peak: float) -> dict:
     """3. three CoNLL-2003 seeds of the one-layer rank-1 model, a few epochs each"""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from lib import batched, data, training
+    from lib import batched, datasets, training
     from lib.experiments import conll
     from lib.models import TokenTagger
 
     cs = conll.CONLL_SETTINGS["full"]
-    train = data.load_conll2003("train")
-    vocab = data.build_vocab(train)
-    encoded = data.encode_pairs(train, vocab)
+    train = datasets.load_conll2003("train")
+    vocab = datasets.build_vocab(train)
+    encoded = datasets.encode_pairs(train, vocab)
 
     def tagger(seed):
         return TokenTagger(
-            len(vocab), len(data.CONLL_TAGS), d=cs["d"], n_layers=1, rank=1, seed=seed
+            len(vocab), len(datasets.CONLL_TAGS), d=cs["d"], n_layers=1, rank=1, seed=seed
         )
 
     seeds = b["conll_seeds"]

@@ -25,21 +25,21 @@ def training_share(epochs: int = 3) -> dict:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from lib import data, training
+    from lib import datasets, training
     from lib.experiments import conll
     from lib.models import TokenTagger
 
     full = conll.CONLL_SETTINGS["full"]
-    train = data.load_conll2003("train")
-    vocab = data.build_vocab(train)
-    encoded = data.encode_pairs(train, vocab)
+    train = datasets.load_conll2003("train")
+    vocab = datasets.build_vocab(train)
+    encoded = datasets.encode_pairs(train, vocab)
     tokens = sum(len(ids) for ids, _ in encoded)
     batches = training.bucket_batches(encoded, full["batch_size"], seed=full["seed"])
 
     def tagger(layers, rank):
         return TokenTagger(
             len(vocab),
-            len(data.CONLL_TAGS),
+            len(datasets.CONLL_TAGS),
             d=full["d"],
             n_layers=layers,
             rank=rank,

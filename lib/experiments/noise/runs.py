@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ... import data, runtime, training
+from ... import datasets, runtime, training
 from ..._validate import one_of, positive_int
 from ...models import PatchAttentionClassifier
 from .. import store
@@ -54,7 +54,7 @@ def _image_split(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``count`` images of ``split`` (seeded draw, corpus order kept; all when None), pixels in
     [0, 1]."""
-    images, labels = getattr(data, NOISE_DATASETS[dataset][0])(split)
+    images, labels = getattr(datasets, NOISE_DATASETS[dataset][0])(split)
     if count is not None:
         count = positive_int(name, count, maximum=len(images))
         keep = np.sort(np.random.default_rng(0).choice(len(images), count, replace=False))
@@ -84,9 +84,10 @@ def noise_experiment(
     norms.
 
     The training images (a seeded subset of ``train_images``, or all) get either symmetric label
-    flips at ratio ``level`` (:func:`lib.data.add_label_noise`) or Gaussian pixel noise of standard
-    deviation ``level`` on the ``[0, 1]`` scale (:func:`lib.data.add_input_noise`, drawn once);
-    inputs are then standardised with the clean training set's mean and standard deviation.
+    flips at ratio ``level`` (:func:`lib.datasets.perturbations.add_label_noise`) or Gaussian pixel
+    noise of standard deviation ``level`` on the ``[0, 1]`` scale
+    (:func:`lib.datasets.perturbations.add_input_noise`, drawn once); inputs are then standardised
+    with the clean training set's mean and standard deviation.
     Training is :func:`lib.training.fit` (Adam at ``lr``, constant unless ``final_lr`` is given;
     fixed shuffled batches).
 
@@ -203,9 +204,9 @@ def _prepare(
     xt, yt = _image_split(dataset, "test", test_images, "test_images")
     mean, std = float(x.mean()), float(x.std())
     if kind == "label":
-        y = data.add_label_noise(y, level, 10, seed)
+        y = datasets.add_label_noise(y, level, 10, seed)
     else:
-        x = data.add_input_noise(x, level, seed)
+        x = datasets.add_input_noise(x, level, seed)
     device = runtime.DEVICE
     x, xt = (torch.tensor((a - mean) / std, device=device) for a in (x, xt))
     y, yt = torch.tensor(y, device=device), torch.tensor(yt, device=device)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import data, runtime
+from ... import datasets, runtime
 from ..._validate import finite_real, one_of, positive_int
 
 __all__ = [
@@ -124,7 +124,7 @@ NOISE_DATASETS = {
 
 def noise_datasets() -> list[str]:
     """The datasets of :data:`NOISE_DATASETS` this machine can load
-    (:func:`lib.data.image_dataset_status`).
+    (:func:`lib.datasets.images.image_dataset_status`).
 
     Raises:
         ValueError: when ``BOOK_CIFAR10`` is set but does not hold the six batch files (a
@@ -132,7 +132,7 @@ def noise_datasets() -> list[str]:
 
     Source: LHSL Appendix B's three datasets. Chapter 5 and ``make full``.
     """
-    status = data.image_dataset_status()
+    status = datasets.image_dataset_status()
     return [name for name in NOISE_DATASETS if status[name] is None]
 
 

