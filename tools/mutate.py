@@ -335,6 +335,41 @@ def summary(rows: list[dict]) -> dict:
     return {"mutants": len(rows), **counts, "caught_share": counts["caught"] / len(rows)}
 
 
+def _stored_run() -> dict | None:
+    """The stored run of ``make mutate`` as JSON, or ``None`` when there is none of this
+    :data:`MUTATION_VERSION`."""
+    stored_file = ROOT / "results" / "mutation" / "last.json"
+    if not stored_file.exists():
+        return None
+    previous = json.loads(stored_file.read_text(encoding="utf8"))
+    return previous if previous.get("version") == MUTATION_VERSION else None
+
+
+def _result(
+    chosen: list[Mutant], plan: dict, computed: dict[str, dict], previous: dict | None
+) -> dict:
+    """The rows of ``chosen`` (computed, carried from ``previous`` or merged with its row, as
+    ``plan`` says: :func:`extension`), their summary, and what was carried."""
+    stored_rows = {r["id"]: r for r in (previous or {}).get("result", {}).get("mutants", [])}
+    rows = []
+    for m in chosen:
+        if plan[m.id] is None:
+            rows.append(computed[m.id])
+        elif plan[m.id] == ():
+            rows.append(stored_rows[m.id])
+        else:
+            merged = merge_rows(stored_rows[m.id], computed[m.id])
+            rows.append(merged | {"chapters": list(m.chapters)})
+    result: dict = {"summary": summary(rows), "mutants": rows}
+    if previous is not None:  # what this run took from the stored one
+        result["carried"] = {
+            "from_commit": previous["provenance"].get("commit"),
+            "rows": [m.id for m in chosen if plan[m.id] == ()],
+            "extended": [m.id for m in chosen if plan[m.id]],
+        }
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python tools/mutate.py",
@@ -365,11 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     stores = not (args.quick or args.only)
     previous, plan = None, {m.id: None for m in chosen}
     if args.extend:
-        stored_file = ROOT / "results" / "mutation" / "last.json"
-        if stored_file.exists():
-            previous = json.loads(stored_file.read_text(encoding="utf8"))
-            if previous.get("version") != MUTATION_VERSION:
-                previous = None
+        previous = _stored_run()
         plan = extension(table, previous)
     runs = [
         m if plan[m.id] is None else dataclasses.replace(m, chapters=plan[m.id])
@@ -388,23 +419,7 @@ def main(argv: list[str] | None = None) -> int:
             r = computed[m.id] = run_mutant(m, copy, args.timeout, failing)
             why = ", ".join(r["failed_checks"]) or "; ".join(r["errors"])[:120]
             print(f"  {r['outcome']:8} {m.id} ({m.kind}, {r['seconds']} s) {why}", flush=True)
-    stored_rows = {r["id"]: r for r in (previous or {}).get("result", {}).get("mutants", [])}
-    rows = []
-    for m in chosen:
-        if plan[m.id] is None:
-            rows.append(computed[m.id])
-        elif plan[m.id] == ():
-            rows.append(stored_rows[m.id])
-        else:
-            merged = merge_rows(stored_rows[m.id], computed[m.id])
-            rows.append(merged | {"chapters": list(m.chapters)})
-    result: dict = {"summary": summary(rows), "mutants": rows}
-    if previous is not None:  # what this run took from the stored one
-        result["carried"] = {
-            "from_commit": previous["provenance"].get("commit"),
-            "rows": [m.id for m in chosen if plan[m.id] == ()],
-            "extended": [m.id for m in chosen if plan[m.id]],
-        }
+    result = _result(chosen, plan, computed, previous)
     s = result["summary"]
     print(
         f"caught by a test: {s['caught']} of {s['mutants']} ({s['caught_share']:.0%}); "
