@@ -243,3 +243,20 @@ def test_a_package_api_is_its_modules_names(package):
         assert getattr(module, attr) is getattr(
             importlib.import_module(f"{package}.{home[attr]}"), attr
         )
+
+
+def test_the_contributing_guide_names_every_module():
+    """CONTRIBUTING's "Every module" table names each module of lib, tools and the extension, and
+    nothing that is not one."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf8")
+    table = text[text.index("### Every module") :]
+    table = table[: table.index("\n## ")]
+    named = set(re.findall(r"^\| `([\w/.]+\.py)` \|", table, re.M))
+    modules = {
+        str(p.relative_to(ROOT))
+        for folder in ("lib", "tools", "_ext")
+        for p in (ROOT / folder).rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
+    assert sorted(modules - named) == [], "modules the guide does not name"
+    assert sorted(named - modules) == [], "rows of the guide that name no module"
