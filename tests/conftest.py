@@ -206,3 +206,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(getattr(pytest.mark, name))
         if folder in UNBUILT and item.get_closest_marker("build"):
             raise pytest.UsageError(f"{item.nodeid} builds the book: move it to tests/book/")
+
+
+@pytest.fixture
+def glued(monkeypatch):
+    """What the chapters glue, kept in a dict ``key -> (value, display)`` instead of myst-nb's
+    outputs, with no check recorded before or after (the tests of lib.book.checks and
+    lib.book.prose read it)."""
+    from lib.book import checks
+
+    store = {}
+    import myst_nb
+
+    monkeypatch.setattr(
+        myst_nb, "glue", lambda key, value, display=True: store.__setitem__(key, (value, display))
+    )
+    checks._RECORDED.clear()
+    yield store
+    checks._RECORDED.clear()
