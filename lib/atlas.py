@@ -10,8 +10,8 @@ module converts them and reads them off the built constructions:
 
 * K&S: :func:`random_vocabulary` draws the vocabularies of the sweeps, :func:`ks_separations`
   compares the theorem's separation, the construction's and the measured gap for one of them,
-  :func:`ks_bits` counts the bits of a built approximator and :func:`ks_costs` its size and
-  errors;
+  :func:`ks_bits` counts the bits of a built approximator (its size and errors on samples are
+  :func:`lib.experiments.tables.ks_costs`);
 * LHSL: :func:`lookup_layer_costs` reads the norms and stored numbers of a built
   cross-attention lookup, :func:`lhsl_bits` extends them to grids too large to build, and
   :func:`lhsl_costs` measures the errors and bits of a lookup with one layer per output
@@ -54,7 +54,6 @@ __all__ = [
     "random_vocabulary",
     "ks_separations",
     "ks_bits",
-    "ks_costs",
     "lookup_layer_costs",
     "lhsl_bits",
     "lhsl_costs",
@@ -418,55 +417,6 @@ def ks_bits(approximator: Any) -> int:
     if not mpmath.mpf(g.min_gap) > 0:
         raise ValueError("approximator's table ids collide: its min_gap is 0")
     return g.parameters * bits_per_number(largest, g.min_gap)
-
-
-def ks_costs(
-    f: Callable,
-    m: int,
-    n: int,
-    d: int,
-    tau: float,
-    *,
-    gamma: float | None = None,
-    n_samples: int = 4000,
-    seed: int = 0,
-) -> dict[str, float]:
-    r"""Size and errors of K&S's approximator (:func:`lib.approximation.ks_approximator`) for one
-    grid: its parameters, its largest weight, and its :math:`L_1` and sup errors on samples.
-
-    Args:
-        f, m, n, d, tau, gamma, n_samples, seed: as
-            :func:`lib.experiments.tables.ks_error_row` (the target mapping ``(k, n, d)``
-            sequences to their shape, the grid, the ramps, the inverse temperature, the number
-            of uniform sample sequences and their seed; the approximator is built with ``seed``
-            too).
-
-    Returns:
-        A dict with the keys ``params`` (``KSApproximator.parameters``), ``max |w|`` (its largest
-        output weight as a float), ``L1`` and ``sup`` (the sample errors of
-        :func:`lib.experiments.tables.ks_error_row`).
-
-    Raises:
-        ValueError: as :func:`lib.experiments.tables.ks_error_row`, and naming ``gamma`` when
-            the largest weight exceeds float64's range.
-
-    Accuracy:
-        The counts are exact; ``max |w|`` is the approximator's largest weight rounded once to
-        float64; ``L1`` and ``sup`` as :func:`lib.experiments.tables.ks_error_row` (float64
-        sample statistics, not bounds).
-
-    Source: K&S Proposition 1 as the book reconstructs it; the epilogue's comparison of the
-    two routes on one target.
-    """
-    from .approximation import ks_approximator
-    from .experiments.tables import ks_error_row
-
-    row = ks_error_row(f, m, n, d, tau, gamma=gamma, n_samples=n_samples, seed=seed)
-    g = ks_approximator(f, m, n, d, tau, gamma=gamma, seed=seed)
-    weight = float(g.max_weight)
-    if not math.isfinite(weight):
-        raise ValueError(f"the largest weight at gamma={gamma!r} exceeds float64's range")
-    return {"params": g.parameters, "max |w|": weight, "L1": row.l1, "sup": row.sup}
 
 
 def _layer_numbers(layer: Any) -> tuple[dict[str, torch.Tensor], int, int, float]:

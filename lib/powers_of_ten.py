@@ -22,7 +22,7 @@ import numpy as np
 from ._validate import positive_int
 from .exact import MAX_DPS, to_mpf
 
-__all__ = ["pow10_mp", "tenpow"]
+__all__ = ["pow10_mp"]
 
 
 def pow10_mp(x: float | str | mpmath.mpf, dps: int = 30) -> mpmath.mpf:
@@ -64,45 +64,3 @@ def pow10_mp(x: float | str | mpmath.mpf, dps: int = 30) -> mpmath.mpf:
                 return mpmath.mpf(0)
             raise ValueError(f"x must be finite or -inf, got {x}")
         return mpmath.mpf(10) ** x
-
-
-def tenpow(x: float | str | mpmath.mpf) -> str:
-    r""":math:`10^x` written for prose and tables, also far below float64's range: ``"3.16e-1201"``.
-
-    :func:`pow10_mp` at 30 digits, formatted as :func:`lib.book.prose.fmt` formats every number
-    of the book (3 significant digits; fixed notation between 1e-3 and 1e4, else scientific).
-    Chapter 2 writes Theorem 2's separations, kept as base-10 logarithms, with it.
-
-    Args:
-        x: the exponent, as :func:`pow10_mp` (``-inf`` gives ``"0"``).
-
-    Returns:
-        The text, e.g. ``tenpow(-1200.5) == "3.16e-1201"``, ``tenpow(0.5) == "3.16"``.
-
-    Raises:
-        ValueError: as :func:`pow10_mp` for ``x``.
-
-    Accuracy:
-        The 3 digits shown are those of :math:`10^x` correctly rounded, except where the 30-digit
-        power lies within about ``10**-27`` (relative) of a rounding boundary; for every finite
-        ``x`` (beyond ``|x| = 10**6`` the mantissa is :math:`10^{x - \lfloor x \rfloor}`, and an
-        exponent of 1e300 is written out in full).
-
-    Source: the book's display of Theorem 2's separations (K&S, ICLR 2024), Chapter 2.
-    """
-    from .book.prose import fmt
-
-    power = pow10_mp(x, 30)
-    if power == 0:  # x = -inf
-        return fmt(power)
-    with mpmath.workdps(30):
-        x = x if isinstance(x, mpmath.mpf) else to_mpf("x", x)
-        if abs(x) < 10**6:
-            return fmt(power)
-        # fmt divides by 10**exponent at a few digits, too few for an exponent of millions of
-        # digits' worth: split x into its integer part and the mantissa's exponent instead
-        exponent = mpmath.floor(x)
-        mantissa = float(mpmath.mpf(10) ** (x - exponent))
-    if mantissa >= 9.995:  # rounds up to 10.00
-        mantissa, exponent = mantissa / 10, exponent + 1
-    return f"{mantissa:.2f}e{int(exponent)}"

@@ -420,7 +420,6 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
         ),
         "exact.boltz_pair_mp": (exact.boltz_pair_mp, dict(x=0.2, y=1.0, dps=30)),
         "powers_of_ten.pow10_mp": (powers_of_ten.pow10_mp, dict(x=-3.5, dps=30)),
-        "powers_of_ten.tenpow": (powers_of_ten.tenpow, dict(x=-3.5)),
         "boltzmann.dscaled_boltz_dbeta": (
             boltzmann.dscaled_boltz_dbeta,
             dict(a=a, beta=1.0, dim=-1),
@@ -511,8 +510,8 @@ def baselines() -> dict[str, tuple[Callable, dict]]:
                 )
             ),
         ),
-        "atlas.ks_costs": (
-            atlas.ks_costs,
+        "tables.ks_costs": (
+            tables.ks_costs,
             dict(f=targets.mean_product, m=3, n=2, d=1, tau=0.01, n_samples=200, seed=0),
         ),
         "atlas.lookup_layer_costs": (

@@ -4,6 +4,7 @@
   (numpy 2 and torch scalars break ``{glue:text}`` format specs) and never displayed;
   :func:`glue_many` glues several at once. Every number in the prose goes through it, read by
   one role, ``{glue:text}``.
+* :func:`tenpow` writes :math:`10^x` for an exponent far beyond float64's range;
 * :func:`fmt` formats a real number (float, numpy or torch scalar, mpmath ``mpf``) for prose and
   tables; :func:`pretty` formats a DataFrame's float columns with it, and shows truth values as
   ``YES_NO`` says;
@@ -28,9 +29,11 @@ import pandas as pd
 import torch
 
 from .._validate import finite_real, positive_int, short_repr
+from ..exact import to_mpf
+from ..powers_of_ten import pow10_mp
 from .registry import _KEY
 
-__all__ = ["fmt", "joined", "glue", "glue_many", "pretty"]
+__all__ = ["fmt", "tenpow", "joined", "glue", "glue_many", "pretty"]
 
 
 def _scalar(name: str, value: object) -> bool | int | float | str:
@@ -177,3 +180,43 @@ def _as_text(name: str, value: object) -> str:
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a number or a string, got {value!r}")
     return fmt(value)
+
+
+def tenpow(x: float | str | mpmath.mpf) -> str:
+    r""":math:`10^x` written for prose and tables, also far below float64's range: ``"3.16e-1201"``.
+
+    :func:`lib.powers_of_ten.pow10_mp` at 30 digits, formatted as :func:`fmt` formats every number
+    of the book (3 significant digits; fixed notation between 1e-3 and 1e4, else scientific).
+    Chapter 2 writes Theorem 2's separations, kept as base-10 logarithms, with it.
+
+    Args:
+        x: the exponent, as :func:`lib.powers_of_ten.pow10_mp` (``-inf`` gives ``"0"``).
+
+    Returns:
+        The text, e.g. ``tenpow(-1200.5) == "3.16e-1201"``, ``tenpow(0.5) == "3.16"``.
+
+    Raises:
+        ValueError: as :func:`lib.powers_of_ten.pow10_mp` for ``x``.
+
+    Accuracy:
+        The 3 digits shown are those of :math:`10^x` correctly rounded, except where the 30-digit
+        power lies within about ``10**-27`` (relative) of a rounding boundary; for every finite
+        ``x`` (beyond ``|x| = 10**6`` the mantissa is :math:`10^{x - \lfloor x \rfloor}`, and an
+        exponent of 1e300 is written out in full).
+
+    Source: the book's display of Theorem 2's separations (K&S, ICLR 2024), Chapter 2.
+    """
+    power = pow10_mp(x, 30)
+    if power == 0:  # x = -inf
+        return fmt(power)
+    with mpmath.workdps(30):
+        x = x if isinstance(x, mpmath.mpf) else to_mpf("x", x)
+        if abs(x) < 10**6:
+            return fmt(power)
+        # fmt divides by 10**exponent at a few digits, too few for an exponent of millions of
+        # digits' worth: split x into its integer part and the mantissa's exponent instead
+        exponent = mpmath.floor(x)
+        mantissa = float(mpmath.mpf(10) ** (x - exponent))
+    if mantissa >= 9.995:  # rounds up to 10.00
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return f"{mantissa:.2f}e{int(exponent)}"

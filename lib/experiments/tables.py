@@ -49,6 +49,7 @@ __all__ = [
     "rate_points",
     "LookupErrorRow",
     "lookup_error_row",
+    "ks_costs",
 ]
 
 
@@ -350,3 +351,51 @@ def _voronoi_indicator_error(x: np.ndarray, c: np.ndarray, beta: float) -> np.nd
         return (2 * torch.sigmoid(torch.logsumexp(rel, dim=1))).numpy()
 
     return chunked(x, err, c.shape[0])
+
+
+def ks_costs(
+    f: Callable,
+    m: int,
+    n: int,
+    d: int,
+    tau: float,
+    *,
+    gamma: float | None = None,
+    n_samples: int = 4000,
+    seed: int = 0,
+) -> dict[str, float]:
+    r"""Size and errors of K&S's approximator (:func:`lib.approximation.ks_approximator`) for one
+    grid: its parameters, its largest weight, and its :math:`L_1` and sup errors on samples.
+
+    Args:
+        f, m, n, d, tau, gamma, n_samples, seed: as
+            :func:`ks_error_row` (the target mapping ``(k, n, d)``
+            sequences to their shape, the grid, the ramps, the inverse temperature, the number
+            of uniform sample sequences and their seed; the approximator is built with ``seed``
+            too).
+
+    Returns:
+        A dict with the keys ``params`` (``KSApproximator.parameters``), ``max |w|`` (its largest
+        output weight as a float), ``L1`` and ``sup`` (the sample errors of
+        :func:`ks_error_row`).
+
+    Raises:
+        ValueError: as :func:`ks_error_row`, and naming ``gamma`` when
+            the largest weight exceeds float64's range.
+
+    Accuracy:
+        The counts are exact; ``max |w|`` is the approximator's largest weight rounded once to
+        float64; ``L1`` and ``sup`` as :func:`ks_error_row` (float64
+        sample statistics, not bounds).
+
+    Source: K&S Proposition 1 as the book reconstructs it; the epilogue's comparison of the
+    two routes on one target.
+    """
+    from ..approximation import ks_approximator
+
+    row = ks_error_row(f, m, n, d, tau, gamma=gamma, n_samples=n_samples, seed=seed)
+    g = ks_approximator(f, m, n, d, tau, gamma=gamma, seed=seed)
+    weight = float(g.max_weight)
+    if not math.isfinite(weight):
+        raise ValueError(f"the largest weight at gamma={gamma!r} exceeds float64's range")
+    return {"params": g.parameters, "max |w|": weight, "L1": row.l1, "sup": row.sup}

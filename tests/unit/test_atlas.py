@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from lib import atlas
+from lib.experiments import tables
 
 
 def test_digits_needed_is_log10_of_the_ratio():
@@ -159,7 +160,6 @@ def test_ks_separations_orders_the_three_and_counts_the_digits():
 def test_ks_bits_and_costs_of_a_built_approximator():
     from lib import approximation, targets
     from lib import atlas as A
-    from lib.experiments import tables
 
     g = approximation.ks_approximator(targets.mean_product, 4, 3, 1, 0.1 / 16, gamma=1.0)
     largest = max(float(g.max_weight), float(np.abs(g.knots).max()))
@@ -167,7 +167,9 @@ def test_ks_bits_and_costs_of_a_built_approximator():
     assert A.ks_bits(g) == g.parameters * per
     with pytest.raises(ValueError, match="^approximator must be"):
         A.ks_bits("not an approximator")
-    costs = A.ks_costs(targets.mean_product, 4, 3, 1, 0.1 / 16, gamma=1.0, n_samples=500, seed=2)
+    costs = tables.ks_costs(
+        targets.mean_product, 4, 3, 1, 0.1 / 16, gamma=1.0, n_samples=500, seed=2
+    )
     row = tables.ks_error_row(
         targets.mean_product, 4, 3, 1, 0.1 / 16, gamma=1.0, n_samples=500, seed=2
     )

@@ -1,5 +1,7 @@
 """lib.book.prose: glue coercion, number formatting and prose lists."""
 
+import math
+
 import mpmath
 import numpy as np
 import pandas as pd
@@ -98,3 +100,17 @@ def test_joined_lists_words_as_prose():
     for bad in ([], ["a", 1]):
         with pytest.raises(ValueError, match="words"):
             checks.joined(bad)
+
+
+def test_tenpow_writes_powers_of_ten_in_the_books_format():
+    # three digits, scientific outside [1e-3, 1e4), far beyond float64
+    from lib.book.prose import tenpow
+
+    assert tenpow(-1200.5) == "3.16e-1201"
+    assert tenpow(0.5) == "3.16"
+    assert tenpow(-3.2) == "6.31e-4"
+    assert tenpow(-math.inf) == "0"
+    assert tenpow(2_000_000.5) == "3.16e2000000"
+    assert tenpow(5.9999999999) == "1.00e6"  # the mantissa rounds up to 10
+    with pytest.raises(ValueError, match="x must be finite"):
+        tenpow(math.inf)
