@@ -31,8 +31,10 @@ one give the same parameters, Adam moments and histories.
 
 * :class:`StackedPatchAttention`: ``K`` :class:`lib.models.PatchAttentionClassifier` (Chapter 5);
 * :class:`StackedTokenTagger`: ``K`` :class:`lib.models.TokenTagger` (Chapter 3);
-* :func:`fit_stacked`: :func:`lib.training.fit` for ``K`` runs at once (its loop is
-  :mod:`lib.training.stacked`, re-exported here).
+* :func:`stack`: ``K`` models of one shape as one stacked model.
+
+The loop that trains them is :func:`lib.training.fit_stacked` (:mod:`lib.training.stacked`),
+which imports this module, never the reverse.
 """
 
 from __future__ import annotations
@@ -43,12 +45,11 @@ from typing import Any
 import torch
 from torch import nn
 
+from ._constants import IGNORE
 from ._validate import short_repr
 from .models import PatchAttentionClassifier, TokenTagger
-from .training.batches import IGNORE
-from .training.stacked import fit_stacked
 
-__all__ = ["StackedModel", "StackedPatchAttention", "StackedTokenTagger", "stack", "fit_stacked"]
+__all__ = ["StackedModel", "StackedPatchAttention", "StackedTokenTagger", "stack"]
 
 
 def _lin(Z: torch.Tensor, W: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
@@ -164,7 +165,7 @@ class StackedModel(nn.Module):
         self, items: list[tuple[torch.Tensor, torch.Tensor]]
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """One ``(inputs, targets)`` batch per run into one batch with a leading run axis ``K``
-        (a step of :func:`fit_stacked`).
+        (a step of :func:`lib.training.fit_stacked`).
 
         Runs whose batches are smaller at this step (a smaller last batch) are filled up with
         zero inputs whose targets are :data:`lib.training.IGNORE`: each input is classified on

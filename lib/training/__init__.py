@@ -14,7 +14,7 @@ once and reused every epoch, and ``torch.optim.Adam(fused=True)``.
 The names below are this package's API; each lives in a module of its own, phase by phase:
 
 * :mod:`lib.training.loop`: :func:`fit`, the loop of one model;
-* :mod:`lib.training.stacked`: :func:`lib.batched.fit_stacked`, ``K`` runs as one stacked model
+* :mod:`lib.training.stacked`: :func:`lib.training.fit_stacked`, ``K`` runs as one stacked model
   (imported from :mod:`lib.batched`, beside the stacked models);
 * :mod:`lib.training.batches`: :func:`bucket_batches`, :data:`IGNORE` and the batches' check;
 * :mod:`lib.training.scoring`: :func:`evaluate` and the loss over the counted positions;
@@ -38,6 +38,7 @@ from .batches import bucket_batches
 from .history import accuracy_at, epoch_seconds, epochs_to
 from .loop import fit
 from .scoring import evaluate
+from .stacked import fit_stacked
 from .stop import StopRule
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "StopRule",
     "bucket_batches",
     "fit",
+    "fit_stacked",
     "evaluate",
     "epochs_to",
     "accuracy_at",

@@ -5,7 +5,7 @@ A batch is a pair ``(inputs, targets)`` of tensors; the targets are int64 class 
 :func:`lib.training.bucket_batches` builds them from encoded sentences, sentences of similar
 length in one batch (about half the padding of random batches), padded once and reused every
 epoch; ``as_batches`` is the check that :func:`lib.training.fit`, :func:`lib.training.evaluate`
-and :func:`lib.batched.fit_stacked` apply to the batches they are given.
+and :func:`lib.training.fit_stacked` apply to the batches they are given.
 
 Source: the book's own training loop for the experiments of Chapters 3 and 5 (not a paper's).
 """
@@ -19,12 +19,10 @@ import torch
 from numpy.typing import ArrayLike
 
 from .. import runtime
+from .._constants import IGNORE
 from .._validate import positive_int, short_repr
 
 __all__ = ["IGNORE", "as_batches", "bucket_batches"]
-
-#: Target value of positions that count neither in the loss nor in the accuracy.
-IGNORE = -100
 
 
 def bucket_batches(

@@ -1,7 +1,7 @@
 """What the two training loops share: the checks of their common arguments and the epoch loop's
 progress bar and validation schedule.
 
-:func:`lib.training.fit` (one model) and :func:`lib.batched.fit_stacked` (``K`` runs as one
+:func:`lib.training.fit` (one model) and :func:`lib.training.fit_stacked` (``K`` runs as one
 stacked model) take the same schedule (``epochs``, ``lr``, ``final_lr``, ``eval_every``), the same
 callbacks (``stop``, ``on_epoch``) and the same progress bar, checked and run by the functions
 here; the other phases they share have modules of their own (:mod:`lib.training.batches`,
@@ -39,7 +39,7 @@ def as_schedule(
     epochs: int, eval_every: int, lr: float, final_lr: float | None
 ) -> tuple[int, int, float, float | None]:
     """``epochs``, ``eval_every`` (positive ints), ``lr`` (> 0) and ``final_lr`` (``None`` or in
-    ``(0, lr]``), validated as :func:`lib.training.fit` and :func:`lib.batched.fit_stacked` take
+    ``(0, lr]``), validated as :func:`lib.training.fit` and :func:`lib.training.fit_stacked` take
     them.
 
     Raises:

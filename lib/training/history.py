@@ -2,7 +2,7 @@
 the chapters read from it.
 
 ``epoch_row`` and ``history_frame`` give the rows and the DataFrame that
-:func:`lib.training.fit` and :func:`lib.batched.fit_stacked` return (the columns ``epoch``,
+:func:`lib.training.fit` and :func:`lib.training.fit_stacked` return (the columns ``epoch``,
 ``loss``, ``train_acc``, ``val_acc``, ``lr``, ``seconds``, and ``running_acc`` with
 ``train_eval``); :func:`lib.training.epochs_to`, :func:`lib.training.accuracy_at` and
 :func:`lib.training.epoch_seconds` read one.

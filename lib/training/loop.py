@@ -6,7 +6,7 @@ counted positions, gradient clipping, step); then records the epoch's row, steps
 schedule, calls ``on_epoch`` and the stop rule, and saves a checkpoint when one is due
 (``_Run.end_epoch``). The settings of a call are checked once into a ``FitSettings``
 record (the keyword arguments of :func:`lib.training.fit` are unchanged); the phases that
-:func:`lib.batched.fit_stacked` shares live in the package's other modules.
+:func:`lib.training.fit_stacked` shares live in the package's other modules.
 
 Source: the book's own training loop for the experiments of Chapters 3 and 5 (not a paper's;
 see :func:`lib.training.fit`).

@@ -3,7 +3,7 @@
 ``make_optimizers`` builds what :func:`lib.training.fit` steps: Adam (``fused=True``) for the
 dense parameters and torch's SparseAdam for the weights of embeddings built with ``sparse=True``,
 or one SGD; ``lr_schedules`` lets the rate fall from ``lr`` to ``final_lr`` over the epochs
-(linear or half a cosine), for :func:`lib.training.fit` and :func:`lib.batched.fit_stacked`
+(linear or half a cosine), for :func:`lib.training.fit` and :func:`lib.training.fit_stacked`
 alike; ``clip_gradients`` is torch's gradient-norm clipping for gradients that may be sparse.
 
 Source: the book's own training loop for the experiments of Chapters 3 and 5 (not a paper's;

@@ -4,7 +4,7 @@ A model maps a batch of inputs to logits ``(..., C)``; the positions whose targe
 :data:`lib.training.IGNORE` are counted. ``counts`` gives a batch's summed cross-entropy,
 correct and counted positions (each step of :func:`lib.training.fit` trains on the mean over the
 counted positions); :func:`lib.training.evaluate` gives a model's accuracy over a list of
-batches (the validation scores of :func:`lib.training.fit` and :func:`lib.batched.fit_stacked`).
+batches (the validation scores of :func:`lib.training.fit` and :func:`lib.training.fit_stacked`).
 
 Source: the book's own training loop for the experiments of Chapters 3 and 5 (not a paper's).
 """

@@ -1,4 +1,4 @@
-"""The stacked training loop: :func:`lib.batched.fit_stacked`, ``K`` runs of one model shape
+"""The stacked training loop: :func:`lib.training.fit_stacked`, ``K`` runs of one model shape
 trained together as one stacked model, phase by phase.
 
 Each epoch draws every run's batch order from its own generator, as :func:`lib.training.fit`
@@ -6,7 +6,7 @@ draws it, and takes one Adam step per batch position on the sum of the runs' mea
 (``_StackedRun.train_epoch``); then records each run's row, calls ``on_epoch`` and the stop
 rule run by run (``_StackedRun.end_epoch``) and lets the runs that stopped leave the batch
 (``_StackedRun.leave``). The stacked models, and why this is exactly ``K`` separate
-trainings, are in :mod:`lib.batched`, which re-exports :func:`lib.batched.fit_stacked`; the phases
+trainings, are in :mod:`lib.batched`; the phases
 shared with :func:`lib.training.fit` live in the package's other modules.
 
 Source: the book's ``make full`` (Chapters 3 and 5); the book's own training loop, not a paper's.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -25,15 +25,13 @@ import torch
 from torch import nn
 
 from .._validate import flag, positive_int, short_repr
+from ..batched import StackedModel, stack
 from .batches import IGNORE, as_batches
 from .common import as_callbacks, as_model, as_schedule, close_bar, epoch_bar, validation_epoch
 from .history import epoch_row, history_frame
 from .optimizers import lr_schedules
 from .scoring import evaluate
 from .stop import stop_reason
-
-if TYPE_CHECKING:
-    from ..batched import StackedModel
 
 __all__ = ["fit_stacked"]
 
@@ -104,7 +102,6 @@ def fit_stacked(
     stop, on_epoch = as_callbacks(stop, on_epoch)
     progress = flag("progress", progress)
     return_state = flag("return_state", return_state)
-    from ..batched import stack  # not at the top: lib.batched imports this module
 
     model = stack(runs)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, fused=True)

@@ -2,7 +2,7 @@
 
 :class:`lib.training.StopRule` is the rule Chapter 3 trains K&S Section 5's experiment with at
 paper scale (and Chapter 5 its noise grid); ``stop_reason`` is how :func:`lib.training.fit`
-and :func:`lib.batched.fit_stacked` apply a rule (or any callable) to a run's history after each
+and :func:`lib.training.fit_stacked` apply a rule (or any callable) to a run's history after each
 epoch, scoring the validation batches of the last epoch when the rule ends a run there.
 
 Source: the book's own stopping rule (K&S train for 800 epochs; Chapter 3 states why the book

@@ -120,7 +120,7 @@ def test_stacked_runs_equal_the_runs_one_by_one(runs):
     seeds = [7, 8, 9][: len(models)]
     stacked_models = copies(models)
     fit_models = copies(models)
-    histories = batched.fit_stacked(
+    histories = training.fit_stacked(
         stacked_models,
         batches,
         epochs=3,
@@ -175,7 +175,7 @@ def test_a_stopped_run_leaves_the_batch_and_the_others_go_on_unchanged():
         for m, b, s in zip(models, batches, seeds, strict=True)
     ]
     stacked_models = copies(models)
-    histories = batched.fit_stacked(
+    histories = training.fit_stacked(
         stacked_models,
         batches,
         epochs=4,
@@ -198,7 +198,7 @@ def test_a_stopped_run_leaves_the_batch_and_the_others_go_on_unchanged():
 def test_validation_scores_are_each_runs_own():
     models, batches = patch_runs([0, 1])
     val = [b[:2] for b in batches]
-    histories = batched.fit_stacked(
+    histories = training.fit_stacked(
         copies(models), batches, epochs=2, lr=0.05, seeds=[0, 1], validation=val, progress=False
     )
     for k, model in enumerate(models):
@@ -212,16 +212,16 @@ def test_validation_scores_are_each_runs_own():
     "call, match",
     [
         (
-            lambda m, b: batched.fit_stacked(m, b[:1], epochs=1, seeds=[0, 1]),
+            lambda m, b: training.fit_stacked(m, b[:1], epochs=1, seeds=[0, 1]),
             "batches must be a list of 2",
         ),
-        (lambda m, b: batched.fit_stacked(m, b, epochs=1, seeds=[0]), "seeds must be a list of 2"),
+        (lambda m, b: training.fit_stacked(m, b, epochs=1, seeds=[0]), "seeds must be a list of 2"),
         (
-            lambda m, b: batched.fit_stacked(m, [b[0], b[1][:2]], epochs=1, seeds=[0, 1]),
+            lambda m, b: training.fit_stacked(m, [b[0], b[1][:2]], epochs=1, seeds=[0, 1]),
             "same number of batches",
         ),
-        (lambda m, b: batched.fit_stacked(m, b, epochs=0, seeds=[0, 1]), "epochs"),
-        (lambda m, b: batched.fit_stacked([m[0], "x"], b, epochs=1, seeds=[0, 1]), "model"),
+        (lambda m, b: training.fit_stacked(m, b, epochs=0, seeds=[0, 1]), "epochs"),
+        (lambda m, b: training.fit_stacked([m[0], "x"], b, epochs=1, seeds=[0, 1]), "model"),
         (
             lambda m, b: batched.stack(
                 [m[0], PatchAttentionClassifier(image_size=8, patch=4, d=4, dtype=torch.float64)]
@@ -297,7 +297,7 @@ def test_a_run_whose_loss_is_not_finite_is_named():
     with torch.no_grad():
         models[1].head_weight.fill_(float("nan"))
     with pytest.raises(ValueError, match="training loss of run 1 became nan in epoch 1"):
-        batched.fit_stacked(models, batches, epochs=1, seeds=[0, 1], progress=False)
+        training.fit_stacked(models, batches, epochs=1, seeds=[0, 1], progress=False)
 
 
 def test_a_classifier_with_a_relu_head_is_not_stacked():

@@ -85,7 +85,7 @@ def batched_runs() -> dict:
 
 def _trial(b: dict, full: dict, runs: list, per_image: float, peak: float) -> dict:
     """1. which batch of runs trains the most runs per hour (a short trial on part of MNIST)"""
-    from lib import batched, training
+    from lib import training
     from lib.experiments import noise
 
     trial = {}
@@ -115,7 +115,7 @@ def _trial(b: dict, full: dict, runs: list, per_image: float, peak: float) -> di
                 progress=False,
             )
         else:
-            batched.fit_stacked(
+            training.fit_stacked(
                 [p[0] for p in prepared],
                 [p[1] for p in prepared],
                 epochs=b["trial_epochs"],
@@ -165,7 +165,7 @@ def _conll_pair(b: dict, peak: float) -> dict:
     """3. three CoNLL-2003 seeds of the one-layer rank-1 model, a few epochs each"""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from lib import batched, datasets, training
+    from lib import datasets, training
     from lib.experiments import conll
     from lib.models import TokenTagger
 
@@ -190,7 +190,7 @@ def _conll_pair(b: dict, peak: float) -> dict:
         training.fit(tagger(s), bs, epochs=b["conll_epochs"], lr=cs["lr"], seed=s, progress=False)
     conll_serial = time.perf_counter() - start
     start = time.perf_counter()
-    batched.fit_stacked(
+    training.fit_stacked(
         [tagger(s) for s in seeds],
         batches,
         epochs=b["conll_epochs"],

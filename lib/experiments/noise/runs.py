@@ -4,7 +4,7 @@ runs of a dataset.
 
 * :func:`noise_experiment` trains one :class:`lib.models.PatchAttentionClassifier` and measures
   its attention norms, entropy and accuracies; :func:`noise_experiments` trains several runs of
-  one dataset at once (:func:`lib.batched.fit_stacked`, ``make full``);
+  one dataset at once (:func:`lib.training.fit_stacked`, ``make full``);
 * :func:`noise_pilot` is the stored pilot and :func:`run_epochs` the epochs it sets;
 * :func:`noise_runs` runs every noise level and seed for one dataset: live in fast mode, through
   the stored results (:mod:`lib.experiments.store`) in full mode.
@@ -266,7 +266,7 @@ def noise_experiments(
     **_: Any,
 ) -> list[dict]:
     """:func:`noise_experiment` for several runs of one dataset at once, trained as one stacked
-    model (:func:`lib.batched.fit_stacked`).
+    model (:func:`lib.training.fit_stacked`).
 
     Each run keeps its own noise, initialisation and batch order, so run ``i``'s result is
     :func:`noise_experiment`'s for it up to floating-point rounding (``tests/unit/test_batched.py``
@@ -288,7 +288,7 @@ def noise_experiments(
 
     Source: LHSL (NeurIPS 2025) Appendix B, Figure 2; batched for ``make full`` (Chapter 5).
     """
-    from ...batched import fit_stacked
+    from ...training import fit_stacked
 
     if not isinstance(runs, (list, tuple)) or not runs:
         raise ValueError(f"runs must be a non-empty list of (kind, level, seed), got {runs!r}")
@@ -326,7 +326,7 @@ def noise_experiments(
 
 def _pilot_compute(dataset: str) -> dict:
     """Train :func:`noise_pilot`'s clean model and record it every epoch."""
-    from ...batched import fit_stacked
+    from ...training import fit_stacked
 
     settings = pilot_settings(dataset)
     model, batches, test = _prepare(
@@ -371,7 +371,7 @@ def noise_pilot(dataset: str, *, allow_compute: bool | None = None) -> store.Sto
     """The stored pilot that sets how long the full runs of ``dataset`` train.
 
     The clean model (no noise, seed 0) in full mode's settings trains (as a batch of one,
-    :func:`lib.batched.fit_stacked`) until :class:`lib.training.StopRule` with
+    :func:`lib.training.fit_stacked`) until :class:`lib.training.StopRule` with
     :data:`~lib.experiments.noise.settings.PILOT`'s target, window and gain fires, or for
     ``PILOT["max_epochs"]``; every epoch it records the attention norms, every
     ``PILOT["test_every"]`` epochs the clean test accuracy.
