@@ -336,6 +336,22 @@ def _fix_projection(model: TokenTagger, train: list, seed: int) -> TokenTagger:
     return model
 
 
+#: The options of :func:`conll_experiment` that a run's settings may name (its defaults apply to
+#: those they do not).
+_OPTIONS = (
+    "sparse_embedding",
+    "tied",
+    "optimizer",
+    "fixed_projection",
+    "clip_norm",
+    "dtype",
+    "unk_dropout",
+    "train_eval",
+    "momentum",
+    "schedule",
+)
+
+
 def conll_compute(settings: dict) -> dict:
     """Train the run of ``settings`` (from
     :func:`~lib.experiments.conll_settings.conll_run_settings`) and return what is stored:
@@ -369,16 +385,8 @@ def conll_compute(settings: dict) -> dict:
         final_lr=settings["final_lr"],
         seed=settings["seed"],
         stop=training.StopRule(**settings["stop"]) if "stop" in settings else None,
-        sparse_embedding=settings.get("sparse_embedding", False),
-        tied=settings.get("tied", False),
-        optimizer=settings.get("optimizer", "adam"),
-        fixed_projection=settings.get("fixed_projection"),
-        clip_norm=settings.get("clip_norm"),
-        dtype=settings.get("dtype", "float32"),
-        unk_dropout=settings.get("unk_dropout", 0.0),
-        train_eval=settings.get("train_eval", False),
-        momentum=settings.get("momentum", 0.0),
-        schedule=settings.get("schedule", "linear"),
+        # the options a run's settings name; conll_experiment's defaults stand for the rest
+        **{k: settings[k] for k in _OPTIONS if k in settings},
         checkpoint=None
         if mode == "fast"
         else store.checkpoint_path("conll", run, CONLL_VERSION, settings),

@@ -556,8 +556,9 @@ def phase_compute(settings: dict) -> dict:
     )  # fmt: skip
     run = memorise(
         inst, settings["width"], tied=settings["tied"], seed=settings["seed"],
-        epochs=settings["epochs"], lr=settings["lr"], final_lr=settings.get("final_lr"),
-        schedule=settings.get("schedule", "linear"),
+        epochs=settings["epochs"], lr=settings["lr"],
+        # the falling rate of the arm's cells; memorise's defaults stand for the others
+        **{k: settings[k] for k in ("final_lr", "schedule") if k in settings},
     )  # fmt: skip
     geometry = trained_geometry(run.model, inst)
     return {
