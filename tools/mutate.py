@@ -29,8 +29,9 @@ table at the cost of what changed: a mutant whose entry is unchanged keeps its s
 that only lists more chapters runs in those chapters alone and its row is merged with the stored
 one (:func:`merge_rows`: the outcome rule ranks caught, shown, stopped, survived across all of a
 mutant's chapters, so the merge equals a full run's row), and a new or edited mutant runs in
-full; the stored run then says which rows it carried (``result["carried"]``). The nightly workflow
-runs ``make mutate``.
+full; the stored run then says which rows it carried and the stored run's wall time
+(``result["carried"]``), and its own wall time is both runs' (the computing behind its rows).
+The nightly workflow runs ``make mutate``.
 """
 
 from __future__ import annotations
@@ -364,6 +365,7 @@ def _result(
     if previous is not None:  # what this run took from the stored one
         result["carried"] = {
             "from_commit": previous["provenance"].get("commit"),
+            "wall_s": previous["provenance"]["wall_s"],
             "rows": [m.id for m in chosen if plan[m.id] == ()],
             "extended": [m.id for m in chosen if plan[m.id]],
         }
@@ -436,7 +438,8 @@ def main(argv: list[str] | None = None) -> int:
             MUTATION_VERSION,
             settings,
             result,
-            wall_s=time.perf_counter() - start,
+            # a merged run took this run's time and the stored run's, whose rows it carries
+            wall_s=time.perf_counter() - start + result.get("carried", {}).get("wall_s", 0.0),
         )
         print(f"stored {stored.path.relative_to(ROOT)}")
     return 0
