@@ -512,7 +512,10 @@ def theorem2_projection(
             f"{worst:.1e} > 1e-6) or equal tokens"
         )
     if not c_w > 0:
-        raise ValueError("the random direction does not separate the vocabulary and 0 (c_w = 0)")
+        raise ValueError(
+            f"vocab is not separated from 0 by the random direction of seed={seed} (c_w = 0: a "
+            "token at 0, two tokens of equal projection, or a scale float64 cannot hold)"
+        )
     norms = np.sqrt(sq)
     r_min, r_max = float(norms.min()) * (1 - slack), float(norms.max()) * (1 + slack)
     eps = float(np.sqrt(eps2)) * (1 - slack)
