@@ -260,3 +260,63 @@ def test_the_contributing_guide_names_every_module():
     }
     assert sorted(modules - named) == [], "modules the guide does not name"
     assert sorted(named - modules) == [], "rows of the guide that name no module"
+
+
+def _imports() -> dict[str, set[str]]:
+    """Each module of lib and the modules of lib it imports (at its top or inside a function)."""
+    import ast
+
+    modules = {}
+    for path in (ROOT / "lib").rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        modules[name.removesuffix(".__init__")] = path
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + [node.module] if node.module else base)
+                if not node.level:
+                    target = node.module or ""
+                # `from . import x` imports the module x, not (only) its package
+                names = [f"{target}.{a.name}" for a in node.names]
+                found = [n for n in names if n in modules] or [target]
+            elif isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            else:
+                continue
+            graph[name] |= {t for t in found if t in modules and t != name}
+    return graph
+
+
+def test_no_import_runs_upward_and_none_forms_a_cycle():
+    """lib's mathematics imports neither the book's machinery (lib.book) nor the experiments
+    (lib.experiments), and no chain of imports among lib's modules (a package's ``__init__``
+    importing its modules included) returns to where it started."""
+    graph = _imports()
+    upward = sorted(
+        (m, t)
+        for m, ts in graph.items()
+        for t in ts
+        if not m.startswith(("lib.book", "lib.experiments"))
+        and t.startswith(("lib.book", "lib.experiments"))
+    )
+    assert upward == []
+    edges = graph
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(m, path):
+        state[m] = 1
+        for t in sorted(edges[m]):
+            if state.get(t) == 1:
+                cycles.append(path[path.index(t) :] + [t])
+            elif t not in state:
+                visit(t, path + [t])
+        state[m] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m, [m])
+    assert cycles == []
