@@ -1,4 +1,4 @@
-"""lib.layers.SelfAttention against a direct formula, ranks, hardmax ties, validation."""
+"""lib.layers.SelfAttention against a direct formula, ranks, hardmax ties, masking, validation."""
 
 import numpy as np
 import pytest
@@ -185,3 +185,31 @@ def test_set_weights_refuses_bool_and_complex(value, match):
         SelfAttention(2).set_weights(W_Q=value)
     with pytest.raises(ValueError, match=match.replace("W_Q", "W1")):
         FeedForward(2, 1).set_weights(W1=value)
+
+
+def test_masked_attention_equals_attention_on_the_unpadded_prefix():
+    layer = SelfAttention(4, head_dim=3, rank=1, seed=5)
+    X = torch.randn(1, 6, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    mask = torch.tensor([[False, False, False, False, True, True]])
+    torch.testing.assert_close(layer(X, mask)[:, :4], layer(X[:, :4]), rtol=0, atol=1e-14)
+    assert torch.all(layer.attention(X, mask)[..., 4:] == 0)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (
+            lambda: SelfAttention(3)(torch.ones(1, 2, 3, dtype=torch.float64), torch.ones(1, 2)),
+            "bool",
+        ),
+        (
+            lambda: SelfAttention(3)(
+                torch.ones(1, 2, 3, dtype=torch.float64), torch.zeros(1, 3, dtype=torch.bool)
+            ),
+            "shape",
+        ),
+    ],
+)
+def test_value_errors(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

@@ -1,9 +1,14 @@
-"""lib.models: the patch classifier of the noise experiment (the token tagger is tested in
-test_training)."""
+"""lib.models: the token tagger (padding, equivariance, rank, validation) and the patch
+classifier of the noise experiment."""
 
 import numpy as np
 import pytest
 import torch
+from test_training_loop import _model, toy_batches
+
+from lib import training
+from lib.models import TokenTagger
+from lib.training import scoring
 
 
 def test_patch_classifier_patches_shapes_and_norms():
@@ -99,3 +104,60 @@ def test_patch_classifier_relu_head_is_the_linear_model_plus_a_hidden_layer():
     assert "head_width=5" in repr(wide) and "head_width" not in repr(plain)
     with pytest.raises(ValueError, match="head_width"):
         PatchAttentionClassifier(**kw, head_width=0)
+
+
+def test_padding_changes_nothing():
+    """A sentence alone and the same sentence padded beside a longer one: same logits, same loss."""
+    torch.manual_seed(0)
+    model = TokenTagger(20, 5, d=8, n_layers=2, rank=1, dtype=torch.float64, seed=1)
+    short, long = torch.tensor([[3, 7, 4]]), torch.tensor([[5, 6, 8, 9, 10, 11]])
+    batch = torch.cat([torch.cat([short, torch.zeros(1, 3, dtype=torch.int64)], 1), long])
+    alone, padded = model(short), model(batch)
+    torch.testing.assert_close(padded[0, :3], alone[0], rtol=0, atol=1e-13)
+    torch.testing.assert_close(padded[1], model(long)[0], rtol=0, atol=1e-13)
+    tags = torch.tensor([[1, 2, 0]])
+    loss_alone, *_ = scoring.counts(alone, tags)
+    loss_padded, *_ = scoring.counts(
+        padded[:1], torch.cat([tags, torch.full((1, 3), training.IGNORE)], 1)
+    )
+    torch.testing.assert_close(loss_padded, loss_alone, rtol=0, atol=1e-12)
+
+
+def test_permutation_equivariance_and_rank():
+    model = TokenTagger(30, 4, d=12, n_layers=3, rank=1, dtype=torch.float64, seed=2)
+    ids = torch.tensor([[4, 9, 2, 17, 5]])
+    perm = torch.tensor([3, 0, 4, 1, 2])
+    torch.testing.assert_close(model(ids[:, perm]), model(ids)[:, perm], rtol=0, atol=1e-12)
+    for layer in model.attn:
+        for W in layer.weights().values():
+            assert torch.linalg.matrix_rank(W) == 1
+    full = TokenTagger(30, 4, d=12, n_layers=1, rank=None, seed=2)
+    assert torch.linalg.matrix_rank(full.attn[0].weights()["W_Q"]) == 12
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: TokenTagger(1, 3), "vocab_size"),
+        (lambda: TokenTagger(10, 3, d=0), "d must be"),
+        (lambda: TokenTagger(10, 3, d=4, rank=5), "rank"),
+        (lambda: TokenTagger(10, 3, pad_id=10), "pad_id"),
+        (lambda: TokenTagger(10, 3, dtype=torch.int32), "dtype"),
+        (lambda: _model()(torch.tensor([[1.0, 2.0]])), "int64"),
+        (lambda: _model()(torch.tensor([1, 2])), r"shape \(batch, n\)"),
+        (lambda: _model()(torch.tensor([[1, 12]])), r"\[0, 10\)"),
+        (lambda: _model()(torch.tensor([[0, 0]])), "every token"),
+    ],
+)
+def test_value_errors(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_diverging_loss_is_reported():
+    vocab, batches = toy_batches()
+    model = TokenTagger(len(vocab), 9, d=8, seed=0)
+    with torch.no_grad():
+        model.head.weight.fill_(float("nan"))
+    with pytest.raises(ValueError, match="logits overflow torch.float32 or are NaN"):
+        training.fit(model, batches, epochs=2)

@@ -1,6 +1,5 @@
 """lib.experiments.noise.factorial: the factorial between fast and full mode's settings (its
-design, run keys, response, main effects and yardstick), and the memorising arm's run keys
-(lib.experiments.noise.memorising)."""
+design, run keys, response, main effects and yardstick)."""
 
 import numpy as np
 import pandas as pd
@@ -24,9 +23,9 @@ def test_factorial_design_is_balanced_and_its_main_effects_orthogonal():
     assert len({tuple(r) for r in signs}) == 8 and [1] * 5 in signs.tolist()
 
 
-def test_factorial_and_memorising_run_keys(monkeypatch):
+def test_factorial_run_keys(monkeypatch):
     """A row's settings take each factor's fast or full value by its sign (the full epochs from
-    the dataset's pilot); the memorising arm's keys add its head width and falling rate."""
+    the dataset's pilot)."""
     monkeypatch.setattr(
         noise.runs,
         "noise_pilot",
@@ -41,16 +40,6 @@ def test_factorial_and_memorising_run_keys(monkeypatch):
             assert s[f] == want
     with pytest.raises(ValueError, match="row"):
         noise.factorial_run_key("mnist", 8, 0.5)
-    run, s = noise.memorising_run_key("fashion-mnist", 0.3, 1)
-    assert run == "memorising-fashion-mnist-label-0.3-seed-1"
-    assert s["head_width"] == noise.MEMORISING_SETTINGS["head_width"] and s["arm"] == "memorising"
-    assert s["final_lr"] < s["lr"] and s["level"] == 0.3
-    for level, seed, match in [(float("nan"), 0, "level"), (1.0, 0, "level"), (0.5, -1, "seed"),
-                               (0.5, "x", "seed")]:  # fmt: skip
-        with pytest.raises(ValueError, match=match):
-            noise.memorising_run_key("mnist", level, seed)
-    with pytest.raises(ValueError, match="dataset"):
-        noise.memorising_run_key("cifar10", 0.5, 0)
 
 
 def test_noise_response_and_main_effects_recover_a_known_linear_model():

@@ -1,4 +1,4 @@
-"""lib.runtime: modes, pick, seeds, threads, progress bars."""
+"""lib.runtime: modes, pick, seeds, threads, progress bars, the training device."""
 
 import sys
 import types
@@ -88,3 +88,25 @@ def test_bad_environ_and_seed_range():
         runtime.read_mode([])
     with pytest.raises(ValueError, match="seed must be <="):
         runtime.seed_everything(2**64)
+
+
+def test_read_device():
+    assert runtime.read_device({"BOOK_DEVICE": "cpu"}) == torch.device("cpu")
+    assert runtime.read_device({}).type in ("cpu", "cuda")
+    with pytest.raises(ValueError, match="BOOK_DEVICE"):
+        runtime.read_device({"BOOK_DEVICE": "nonsense"})
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="no such CUDA device"):
+            runtime.read_device({"BOOK_DEVICE": "cuda"})
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: runtime.read_device(["cpu"]), "mapping"),
+        (lambda: runtime.read_device({"BOOK_DEVICE": "mps"}), "BOOK_DEVICE"),
+    ],
+)
+def test_value_errors(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
