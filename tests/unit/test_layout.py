@@ -320,3 +320,17 @@ def test_no_import_runs_upward_and_none_forms_a_cycle():
         if m not in state:
             visit(m, [m])
     assert cycles == []
+
+
+def test_every_module_of_lib_has_a_test_file_of_its_name():
+    """``tests/unit/test_<module>.py``, or ``test_<package>_<module>.py`` for a module of a
+    package (``lib/book/prose.py``: ``test_book_prose.py``; a leading underscore dropped)."""
+    unit = ROOT / "tests" / "unit"
+    missing = []
+    for path in sorted((ROOT / "lib").rglob("*.py")):
+        if path.name == "__init__.py" or "__pycache__" in path.parts:
+            continue
+        name, package = path.stem.lstrip("_"), path.parent.name
+        if not any((unit / f"test_{n}.py").exists() for n in (name, f"{package}_{name}")):
+            missing.append(str(path.relative_to(ROOT)))
+    assert missing == []
