@@ -93,10 +93,38 @@ def _writable_mpl_config(app: Sphinx) -> None:
         os.environ["MPLCONFIGDIR"] = str(folder)
 
 
+#: Fonts matplotlib ships (in its ``mpl-data``) that the book's figures and mathtext use.
+_OWN_FONTS = frozenset({"DejaVu Sans", "STIXGeneral", "cmr10"})
+
+
+def _complete_font_list() -> None:
+    """Write matplotlib's font list again when it lacks matplotlib's own fonts.
+
+    The list (``fontlist-v<version>.json`` in matplotlib's cache folder) is shared by every
+    environment of one matplotlib version on the machine, and matplotlib trusts it once written.
+    Written while an environment's ``mpl-data`` was missing (an install under way, a clone being
+    deleted), it lacks the bundled fonts, and every kernel's first figure then warns ``findfont:
+    Font family ['STIXGeneral'] not found`` on stderr, which fails the strict build. Rebuilt here,
+    in the build's own process, before any kernel starts (a kernel that rebuilt it would print
+    "Matplotlib is building the font cache" on stderr instead).
+    """
+    import matplotlib
+    from matplotlib import font_manager
+
+    if _OWN_FONTS <= {f.name for f in font_manager.fontManager.ttflist}:
+        return
+    fresh = font_manager.FontManager()
+    cache = (
+        Path(matplotlib.get_cachedir()) / f"fontlist-v{font_manager.FontManager.__version__}.json"
+    )
+    font_manager.json_dump(fresh, cache)
+
+
 def setup(app: Sphinx) -> dict:
     """Register the guards, the execution checks, the aggregate tables and the page fixes."""
     os.environ["BOOK_BUILD"] = "1"  # lib.runtime.IN_BUILD: progress bars stay silent in kernels
     _writable_mpl_config(app)
+    _complete_font_list()
     guard.setup(app)
     execution.setup(app)
     parallel.setup(app)

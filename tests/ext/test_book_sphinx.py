@@ -559,3 +559,23 @@ def test_pdf_sets_wide_tables_in_a_smaller_type(columns, size):
             at = section.index(table)
             assert isinstance(section[at - 1], nodes.raw) and isinstance(section[at + 1], nodes.raw)
     assert latex.table_columns(_table(columns)) == columns
+
+
+def test_a_font_list_without_matplotlibs_own_fonts_is_written_again(tmp_path, monkeypatch):
+    """A font list written while matplotlib's mpl-data was missing lacks its own fonts (every
+    kernel would then warn "findfont" on stderr): the build writes it again; a complete list is
+    left as it is."""
+    import matplotlib
+    from matplotlib import font_manager
+
+    import book_sphinx
+
+    cache = tmp_path / f"fontlist-v{font_manager.FontManager.__version__}.json"
+    monkeypatch.setattr(matplotlib, "get_cachedir", lambda: str(tmp_path))
+    book_sphinx._complete_font_list()  # the list matplotlib loaded is complete
+    assert not cache.exists()
+    own = book_sphinx._OWN_FONTS
+    partial = [f for f in font_manager.fontManager.ttflist if f.name not in own]
+    monkeypatch.setattr(font_manager.fontManager, "ttflist", partial)
+    book_sphinx._complete_font_list()
+    assert own <= {f.name for f in font_manager.json_load(cache).ttflist}
