@@ -245,7 +245,7 @@ class PartitionLookup(nn.Module):
     Attributes:
         linear: the :class:`~lib.sum_of_linear.SumOfLinear` map; attention: the
         :class:`lib.layers.SelfAttention`; centres, values, beta, bonus, suppress: the
-        construction's data (numpy / floats);
+        construction's data, as numpy arrays and floats;
         reference: ``None``, or the point ``(D,)`` subtracted from points and centres before
         scoring (centres far from the origin, module docstring; the map's constant ``C`` does
         it); A, b: the Voronoi pieces the key tokens carry, those of ``centres - reference``;

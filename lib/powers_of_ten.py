@@ -5,9 +5,9 @@ The separations of K&S Theorem 2 (:func:`lib.contextual.theorem2_delta`,
 ``ContextIds.log10_gap``) are base-10 logarithms, often below -300 where float64 has no number.
 :func:`pow10_mp` turns an exponent ``x`` (a finite real: float, int, decimal string or mpf, or
 ``-inf``) into :math:`10^x` as an ``mpmath.mpf`` at ``dps`` decimal digits (``15 <= dps <=``
-:data:`lib.exact.MAX_DPS`; 0 for ``-inf``); :func:`tenpow` writes it as the book writes every
-number, three significant digits (``tenpow(-1200.5) == "3.16e-1201"``). An exponent that is NaN,
-``+inf`` or not a real number, or a bad ``dps``, raises ``ValueError``.
+:data:`lib.exact.MAX_DPS`; 0 for ``-inf``); :func:`lib.book.prose.tenpow` writes it as the
+book writes every number, three significant digits (``tenpow(-1200.5) == "3.16e-1201"``). An
+exponent that is NaN, ``+inf`` or not a real number, or a bad ``dps``, raises ``ValueError``.
 
 Source: the book's display of Theorem 2's separations (K&S, ICLR 2024). Used in Chapter 2.
 """
@@ -31,7 +31,7 @@ def pow10_mp(x: float | str | mpmath.mpf, dps: int = 30) -> mpmath.mpf:
     The separations of K&S Theorem 2 are reported as base-10 logarithms
     (:class:`lib.contextual.Theorem2Delta`, ``ContextIds.log10_gap``); this turns one back into
     the number, ``1e-1200`` included. ``x = -inf``, the logarithm of a collision's gap, gives 0.
-    :func:`tenpow` formats it for prose.
+    :func:`lib.book.prose.tenpow` formats it for prose.
 
     Args:
         x: the exponent: a finite real (Python or numpy float or int, decimal string or mpf,

@@ -6,8 +6,8 @@ The book runs in one of two modes, read once from the ``BOOK_MODE`` environment 
 * ``full``: the papers' experiments at paper scale, stored in ``results/`` by ``make full``
   (:mod:`lib.experiments.store`).
 
-Read from :mod:`lib._env` (which validates every ``BOOK_*`` variable); used by the training loops
-(:mod:`lib.training`, :mod:`lib.batched`), the experiments (:mod:`lib.experiments`) and every
+Read from ``lib._env`` (which validates every ``BOOK_*`` variable); used by the training loops
+(:mod:`lib.training`, :mod:`lib.batched`), the experiments (``lib.experiments``) and every
 chapter's set-up cell (``from lib import runtime``).
 """
 

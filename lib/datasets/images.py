@@ -27,7 +27,7 @@ cannot be set back); call ``.copy()`` to get an array you may modify. ``torch.fr
 
 Source: the book's own readers of the official files (LeCun et al.'s MNIST, Xiao, Rasul & Vollgraf
 2017, Krizhevsky 2009); used in Chapter 5 (LHSL Appendix B, the noise experiment,
-:mod:`lib.experiments.noise`).
+``lib.experiments.noise``).
 """
 
 from __future__ import annotations

@@ -69,8 +69,8 @@ class PlanRequest:
 
     @property
     def own_settings(self) -> bool:
-        """Full mode with its own noise settings (not the tests' tiny ones): the arms, the
-        capacity grid and the lookups are planned by default only then."""
+        """Whether the request is for full mode with its own noise settings, not the tests' tiny
+        ones; the arms, the capacity grid and the lookups are planned by default only then."""
         return self.mode == "full" and self.noise_settings is None
 
 

@@ -83,8 +83,8 @@ def fit_stacked(
             each run still in the batch, with run ``k``'s model (its parameters written back)
             and history so far, before ``stop`` (e.g. to measure a run at a given epoch).
         return_state: also return each run's Adam state in ``attrs["adam"]`` (as
-            :meth:`StackedModel.adam_state`: per parameter name ``exp_avg``, ``exp_avg_sq``,
-            ``step``), taken when the run leaves the batch or at the end.
+            :meth:`lib.batched.StackedModel.adam_state`: per parameter name ``exp_avg``,
+            ``exp_avg_sq``, ``step``), taken when the run leaves the batch or at the end.
 
     Returns:
         ``K`` DataFrames, one per run, with the columns and ``attrs["stopped"]`` of
