@@ -29,7 +29,7 @@ from .._validate import flag
 from . import conll, learned_lookup, noise, store, trained
 from .conll_runs import _as_run
 
-__all__ = ["Task", "PlanRequest", "Experiment", "Report", "EXPERIMENTS"]
+__all__ = ["Task", "PlanRequest", "Experiment", "EXPERIMENTS"]
 
 
 @dataclass(frozen=True)
