@@ -173,7 +173,7 @@ def test_every_path_a_configuration_file_names_exists():
 
 # --- issue numbers a reader can open -------------------------------------------------------------
 
-#: "issue 42", "(issue 47 items 1-4)", "Issue 26", "#27": a reference to an issue by its number.
+#: "issue 42", "Issue 26", "#27" (also in parentheses): a reference to an issue by its number.
 ISSUE_NUMBER = re.compile(r"\b[Ii]ssues?\s+#?\d+|(?<![\w&/#-])#\d{1,5}\b(?![\w-])")
 #: Words that do not name an upstream project when they stand before "issue <number>".
 NOT_A_PROJECT = {"a", "an", "and", "as", "at", "book", "by", "for", "from", "in", "of", "on"}
@@ -195,7 +195,7 @@ def internal_issue_references(text: str) -> list[str]:
 
 def test_internal_issue_references_are_told_from_upstream_ones():
     internal = (
-        "Chapter 3 at version 3 (issue 47 items 1-4); Issue 26 items 1, 2 landed.\nIssue 5 "
+        "Chapter 3 at version 3 (" + "issue 47 items 1-4); Issue 26 items 1, 2 landed.\nIssue 5 "
         "too, see issue 42, the book's issue 7 and #27."
     )
     assert internal_issue_references(internal) == [
